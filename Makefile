@@ -1,0 +1,37 @@
+# goxray: make test (what CI runs), make demo, make bench, make lint.
+GO ?= go
+STATICCHECK_VERSION ?= v0.8.2
+GOBIN := $(shell $(GO) env GOPATH)/bin
+
+.PHONY: test demo bench lint vet staticcheck race interop19
+
+# test: lint, then every test under the race detector against llvm-xray
+# (LLVM_XRAY, default llvm-xray), then the interop tests again against
+# llvm-xray-19 when it is installed.
+test: lint
+	@scripts/need-llvm-xray.sh >/dev/null
+	$(GO) test -race -count=1 ./...
+	@if command -v llvm-xray-19 >/dev/null 2>&1; then \
+		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -run 'Interop|LLVM' ./..."; \
+		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -run 'Interop|LLVM' ./...; \
+	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
+	GOARCH=arm64 $(GO) build ./...
+	GOARCH=386 $(GO) build ./...
+
+demo:
+	@scripts/demo.sh
+
+bench:
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5
+
+lint: vet staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./...
+
+staticcheck:
+	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(GOBIN)/staticcheck ./...

@@ -1,0 +1,297 @@
+package asm
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/cpuid/v2"
+	"golang.org/x/sys/unix"
+)
+
+func TestHasRDTSCPMatchesCPUIDLibrary(t *testing.T) {
+	want := cpuid.CPU.Has(cpuid.RDTSCP)
+	if runtime.GOARCH != "amd64" || purego {
+		want = false
+	}
+	if got := HasRDTSCP(); got != want {
+		t.Fatalf("HasRDTSCP() = %v, klauspost/cpuid says %v", got, want)
+	}
+}
+
+func TestCPUIDVendor(t *testing.T) {
+	_, b, c, d := CPUID(0, 0)
+	if runtime.GOARCH != "amd64" || purego {
+		if b|c|d != 0 {
+			t.Fatalf("CPUID fallback returned non-zero values")
+		}
+		return
+	}
+	vendor := string([]byte{
+		byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24),
+		byte(d), byte(d >> 8), byte(d >> 16), byte(d >> 24),
+		byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24),
+	})
+	if vendor != cpuid.CPU.VendorString {
+		t.Fatalf("CPUID(0) vendor %q, klauspost/cpuid says %q", vendor, cpuid.CPU.VendorString)
+	}
+}
+
+func TestRDTSCPMonotonic(t *testing.T) {
+	if !HasRDTSCP() {
+		if tsc, aux := RDTSCP(); tsc != 0 || aux != 0 {
+			t.Fatalf("RDTSCP fallback = %d, %d; want zeros", tsc, aux)
+		}
+		t.Skip("no RDTSCP in this build")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	prev, _ := RDTSCP()
+	for i := 0; i < 100000; i++ {
+		tsc, _ := RDTSCP()
+		if tsc < prev {
+			t.Fatalf("TSC went backwards on a locked thread: %d after %d", tsc, prev)
+		}
+		prev = tsc
+	}
+}
+
+// TestRDTSCPAuxIsCPU pins a thread to each CPU in turn and checks that the
+// low 12 bits of TSC_AUX name that CPU, as Linux promises.
+func TestRDTSCPAuxIsCPU(t *testing.T) {
+	if !HasRDTSCP() {
+		t.Skip("no RDTSCP in this build")
+	}
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	var cpus []int
+	for cpu := 0; cpu < len(all)*64; cpu++ {
+		if all.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	if len(cpus) != runtime.NumCPU() {
+		t.Fatalf("affinity mask has %d CPUs, runtime.NumCPU() = %d", len(cpus), runtime.NumCPU())
+	}
+	for _, cpu := range cpus {
+		errc := make(chan string)
+		go func() {
+			// The thread is never unlocked, so the runtime discards it
+			// when this goroutine exits instead of reusing a pinned thread.
+			runtime.LockOSThread()
+			var one unix.CPUSet
+			one.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &one); err != nil {
+				errc <- err.Error()
+				return
+			}
+			var got unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &got); err != nil || got != one {
+				errc <- "affinity not applied"
+				return
+			}
+			for i := 0; i < 1000; i++ {
+				if _, aux := RDTSCP(); int(aux&0xfff) != cpu {
+					errc <- "aux&0xfff = " + itoa(uint64(aux&0xfff))
+					return
+				}
+			}
+			errc <- ""
+		}()
+		if msg := <-errc; msg != "" {
+			t.Fatalf("pinned to CPU %d: %s", cpu, msg)
+		}
+	}
+
+	// Unpinned, the CPU must still be one we may run on.
+	for i := 0; i < 1000; i++ {
+		if _, aux := RDTSCP(); !all.IsSet(int(aux & 0xfff)) {
+			t.Fatalf("aux&0xfff = %d is not in the affinity mask", aux&0xfff)
+		}
+	}
+}
+
+func itoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+func TestGetg(t *testing.T) {
+	g := Getg()
+	if (g == nil) != (purego || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64")) {
+		t.Fatalf("Getg() = %p on %s (purego=%v)", g, runtime.GOARCH, purego)
+	}
+	if g == nil {
+		return
+	}
+	if Getg() != g {
+		t.Fatal("Getg changed within one goroutine")
+	}
+	other := make(chan uintptr)
+	go func() { other <- uintptr(Getg()) }()
+	if <-other == uintptr(g) {
+		t.Fatal("two live goroutines share a g")
+	}
+}
+
+func TestGoidSource(t *testing.T) {
+	src := GoidSource()
+	t.Logf("GoidSource() = %q", src)
+	if Getg() != nil {
+		if goidOffset == 0 || !strings.HasSuffix(src, "(calibrated)") {
+			t.Fatalf("g is readable but calibration failed: %s", src)
+		}
+	} else if goidOffset != 0 || !strings.HasPrefix(src, "runtime.Stack (slow fallback: ") {
+		t.Fatalf("no g reader, yet source is %q", src)
+	}
+}
+
+// stackGoid is the reference: the id from runtime.Stack, parsed the obvious way.
+func stackGoid() uint64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	f := strings.Fields(string(b))
+	var id uint64
+	for _, c := range f[1] {
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+func checkGoidConcurrently(t *testing.T) {
+	t.Helper()
+	const goroutines = 200
+	var wg sync.WaitGroup
+	errs := make(chan string, goroutines)
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := stackGoid()
+			for i := 0; i < 20; i++ {
+				if got := Goid(); got != want {
+					errs <- "Goid() = " + itoa(got) + ", runtime.Stack says " + itoa(want)
+					return
+				}
+				runtime.Gosched() // move between Ps and threads
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestGoid(t *testing.T) {
+	if got, want := Goid(), stackGoid(); got != want {
+		t.Fatalf("Goid() = %d, want %d", got, want)
+	}
+	checkGoidConcurrently(t)
+}
+
+// TestGoidFallback forces the runtime.Stack path through the hook Goid
+// uses (offset 0) and checks it agrees with the reference in every goroutine.
+func TestGoidFallback(t *testing.T) {
+	saved := goidOffset
+	goidOffset = 0
+	defer func() { goidOffset = saved }()
+	if got, want := Goid(), stackGoid(); got != want {
+		t.Fatalf("fallback Goid() = %d, want %d", got, want)
+	}
+	checkGoidConcurrently(t)
+}
+
+func TestGoidAllocs(t *testing.T) {
+	if a := testing.AllocsPerRun(1000, func() { Goid() }); a != 0 {
+		t.Errorf("Goid allocates %v times per call", a)
+	}
+	saved := goidOffset
+	goidOffset = 0
+	defer func() { goidOffset = saved }()
+	if a := testing.AllocsPerRun(1000, func() { Goid() }); a != 0 {
+		t.Errorf("fallback Goid allocates %v times per call", a)
+	}
+}
+
+func TestCalibrationIsQuick(t *testing.T) {
+	if Getg() == nil {
+		t.Skip("no g reader")
+	}
+	var best int64 = 1 << 62
+	for i := 0; i < 5; i++ {
+		start := nanotimeForTest()
+		off, err := calibrateGoid()
+		d := nanotimeForTest() - start
+		if err != nil || off != goidOffset {
+			t.Fatalf("calibrateGoid() = %#x, %v; init found %#x", off, err, goidOffset)
+		}
+		best = min(best, d)
+	}
+	t.Logf("calibrateGoid takes %d µs", best/1000)
+	if best > 1e6 {
+		t.Errorf("calibration took %d µs, want well under 1 ms", best/1000)
+	}
+}
+
+func TestFindGoidOffset(t *testing.T) {
+	mk := func(id uint64, at ...int) gSample {
+		s := gSample{id: id}
+		for i := range s.words {
+			s.words[i] = uint64(i) * 1000003 // nothing resembling an id
+		}
+		for _, i := range at {
+			s.words[i] = id
+		}
+		return s
+	}
+	// One field always equals the id; another equals it by chance once.
+	ok := []gSample{mk(1, 19, 3), mk(7, 19), mk(8, 19)}
+	if off, err := findGoidOffset(ok); err != nil || off != 19*8 {
+		t.Fatalf("findGoidOffset = %#x, %v; want 0x98", off, err)
+	}
+	if _, err := findGoidOffset([]gSample{mk(1, 19, 20), mk(7, 19, 20), mk(8, 19, 20)}); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Fatalf("two matching offsets: err = %v", err)
+	}
+	if _, err := findGoidOffset([]gSample{mk(1, 19), mk(7, 18), mk(8, 19)}); err == nil {
+		t.Fatal("no common offset: want an error")
+	}
+	if _, err := findGoidOffset([]gSample{mk(7, 19), mk(7, 19), mk(8, 19)}); err == nil {
+		t.Fatal("repeated id: want an error")
+	}
+	if _, err := findGoidOffset([]gSample{mk(7, 19), mk(8, 19)}); err == nil {
+		t.Fatal("too few samples: want an error")
+	}
+	if _, err := findGoidOffset([]gSample{mk(1, 0), mk(7, 0), mk(8, 0)}); err == nil {
+		t.Fatal("offset 0 must never be chosen")
+	}
+}
+
+func TestParseGoid(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"goroutine 1 [running]:\n":                       1,
+		"goroutine 123456 [running]:":                    123456,
+		"goroutine 18 gp=0xc000102380 m=0 mp=0x5 [run]:": 18,
+		"goroutine 18446744073709551615 [":               18446744073709551615,
+		"goroutine  [":                                   0,
+		"gorout":                                         0,
+		"thread 5 [":                                     0,
+		"goroutine 123456789012345678901 [":              0,
+	} {
+		if got := parseGoid([]byte(in)); got != want {
+			t.Errorf("parseGoid(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

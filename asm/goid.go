@@ -1,0 +1,179 @@
+package asm
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// Goid returns the current goroutine's id, the number runtime.Stack prints
+// ("goroutine 7 [running]:"). When the goid offset was calibrated it is one
+// load from the g structure; otherwise it parses runtime.Stack (about a
+// microsecond). Either way it does not allocate. GoidSource tells which.
+func Goid() uint64 {
+	// One call, so that Goid itself inlines; goidAt does the branch.
+	return goidAt(goidOffset)
+}
+
+// GoidSource describes how Goid finds the id: "g+0x98 (calibrated)" or
+// "runtime.Stack (slow fallback: <reason>)".
+func GoidSource() string { return goidSource }
+
+// goidOffset is the byte offset of the goid field in runtime.g, or 0 when
+// calibration failed and Goid must take the slow path. 0 is free to mean
+// "unknown" because g starts with its stack bounds and stack guards, whose
+// offsets the compiler hard-codes into every function prologue.
+var goidOffset uintptr
+
+var goidSource string
+
+func init() {
+	off, err := calibrateGoid()
+	if err != nil {
+		goidOffset, goidSource = 0, "runtime.Stack (slow fallback: "+err.Error()+")"
+		return
+	}
+	goidOffset, goidSource = off, fmt.Sprintf("g+%#x (calibrated)", off)
+}
+
+// gScanBytes bounds the part of g that calibration reads. It must stay
+// inside the g object: past its end lies another heap object (checkptr,
+// enabled by -race, reports that as a fatal error) or, at the end of an
+// arena, unmapped memory. runtime.g is 456 bytes in Go 1.26 and has been
+// larger than 400 bytes for many releases; goid sits at 0x98.
+const gScanBytes = 384
+
+// calibrationGoroutines is how many freshly started goroutines are sampled in
+// addition to the init goroutine. Each has a different id, so a field that
+// merely happens to equal one id (a small counter, a flag) cannot match all.
+const calibrationGoroutines = 4
+
+type gSample struct {
+	id    uint64
+	words [gScanBytes / 8]uint64
+}
+
+// sampleG snapshots the first words of the calling goroutine's g together
+// with the id runtime.Stack reports for it. Some of those words change under
+// our feet (preemption flags, scheduling state); the goid never does.
+func sampleG() (s gSample) {
+	g := Getg()
+	s.id = goidSlow(0)
+	for i := range s.words {
+		s.words[i] = *(*uint64)(unsafe.Add(g, i*8))
+	}
+	return s
+}
+
+// calibrateGoid finds the goid offset and then checks it once more, through
+// the same path Goid uses, in a goroutine that took no part in finding it.
+func calibrateGoid() (uintptr, error) {
+	if Getg() == nil {
+		return 0, fmt.Errorf("no g pointer reader for GOARCH=%s in this build", runtime.GOARCH)
+	}
+	samples := make([]gSample, 0, 1+calibrationGoroutines)
+	samples = append(samples, sampleG())
+	ch := make(chan gSample)
+	for range calibrationGoroutines {
+		go func() { ch <- sampleG() }()
+		samples = append(samples, <-ch)
+	}
+	off, err := findGoidOffset(samples)
+	if err != nil {
+		return 0, err
+	}
+	type check struct{ fast, slow uint64 }
+	res := make(chan check)
+	go func() { res <- check{goidAt(off), goidSlow(0)} }()
+	if c := <-res; c.fast != c.slow {
+		return 0, fmt.Errorf("offset %#x gave %d, runtime.Stack %d", off, c.fast, c.slow)
+	}
+	return off, nil
+}
+
+// findGoidOffset returns the one offset at which every sample's word equals
+// its id. Offset 0 is never a candidate (see goidOffset).
+func findGoidOffset(samples []gSample) (uintptr, error) {
+	if len(samples) < 3 {
+		return 0, fmt.Errorf("calibration needs at least 3 goroutines, got %d", len(samples))
+	}
+	seen := make(map[uint64]bool, len(samples))
+	for _, s := range samples {
+		if s.id == 0 {
+			return 0, fmt.Errorf("could not parse a goroutine id from runtime.Stack")
+		}
+		if seen[s.id] {
+			return 0, fmt.Errorf("goroutine id %d sampled twice", s.id)
+		}
+		seen[s.id] = true
+	}
+	var found []uintptr
+	for i := 1; i < len(samples[0].words); i++ {
+		match := true
+		for _, s := range samples {
+			if s.words[i] != s.id {
+				match = false
+				break
+			}
+		}
+		if match {
+			found = append(found, uintptr(i*8))
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return 0, fmt.Errorf("no word in the first %d bytes of runtime.g matched the ids of %d goroutines", gScanBytes, len(samples))
+	default:
+		s := make([]string, len(found))
+		for i, off := range found {
+			s[i] = fmt.Sprintf("%#x", off)
+		}
+		return 0, fmt.Errorf("ambiguous goid offset: %s all matched", strings.Join(s, ", "))
+	}
+}
+
+// goidSlow parses the id from runtime.Stack's first line. Its argument is
+// ignored; it exists so that its frame matches goidAt's, which tail-calls it.
+//
+// runtime.Stack stores its buffer in the system goroutine (g0.writebuf)
+// while it formats, so escape analysis moves any buffer passed to it to the
+// heap: one allocation per call. The buffer here is a stack array whose
+// address is passed through unsafe.Add, which escape analysis does not
+// follow. That is safe because runtime.Stack writes synchronously on the
+// system stack and clears g0.writebuf before it returns, the goroutine's
+// stack cannot move while it runs on the system stack, and if the stack
+// grows before that, the copier fixes every pointer into the stack anyway
+// (it adjusts by address, not by escape analysis). The garbage collector
+// ignores pointers into stacks.
+func goidSlow(_ uintptr) uint64 {
+	var buf [64]byte // "goroutine 18446744073709551615 [" is 32 bytes
+	p := (*[64]byte)(unsafe.Add(nil, uintptr(unsafe.Pointer(&buf))))
+	n := runtime.Stack(p[:], false)
+	return parseGoid(buf[:n])
+}
+
+// parseGoid returns the number after "goroutine " at the start of b, or 0.
+// The header may carry more after the number (GOTRACEBACK=system prints
+// "gp=… m=…"), so parsing stops at the first non-digit.
+func parseGoid(b []byte) uint64 {
+	const prefix = "goroutine "
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return 0
+	}
+	var id uint64
+	digits := 0
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+		digits++
+	}
+	if digits == 0 || digits > 20 {
+		return 0
+	}
+	return id
+}

@@ -1,0 +1,5 @@
+//go:build !purego
+
+package asm
+
+const purego = false

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/goxray/xray"
+)
+
+var sink [2]uint64
+
+// BenchmarkFloor: two RDTSCP reads and two 8-byte stores.
+func BenchmarkFloor(b *testing.B) {
+	for b.Loop() {
+		floor(&sink)
+	}
+}
+
+func start(b *testing.B) {
+	b.Helper()
+	err := xray.Start(xray.Options{
+		Dir:         b.TempDir(),
+		FlushSignal: xray.NoSignal,
+		Logf:        func(string, ...any) {},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		st := xray.Stats()
+		xray.Stop()
+		if st.Drops.Total() != 0 {
+			b.Errorf("drops: %+v", st.Drops)
+		}
+	})
+}
+
+// BenchmarkEnterExit: one instrumented call while tracing (flight recorder).
+func BenchmarkEnterExit(b *testing.B) {
+	start(b)
+	for b.Loop() {
+		xray.Enter(1)
+		xray.Exit(1)
+	}
+}
+
+// BenchmarkEnterExitParallel: the same on every P at once.
+func BenchmarkEnterExitParallel(b *testing.B) {
+	start(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			xray.Enter(1)
+			xray.Exit(1)
+		}
+	})
+}
+
+// BenchmarkEnterArgsExit: EnterArgs with two arguments, then Exit.
+func BenchmarkEnterArgsExit(b *testing.B) {
+	start(b)
+	for b.Loop() {
+		xray.EnterArgs(1, 2, 3)
+		xray.Exit(1)
+	}
+}
+
+// BenchmarkEvent64: a custom event with a 64-byte payload.
+func BenchmarkEvent64(b *testing.B) {
+	start(b)
+	p := make([]byte, 64)
+	for b.Loop() {
+		xray.Event(p)
+	}
+}
+
+// BenchmarkDisabled: Enter+Exit while tracing is off.
+func BenchmarkDisabled(b *testing.B) {
+	for b.Loop() {
+		xray.Enter(1)
+		xray.Exit(1)
+	}
+}

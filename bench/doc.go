@@ -1,0 +1,11 @@
+// Package bench holds the per-call overhead benchmarks: goxray against the
+// hardware floor (two RDTSCP reads and two 8-byte stores, the least any
+// timestamping tracer can do per call) and, as they are added, the peers.
+//
+// Run them with `make bench`, or
+//
+//	go test -run '^$' -bench . -benchmem -count 10 ./bench | tee new.txt
+//	benchstat new.txt
+//
+// Compare rows only within one run: the machine is shared and noisy.
+package bench

@@ -1,0 +1,34 @@
+package xraytool
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseYAML(t *testing.T) {
+	in := `---
+header:
+  version:         5
+  type:            1
+  constant-tsc:    true
+  nonstop-tsc:     false
+  cycle-frequency: 1000000000
+records:
+  - { type: 0, func-id: 2, function: '2', args: [ 99, 77 ], cpu: 1, thread: 7, process: 42, kind: function-enter-arg, tsc: 1020, data: '' }
+  - { type: 0, func-id: 2, function: '2', cpu: 1, thread: -7, process: 42, kind: custom-event, tsc: 1025, data: "hi\n'x, \x01" }
+  - { type: 3, func-id: 2, function: '2', cpu: 1, thread: 7, process: 42, kind: typed-event, tsc: 1030, data: 'it''s' }
+...
+`
+	tr, err := ParseYAML(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Trace{Version: 5, Type: 1, ConstantTSC: true, Frequency: 1e9, Records: []Record{
+		{Kind: "function-enter-arg", FuncID: 2, Args: []uint64{99, 77}, CPU: 1, Thread: 7, Process: 42, TSC: 1020},
+		{Kind: "custom-event", FuncID: 2, CPU: 1, Thread: -7, Process: 42, TSC: 1025, Data: "hi\n'x, \x01"},
+		{Kind: "typed-event", FuncID: 2, CPU: 1, Thread: 7, Process: 42, TSC: 1030, Data: "it's"},
+	}}
+	if !reflect.DeepEqual(tr, want) {
+		t.Errorf("got  %+v\nwant %+v", tr, want)
+	}
+}

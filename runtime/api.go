@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+)
+
+// On reports whether tracing is on (or full, when drops are still counted).
+// It is one atomic load, small enough to inline into the callers' guards.
+func On() bool { return state.Load() != stateOff }
+
+// Enter records the entry of function id.
+func Enter(id uint32) { function(id, fdr.Enter) }
+
+// Exit records the exit of function id.
+func Exit(id uint32) { function(id, fdr.Exit) }
+
+// TailExit records that function id left through a tail call.
+func TailExit(id uint32) { function(id, fdr.TailExit) }
+
+// EnterArgs records the entry of function id with its arguments: an
+// Entry_Args record followed by one CallArgument each (at most MaxArgs).
+func EnterArgs(id uint32, args []uint64) {
+	p := procPin()
+	if w := pinnedWriter(p); w != nil {
+		t, cpu := now()
+		w.function(id, fdr.EnterArgs, t, cpu, asm.Goid(), args)
+		procUnpin()
+		return
+	}
+	procUnpin()
+	if state.Load() == stateOn && growWriters() {
+		EnterArgs(id, args)
+		return
+	}
+	eventSlow()
+}
+
+// Event records a custom event with data as its payload. Empty and oversized
+// payloads are dropped and counted.
+func Event(data []byte) { event(false, 0, data) }
+
+// TypedEvent records a typed event (version 5 files only).
+func TypedEvent(typ uint16, data []byte) { event(true, typ, data) }
+
+func event(typed bool, typ uint16, data []byte) {
+	p := procPin()
+	if w := pinnedWriter(p); w != nil {
+		switch {
+		case len(data) == 0:
+			w.drop(DropEmptyEvent)
+		case uint64(len(data)) > uint64(w.s.maxPayload):
+			w.drop(DropOversized)
+		default:
+			t, cpu := now()
+			w.event(typed, typ, data, t, cpu, asm.Goid())
+		}
+		procUnpin()
+		return
+	}
+	procUnpin()
+	if state.Load() == stateOn && growWriters() {
+		event(typed, typ, data)
+		return
+	}
+	eventSlow()
+}
+
+// pinnedWriter returns P p's writer while tracing is on, or nil.
+func pinnedWriter(p int) *writer {
+	set := writers.Load()
+	if set == nil || uint(p) >= uint(len(set.w)) || state.Load() != stateOn {
+		return nil
+	}
+	return set.w[p]
+}

@@ -1,0 +1,14 @@
+//go:build linux
+
+package buffer
+
+import "golang.org/x/sys/unix"
+
+// mapArena maps n bytes of anonymous private memory, pre-faulted
+// (MAP_POPULATE) so that writers never take a page fault on first touch.
+func mapArena(n int) ([]byte, error) {
+	return unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_POPULATE)
+}
+
+func unmapArena(b []byte) error { return unix.Munmap(b) }

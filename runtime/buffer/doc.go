@@ -1,0 +1,88 @@
+// Package buffer is goxray's buffer queue: one arena of Count × Size bytes,
+// mapped once by New (anonymous, private, pre-faulted, off the Go heap) and
+// split into fixed-size buffers that move lock-free between a free list, the
+// writers that fill them, and a list of sealed buffers ordered by seal time.
+//
+// # Modes
+//
+//   - FlightRecorder: when no buffer is free, Acquire recycles the oldest
+//     sealed buffer (lowest seal sequence), so the arena always holds the most
+//     recent window. What was thrown away is accounted for: the Recycled,
+//     LostRecords and LostBytes counters, and LostUpTo, the largest LastTSC
+//     (see Seal) of any recycled buffer.
+//   - Fill: when no buffer is free, Acquire fails with ErrFull; the caller
+//     drops its record and counts it (compiler-rt's behaviour).
+//
+// # Who may call what, concurrently
+//
+//   - Acquire, Seal, Stats and Snapshot may be called by any number of
+//     goroutines at once.
+//   - A *Buffer returned by Acquire has exactly one owner until it is passed
+//     to Seal. Only the owner may write its Data or call Publish or Seal on it.
+//     The owner appends bytes to Data with plain stores and then calls Publish
+//     with the new extent (bytes and records written so far, both
+//     non-decreasing and bytes ≤ Size); Publish is the release store that
+//     makes those bytes visible to Snapshot. Bytes below a published extent
+//     must not be modified again: a writer that wants to retract a record
+//     must do so before it is published.
+//   - Extent and Index may be called by anyone.
+//   - Snapshot is meant for one flusher at a time (several are safe, merely
+//     pointless). It copies while writers keep writing and takes no lock.
+//   - Close must be called only when no writer and no Snapshot touches the
+//     arena any more. After Close, Acquire returns ErrClosed, Snapshot returns
+//     an empty snapshot, and every Buffer's Data is nil. Close is idempotent.
+//
+// # Progress guarantees
+//
+// No operation takes a lock or blocks. Only New and Snapshot allocate (New
+// the descriptors, Snapshot its result); only New and Close make system
+// calls.
+//
+//   - Publish, Extent and Index are wait-free (one atomic load or store).
+//   - Seal is wait-free: one fetch-and-add takes a seal sequence, then atomic
+//     stores and one swap; it has no retry loop and never waits for anybody
+//     (on arm64 without LSE atomics the fetch-and-add and swap are themselves
+//     LL/SC loops, so there it is lock-free). Sealing a buffer with no
+//     published bytes returns it to the free list instead (a lock-free push).
+//   - Acquire is lock-free: its retry loops (a compare-and-swap on the free
+//     list head, or on the sealed FIFO's head) fail only when another Acquire
+//     succeeded in the meantime.
+//   - Snapshot is lock-free with respect to writers: it never makes a writer
+//     wait, and it never waits for a writer.
+//
+// # When a thread stalls
+//
+// Writers are goroutines pinned to their P, but the OS can still deschedule
+// their thread between any two instructions. The effects are bounded:
+//
+//   - A writer stalled while holding a buffer keeps that one buffer; the rest
+//     of the queue works around it. If every buffer is held by a writer,
+//     Acquire fails with ErrFull even in FlightRecorder mode.
+//   - A writer stalled inside Seal, between taking its seal sequence and
+//     publishing its entry in the sealed FIFO, makes the FIFO look empty from
+//     that sequence on (it is strictly ordered): FlightRecorder Acquires that
+//     find no free buffer fail with ErrFull until the sealer resumes. The
+//     failure is counted in Stats.AcquireFailures and Stats.Stalls; nothing is
+//     corrupted and nothing blocks. Snapshot does not depend on the FIFO and
+//     still sees that buffer.
+//   - A writer stalled inside Acquire holds nothing that others need: the
+//     compare-and-swap it would have done is simply done by somebody else.
+//   - A stalled Snapshot holds nothing at all; buffers it is copying may be
+//     recycled under it, in which case the copy is detected (generation
+//     counter, seqlock style) and discarded, and counted in
+//     Snapshot.Discarded.
+//
+// # Snapshots
+//
+// Snapshot copies every sealed buffer (oldest seal first) and every buffer
+// still held by a writer, each up to its published extent. Each buffer's
+// descriptor carries a generation that is bumped, before any byte of the
+// buffer is reused, every time the buffer is handed out by Acquire. Snapshot
+// reads the generation, copies, and then re-validates the generation with an
+// atomic read-modify-write on the same word, which orders the copy before
+// any later reuse of the buffer (see Queue.Snapshot for the argument). A
+// buffer that was recycled during its copy is dropped from the snapshot and
+// its loss is reflected in LostUpTo, which Snapshot reads after all copies:
+// every record that was published before Snapshot started and is missing
+// from it has a TSC ≤ Snapshot.LostUpTo.
+package buffer

@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/runtime/tsc"
+)
+
+// DropReason says why a record was not written.
+type DropReason int
+
+// Drop reasons.
+const (
+	DropBadID      DropReason = iota // function id 0 or ≥ 2^28 (also negative ids)
+	DropFull                         // no buffer: Fill mode ran out, or every buffer was held by a writer
+	DropOversized                    // event payload larger than a buffer can hold
+	DropEmptyEvent                   // event with no payload (llvm-xray refuses size 0)
+	DropArgs                         // EnterArgs with more than MaxArgs arguments: the extra ones
+	numDropReasons
+)
+
+var dropNames = [numDropReasons]string{"bad-id", "full", "oversized-event", "empty-event", "args-truncated"}
+
+func (r DropReason) String() string {
+	if r >= 0 && r < numDropReasons {
+		return dropNames[r]
+	}
+	return "unknown"
+}
+
+// Drops counts records that were not written, by reason.
+type Drops struct {
+	BadID, Full, OversizedEvent, EmptyEvent, ArgsTruncated uint64
+}
+
+// Total is the sum over all reasons.
+func (d Drops) Total() uint64 {
+	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated
+}
+
+// Stats describes the current session, or the last one after Stop.
+type Stats struct {
+	Running bool
+	Started time.Time
+
+	// Records counts function records and events written to buffers,
+	// including those later recycled in flight-recorder mode; Bytes the
+	// bytes they and their metadata take.
+	Records, Bytes uint64
+	Drops          Drops
+
+	BufferSize, BufferCount int
+	BuffersRecycled         uint64 // flight recorder: buffers reused for newer data
+	RecycledRecords         uint64 // records those buffers held
+
+	Flushes, FlushErrors uint64
+	FlushedBytes         uint64
+	LastFlush            time.Duration // how long the last successful flush took
+	LastFlushPath        string
+	LastError            string
+	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
+	// the flusher left out of files: Exits whose Entry was not in the window
+	// (or never happened), and records outside the window.
+	UnmatchedExits, TrimmedRecords uint64
+	// FlushDiscardedBuffers counts buffers recycled while a flush copied them.
+	FlushDiscardedBuffers uint64
+
+	Clock             string // "rdtscp" or the fallback
+	Frequency         uint64 // ticks per second in file headers
+	FrequencySource   string
+	GoroutineIDSource string
+}
+
+// ReadStats returns the statistics.
+func ReadStats() Stats {
+	mu.Lock()
+	s := cur
+	mu.Unlock()
+	if s == nil {
+		if st := lastStats.Load(); st != nil {
+			return *st
+		}
+		return Stats{Clock: tsc.Source(), GoroutineIDSource: asm.GoidSource()}
+	}
+	return s.stats()
+}
+
+func (s *session) stats() Stats {
+	st := Stats{
+		Running:           true,
+		Started:           s.started,
+		BufferSize:        s.cfg.BufferSize,
+		BufferCount:       s.cfg.BufferCount,
+		Clock:             tsc.Source(),
+		Frequency:         s.info.Frequency,
+		FrequencySource:   s.info.FrequencySource,
+		GoroutineIDSource: asm.GoidSource(),
+	}
+	if clockHook != nil {
+		st.Clock = "test clock"
+	}
+	qs := s.q.Stats()
+	st.BuffersRecycled = qs.Recycled
+	st.RecycledRecords = qs.LostRecords
+	st.Records, st.Bytes = qs.Records, qs.Bytes
+	if set := s.set.Load(); set != nil {
+		for _, w := range set.w {
+			st.Drops.BadID += w.drops[DropBadID].n.Load()
+			st.Drops.Full += w.drops[DropFull].n.Load()
+			st.Drops.OversizedEvent += w.drops[DropOversized].n.Load()
+			st.Drops.EmptyEvent += w.drops[DropEmptyEvent].n.Load()
+			st.Drops.ArgsTruncated += w.drops[DropArgs].n.Load()
+		}
+	}
+	f := &s.fl
+	st.Flushes, st.FlushErrors, st.FlushedBytes = f.flushes.Load(), f.errors.Load(), f.bytes.Load()
+	st.UnmatchedExits, st.TrimmedRecords = f.unmatched.Load(), f.trimmed.Load()
+	st.FlushDiscardedBuffers = f.discarded.Load()
+	st.LastFlush = time.Duration(f.lastDur.Load())
+	if p := f.lastErr.Load(); p != nil {
+		st.LastError = *p
+	}
+	if p := f.lastPath.Load(); p != nil {
+		st.LastFlushPath = *p
+	}
+	return st
+}

@@ -1,0 +1,235 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/buffer"
+)
+
+// Limits of the record encoding.
+const (
+	// maxDelta is the largest TSC delta a function record carries. The
+	// reader takes 32 unsigned bits, compiler-rt switches to TSCWrap above
+	// INT32_MAX and so do we: v5 events carry a signed delta.
+	maxDelta = 1<<31 - 1
+	// MaxArgs is how many arguments EnterArgs logs; the rest are dropped
+	// and counted as DropArgs.
+	MaxArgs = 64
+
+	preambleSize = 4 * fdr.MetadataSize // NewBuffer WallClock PID NewCPUId
+	noCPU        = ^uint32(0)
+)
+
+// writer is one P's encoder. Only the goroutine that has pinned that P
+// touches the unexported plain fields, so they need no synchronisation; the
+// flusher sees the buffer only through buf.Publish.
+type writer struct {
+	data  unsafe.Pointer // start of buf's bytes; nil without a buffer
+	pos   uint32         // next free byte
+	size  uint32         // buffer size; 0 without a buffer
+	count uint32         // records (function records and events) in buf
+	cpu   uint32         // CPU of the current base; noCPU forces NewCPUId
+	goid  uint64         // goroutine whose block is open; 0: none
+	last  uint64         // TSC base: the last record's TSC
+	buf   *buffer.Buffer
+	s     *session
+
+	drops [numDropReasons]dropCounter
+	_     [64]byte // keep the next writer's hot fields off this line
+}
+
+// dropCounter is atomic because Stats reads it; it is only written on slow
+// paths and lives on the owning writer's cache line.
+type dropCounter struct{ n atomic.Uint64 }
+
+// The hot path (function) relies on:
+//   - the caller holds its P (procPin), so w is used by one goroutine and no
+//     other code runs on this P until procUnpin;
+//   - w.size == 0 whenever w has no buffer, so the space check fails;
+//   - every record is published (buf.Publish) after its bytes are written,
+//     so a concurrent flusher never reads past a complete record;
+//   - TSCs written into one buffer never decrease (prepare clamps them), so
+//     every delta fits the unsigned field and each block is in time order.
+func function(id uint32, a fdr.Action) {
+	p := procPin()
+	set := writers.Load()
+	if set == nil || uint(p) >= uint(len(set.w)) || state.Load() != stateOn {
+		procUnpin()
+		functionSlow(id, a)
+		return
+	}
+	w := set.w[p]
+	t, cpu := now()
+	g := asm.Goid()
+	d := t - w.last
+	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size {
+		w.put64(w.pos, uint64(id)<<4|uint64(a)<<1|d<<32)
+		w.pos += fdr.FunctionSize
+		w.count++
+		w.last = t
+		w.buf.Publish(w.pos, w.count)
+	} else {
+		w.function(id, a, t, cpu, g, nil)
+	}
+	procUnpin()
+}
+
+// functionSlow handles a call made while the runtime cannot take the fast
+// path: it is off (nothing to do), full (count the drop) or this P has no
+// writer yet (GOMAXPROCS grew: add writers and retry).
+func functionSlow(id uint32, a fdr.Action) {
+	switch state.Load() {
+	case stateFull:
+		countDrop(DropFull)
+	case stateOn:
+		if growWriters() {
+			function(id, a)
+		}
+	}
+}
+
+func eventSlow() {
+	if state.Load() == stateFull {
+		countDrop(DropFull)
+	}
+}
+
+// function writes one function record (and its arguments) on the slow path.
+func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint64, args []uint64) {
+	if id-1 >= fdr.MaxFuncID {
+		w.drop(DropBadID)
+		return
+	}
+	if len(args) > MaxArgs {
+		w.drop(DropArgs)
+		args = args[:MaxArgs]
+	}
+	need := fdr.FunctionSize + uint32(len(args))*fdr.MetadataSize
+	t, ok := w.prepare(t, cpu, g, need)
+	if !ok {
+		return
+	}
+	w.put64(w.pos, uint64(id)<<4|uint64(a)<<1|(t-w.last)<<32)
+	w.pos += fdr.FunctionSize
+	for _, v := range args {
+		w.put64(w.pos, uint64(fdr.KindCallArgument)<<1|1)
+		w.put64(w.pos+8, 0)
+		binary.LittleEndian.PutUint64(w.bytes(w.pos+1, 8), v)
+		w.pos += fdr.MetadataSize
+	}
+	w.count++
+	w.last = t
+	w.buf.Publish(w.pos, w.count)
+}
+
+// event writes a custom (typed == false) or typed event.
+func (w *writer) event(typed bool, typ uint16, data []byte, t uint64, cpu uint32, g uint64) {
+	n := uint32(len(data))
+	t, ok := w.prepare(t, cpu, g, fdr.MetadataSize+n)
+	if !ok {
+		return
+	}
+	kind := fdr.KindCustomEvent
+	if typed {
+		kind = fdr.KindTypedEvent
+	}
+	w.put64(w.pos, uint64(kind)<<1|1|uint64(n)<<8|(t-w.last)<<40)
+	// byte 8 holds the delta's top byte; a typed event's type follows at 9.
+	w.put64(w.pos+8, (t-w.last)>>24&0xff|uint64(typ)<<8)
+	copy(w.bytes(w.pos+fdr.MetadataSize, n), data)
+	w.pos += fdr.MetadataSize + n
+	w.count++
+	w.last = t
+	w.buf.Publish(w.pos, w.count)
+}
+
+// prepare makes room for need bytes of body in a block of goroutine g whose
+// base is (cpu, t), writing whatever metadata that takes: a new buffer and
+// block preamble, NewCPUId, or TSCWrap. It returns the (clamped) TSC to
+// record, or false when the record must be dropped (already counted).
+func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, bool) {
+	if t < w.last {
+		// Another CPU's TSC may lag a little; a block must not go back in time.
+		t = w.last
+	}
+	meta := uint32(0)
+	switch {
+	case g != w.goid:
+		meta = preambleSize
+	case cpu != w.cpu || t-w.last > maxDelta:
+		meta = fdr.MetadataSize
+	}
+	if w.pos+meta+need > w.size {
+		if !w.next(t) {
+			return 0, false
+		}
+		meta = preambleSize
+	}
+	switch {
+	case meta == preambleSize:
+		w.preamble(g, cpu, t)
+	case cpu != w.cpu:
+		w.newCPU(cpu, t)
+	case meta != 0:
+		w.put64(w.pos, uint64(fdr.KindTSCWrap)<<1|1|t<<8)
+		w.put64(w.pos+8, t>>56)
+		w.pos += fdr.MetadataSize
+		w.last = t
+	}
+	return t, true
+}
+
+// next seals the current buffer and takes a fresh one.
+func (w *writer) next(t uint64) bool {
+	if w.buf != nil {
+		w.s.q.Seal(w.buf, w.last)
+		w.buf, w.data, w.pos, w.size, w.count = nil, nil, 0, 0, 0
+	}
+	w.goid = 0
+	b, err := w.s.q.Acquire()
+	if err != nil {
+		w.drop(DropFull)
+		w.s.bufferExhausted(t)
+		return false
+	}
+	w.buf, w.data, w.size = b, b.Data, uint32(w.s.cfg.BufferSize)
+	return true
+}
+
+func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
+	// NewBuffer: the goroutine id's low 32 bits are the thread id llvm-xray
+	// shows; the high 32 bits ride in payload bytes the reader ignores, so
+	// the flusher can tell goroutines apart after 2^32 of them.
+	w.put64(w.pos, uint64(fdr.KindNewBuffer)<<1|1|(g&0xffffffff)<<8|(g>>32)<<40)
+	w.put64(w.pos+8, g>>56)
+	sec, usec := w.s.wall(t)
+	w.put64(w.pos+16, uint64(fdr.KindWallClock)<<1|1|sec<<8)
+	w.put64(w.pos+24, sec>>56|uint64(usec)<<8)
+	w.put64(w.pos+32, uint64(fdr.KindPID)<<1|1|uint64(uint32(w.s.pid))<<8)
+	w.put64(w.pos+40, 0)
+	w.pos += 3 * fdr.MetadataSize
+	w.goid = g
+	w.newCPU(cpu, t)
+}
+
+func (w *writer) newCPU(cpu uint32, t uint64) {
+	w.put64(w.pos, uint64(fdr.KindNewCPUId)<<1|1|uint64(cpu&0xffff)<<8|t<<24)
+	w.put64(w.pos+8, t>>40)
+	w.pos += fdr.MetadataSize
+	w.cpu = cpu
+	w.last = t
+}
+
+func (w *writer) put64(off uint32, v uint64) {
+	binary.LittleEndian.PutUint64(w.bytes(off, 8), v)
+}
+
+func (w *writer) bytes(off, n uint32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(w.data, off)), n)
+}
+
+func (w *writer) drop(r DropReason) { w.drops[r].n.Add(1) }

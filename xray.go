@@ -1,0 +1,184 @@
+package xray
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"syscall"
+
+	"github.com/goxray/xray/runtime/buffer"
+
+	xrt "github.com/goxray/xray/runtime"
+)
+
+// ID identifies an instrumented function: 1 ≤ id < 1<<28 (the record's
+// 28-bit field). Calls with other ids are dropped and counted.
+type ID int32
+
+// MaxID is the largest function id a record can carry.
+const MaxID ID = 1<<28 - 1
+
+// Mode says what happens when every buffer is full.
+type Mode int
+
+const (
+	// FlightRecorder recycles the oldest sealed buffer, so a flush always
+	// holds the most recent window (the default).
+	FlightRecorder Mode = iota
+	// Fill stops recording when the buffers are full and counts the drops;
+	// a flush then holds the beginning of the session.
+	Fill
+)
+
+func (m Mode) String() string {
+	switch m {
+	case FlightRecorder:
+		return "flight-recorder"
+	case Fill:
+		return "fill"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// NoSignal as Options.FlushSignal makes Start listen to no signal.
+var NoSignal os.Signal = noSignal{}
+
+type noSignal struct{}
+
+func (noSignal) String() string { return "no signal" }
+func (noSignal) Signal()        {}
+
+// Defaults for zero Options fields.
+const (
+	DefaultBufferSize = 64 << 10
+	// BufferCount defaults to max(64, 8×GOMAXPROCS): enough that every P
+	// can hold one while the flight recorder keeps a useful window.
+	minDefaultBufferCount = 64
+)
+
+// Options configure Start. The zero value is a working configuration.
+type Options struct {
+	// Dir is where Flush and Stop write files; default os.TempDir().
+	Dir string
+	// Version is the FDR file version; 0 means 5, the version compiler-rt
+	// writes. (Version 1 is not available yet.)
+	Version int
+	// BufferSize is the size of each buffer in bytes: a multiple of 64
+	// between 4 KiB and 1 GiB; default 64 KiB. An event's payload must fit
+	// in one buffer with 80 bytes to spare.
+	BufferSize int
+	// BufferCount is the number of buffers; default max(64, 8×GOMAXPROCS).
+	// Memory used: BufferSize × BufferCount, allocated once at Start, off
+	// the Go heap.
+	BufferCount int
+	// Mode: FlightRecorder (default) or Fill.
+	Mode Mode
+	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
+	// NoSignal listens to none.
+	FlushSignal os.Signal
+	// Logf receives one line per signal-triggered flush and per Stop;
+	// default: the standard logger with an "xray: " prefix. Use
+	// func(string, ...any) {} to silence it.
+	Logf func(format string, args ...any)
+	// Program is the middle part of file names, xray-log.<Program>.XXXXXX;
+	// default: the executable's base name.
+	Program string
+}
+
+func (o Options) config() (xrt.Config, error) {
+	c := xrt.Config{
+		Dir:         o.Dir,
+		Version:     o.Version,
+		BufferSize:  o.BufferSize,
+		BufferCount: o.BufferCount,
+		FlushSignal: o.FlushSignal,
+		Logf:        o.Logf,
+		Program:     o.Program,
+	}
+	if c.Dir == "" {
+		c.Dir = os.TempDir()
+	}
+	if c.Version == 0 {
+		c.Version = 5
+	}
+	if c.Version != 5 {
+		return c, fmt.Errorf("xray: Options.Version %d: only FDR version 5 is written", o.Version)
+	}
+	if c.BufferSize == 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.BufferSize < 4<<10 || c.BufferSize > 1<<30 || c.BufferSize%64 != 0 {
+		return c, fmt.Errorf("xray: Options.BufferSize %d: want a multiple of 64 between 4 KiB and 1 GiB", o.BufferSize)
+	}
+	if c.BufferCount == 0 {
+		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0))
+	}
+	if c.BufferCount < 2 {
+		return c, fmt.Errorf("xray: Options.BufferCount %d: want at least 2", o.BufferCount)
+	}
+	switch o.Mode {
+	case FlightRecorder:
+		c.Mode = buffer.FlightRecorder
+	case Fill:
+		c.Mode = buffer.Fill
+	default:
+		return c, fmt.Errorf("xray: Options.Mode %v: unknown", o.Mode)
+	}
+	switch o.FlushSignal {
+	case nil:
+		c.FlushSignal = syscall.SIGUSR1
+	case NoSignal:
+		c.FlushSignal = nil
+	}
+	if c.Logf == nil {
+		l := log.New(os.Stderr, "xray: ", log.LstdFlags)
+		c.Logf = l.Printf
+	}
+	if c.Program == "" {
+		c.Program = filepath.Base(os.Args[0])
+	}
+	return c, nil
+}
+
+// Start begins tracing. It returns an error if tracing is already on or the
+// options are invalid; nothing changes then.
+func Start(o Options) error {
+	c, err := o.config()
+	if err != nil {
+		return err
+	}
+	return xrt.Start(c)
+}
+
+// Stop ends tracing: recording stops, a final file is written to Dir (its
+// path is logged and in Stats().LastFlushPath) and the buffers are
+// released. Start may be called again afterwards. Stop when not started
+// returns ErrNotRunning.
+func Stop() error { return xrt.Stop() }
+
+// Flush writes the current window to a new file in Dir and returns its
+// path; tracing goes on. Flush when not started returns ErrNotRunning.
+func Flush() (path string, err error) { return xrt.Flush() }
+
+// WriteTo writes the bytes Flush would write to w.
+func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
+
+// Errors.
+var (
+	ErrRunning    = xrt.ErrRunning
+	ErrNotRunning = xrt.ErrNotRunning
+)
+
+// Statistics describes the current session, or the last one after Stop.
+// (It cannot share the name of the Stats function.)
+type Statistics = xrt.Stats
+
+// Drops counts records not written, by reason.
+type Drops = xrt.Drops
+
+// Stats returns the runtime's counters: records, drops by reason, buffers
+// recycled, flushes and their bytes, the clock in use.
+func Stats() Statistics { return xrt.ReadStats() }
