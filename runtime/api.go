@@ -23,8 +23,10 @@ func TailExit(id uint32) { function(id, fdr.TailExit) }
 func EnterArgs(id uint32, args []uint64) {
 	p := procPin()
 	if w := pinnedWriter(p); w != nil {
+		raceAcquire(w)
 		t, cpu := now()
 		w.function(id, fdr.EnterArgs, t, cpu, asm.Goid(), args)
+		raceRelease(w)
 		procUnpin()
 		return
 	}
@@ -46,6 +48,7 @@ func TypedEvent(typ uint16, data []byte) { event(true, typ, data) }
 func event(typed bool, typ uint16, data []byte) {
 	p := procPin()
 	if w := pinnedWriter(p); w != nil {
+		raceAcquire(w)
 		switch {
 		case len(data) == 0:
 			w.drop(DropEmptyEvent)
@@ -55,6 +58,7 @@ func event(typed bool, typ uint16, data []byte) {
 			t, cpu := now()
 			w.event(typed, typ, data, t, cpu, asm.Goid())
 		}
+		raceRelease(w)
 		procUnpin()
 		return
 	}

@@ -63,6 +63,7 @@ func function(id uint32, a fdr.Action) {
 		return
 	}
 	w := set.w[p]
+	raceAcquire(w)
 	t, cpu := now()
 	g := asm.Goid()
 	d := t - w.last
@@ -75,6 +76,7 @@ func function(id uint32, a fdr.Action) {
 	} else {
 		w.function(id, a, t, cpu, g, nil)
 	}
+	raceRelease(w)
 	procUnpin()
 }
 
