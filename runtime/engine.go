@@ -9,7 +9,10 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
@@ -138,14 +141,15 @@ func Start(cfg Config) error {
 	s.set.Store(set)
 	cur = s
 	if cfg.FlushSignal != nil {
+		name := signalName(cfg.FlushSignal)
 		s.stopSig = flush.Notify(cfg.FlushSignal, func() {
 			path, err := Flush()
 			switch {
 			case errors.Is(err, ErrNotRunning):
 			case err != nil:
-				cfg.Logf("flush on %v failed: %v", cfg.FlushSignal, err)
+				cfg.Logf("flush on %s failed: %v", name, err)
 			default:
-				cfg.Logf("flush on %v: wrote %s", cfg.FlushSignal, path)
+				cfg.Logf("flush on %s: wrote %s", name, path)
 			}
 		})
 	}
@@ -186,6 +190,15 @@ func Stop() error {
 	}
 	s.cfg.Logf("stopped: wrote %s", path)
 	return err
+}
+
+func signalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		if n := unix.SignalName(s); n != "" {
+			return n
+		}
+	}
+	return sig.String()
 }
 
 // quiesce returns once no goroutine is inside a pinned section that began

@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/hex"
+	goruntime "runtime"
+	"testing"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+)
+
+// TestWriterBytesExact compares what the hot and slow paths put into a
+// buffer with the fdr package's encoders, record kind by record kind.
+func TestWriterBytesExact(t *testing.T) {
+	var clk fakeClock
+	clk.install(t)
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	clk.tsc, clk.cpu = 5000, 1
+	startT(t, config(t))
+	s := cur
+	g := asm.Goid()
+
+	at := func(tsc uint64, cpu uint32) { clk.tsc, clk.cpu = tsc, cpu }
+	var want []byte
+	at(5100, 1)
+	Enter(7)
+	sec, usec := s.wall(5100)
+	want = fdr.AppendNewBuffer(want, int32(uint32(g)))
+	want = fdr.AppendWallClock(want, sec, usec)
+	want = fdr.AppendPID(want, s.pid)
+	want = fdr.AppendNewCPUId(want, 1, 5100)
+	want = fdr.AppendFunction(want, fdr.Enter, 7, 0)
+	at(5110, 1)
+	EnterArgs(8, []uint64{1, 1<<64 - 1})
+	want = fdr.AppendFunction(want, fdr.EnterArgs, 8, 10)
+	want = fdr.AppendCallArgument(want, 1)
+	want = fdr.AppendCallArgument(want, 1<<64-1)
+	at(5125, 1)
+	Event([]byte("abc"))
+	want = fdr.AppendCustomEvent(want, 15, []byte("abc"))
+	at(5125+0x7fffffff, 1)
+	TypedEvent(0xbeef, []byte("xy"))
+	want = fdr.AppendTypedEvent(want, 0x7fffffff, 0xbeef, []byte("xy"))
+	at(5125+0x7fffffff+0x80000000, 1)
+	TailExit(8)
+	want = fdr.AppendTSCWrap(want, 5125+0x7fffffff+0x80000000)
+	want = fdr.AppendFunction(want, fdr.TailExit, 8, 0)
+	at(5125+0x7fffffff+0x80000000+3, 0x1003) // node 1, CPU 3: NewCPUId keeps 16 bits
+	Exit(7)
+	want = fdr.AppendNewCPUId(want, 0x1003, 5125+0x7fffffff+0x80000000+3)
+	want = fdr.AppendFunction(want, fdr.Exit, 7, 0)
+
+	snap := s.q.Snapshot(nil)
+	var got []byte
+	for _, sg := range snap.Segments {
+		got = append(got, sg.Data...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("buffer bytes differ\n got %s\nwant %s", hex.EncodeToString(got), hex.EncodeToString(want))
+	}
+}
+
+// TestWriterHighGoroutineIDBits: NewBuffer carries the goroutine id's high
+// 32 bits in payload bytes 5..8, where llvm-xray does not look.
+func TestWriterHighGoroutineIDBits(t *testing.T) {
+	startT(t, config(t))
+	p := procPin()
+	w := writers.Load().w[p]
+	w.next(0)
+	g := uint64(0x1234_5678_9abc_def0)
+	w.preamble(g, 0, 0)
+	b := w.bytes(0, 16)
+	want := fdr.AppendNewBuffer(nil, int32(uint32(g)))
+	copy(want[5:9], []byte{0x78, 0x56, 0x34, 0x12})
+	ok := bytes.Equal(b, want)
+	w.pos = 0 // forget it: the P's next record starts a fresh block
+	w.goid = 0
+	procUnpin()
+	if !ok {
+		t.Errorf("NewBuffer %x, want %x", b, want)
+	}
+}
