@@ -12,8 +12,8 @@ test: lint
 	@scripts/need-llvm-xray.sh >/dev/null
 	$(GO) test -race -count=1 ./...
 	@if command -v llvm-xray-19 >/dev/null 2>&1; then \
-		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -run 'Interop|LLVM' ./..."; \
-		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -run 'Interop|LLVM' ./...; \
+		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./..."; \
+		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./...; \
 	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
