@@ -381,3 +381,120 @@ func TestInteropGoroutineIDsAreThreads(t *testing.T) {
 		t.Errorf("threads %v, want goroutines %v", got, want)
 	}
 }
+
+// TestInteropVersion1ConcurrentWorkload is TestInteropConcurrentWorkload
+// for version-1 files (Options{Version: 1}): every file passes the strict
+// reader of the format document and llvm-xray (fdr-dump -verify, convert,
+// account, stack); every goroutine's records come out whole and in order,
+// record for record, except typed events, which version 1 cannot hold and
+// which are counted instead. One goroutine runs long enough to need far more
+// than 16 ThreadBuffers, which llvm-xray's block sort would scramble without
+// the writer's WallClock rule.
+func TestInteropVersion1ConcurrentWorkload(t *testing.T) {
+	bin := xraytool.Bin(t)
+	dir := t.TempDir()
+	start(t, Options{Dir: dir, Version: 1, BufferSize: 64 << 10, BufferCount: 512})
+
+	const goroutines = 16
+	ws := make([]*workload, goroutines)
+	var wg sync.WaitGroup
+	for i := range ws {
+		w := &workload{r: rand.New(rand.NewSource(int64(1000 + i))), maxCalls: 300 + 40*i, sleepPct: 2, sleep: 30 * time.Millisecond}
+		if i == 0 {
+			w.maxCalls, w.sleepPct = 20_000, 0 // the long one
+		}
+		ws[i] = w
+		wg.Add(1)
+		go func(w *workload) { defer wg.Done(); w.run() }(w)
+	}
+	done := make(chan struct{})
+	var mid []string
+	go func() {
+		defer close(done)
+		for i := 0; i < 3; i++ {
+			time.Sleep(250 * time.Millisecond)
+			path, err := Flush()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mid = append(mid, path)
+		}
+	}()
+	wg.Wait()
+	<-done
+	before := Stats().TypedEventsDropped
+	path, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Stats()
+	if st.Drops.Total() != 0 || st.BuffersRecycled != 0 {
+		t.Fatalf("the test needs every record kept: %+v", st)
+	}
+	for _, p := range mid {
+		if _, err := fdr.ParseFileStrict(p); err != nil {
+			t.Errorf("intermediate flush %s: strict reader: %v", p, err)
+		}
+		xraytool.Check(t, bin, p)
+	}
+
+	tr := xraytool.Check(t, bin, path)
+	if tr.Version != 1 {
+		t.Fatalf("llvm-xray reads version %d", tr.Version)
+	}
+	f, err := fdr.ParseFileStrict(path)
+	if err != nil {
+		t.Fatalf("strict reader: %v", err)
+	}
+	ours, err := f.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTID := map[int32][]fdr.Event{}
+	for _, th := range ours {
+		byTID[th.TID] = th.Events
+	}
+	buffers := map[int32]int{}
+	for _, b := range f.Blocks {
+		buffers[b.TID]++
+	}
+	threads := tr.ByThread()
+	if len(threads) != goroutines || len(ours) != goroutines {
+		t.Errorf("llvm-xray shows %d threads, the strict reader %d; want %d goroutines", len(threads), len(ours), goroutines)
+	}
+	typed := 0
+	for _, w := range ws {
+		var want []step
+		for _, s := range w.log {
+			if s.Kind == "typed-event" {
+				typed++
+				continue
+			}
+			want = append(want, s)
+		}
+		tid := int32(uint32(w.goid))
+		recs := threads[tid]
+		if d := diffSteps(steps(recs), want); d != "" {
+			t.Errorf("goroutine %d (%d ThreadBuffers) in llvm-xray: %s", w.goid, buffers[tid], d)
+		}
+		if d := diffSteps(fdrSteps(byTID[tid]), want); d != "" {
+			t.Errorf("goroutine %d in the strict reader: %s", w.goid, d)
+		}
+		for i := 1; i < len(recs); i++ {
+			if recs[i].TSC < recs[i-1].TSC {
+				t.Errorf("goroutine %d: TSC goes back at record %d: %d < %d", w.goid, i, recs[i].TSC, recs[i-1].TSC)
+				break
+			}
+		}
+	}
+	if got := st.TypedEventsDropped - before; got != uint64(typed) {
+		t.Errorf("the final flush dropped %d typed events, the workload logged %d", got, typed)
+	}
+	if long := buffers[int32(uint32(ws[0].goid))]; long <= 16 {
+		t.Errorf("the long goroutine has %d ThreadBuffers; the test wants more than 16", long)
+	}
+	t.Logf("buffer_size %d, %d ThreadBuffers (long goroutine: %d), file %d bytes, padding %d bytes (%.2f%%), %d typed events dropped",
+		f.Header.BufferSize, len(f.Blocks), buffers[int32(uint32(ws[0].goid))], fileSize(path), f.Unused,
+		100*float64(f.Unused)/float64(fileSize(path)), typed)
+}

@@ -63,8 +63,13 @@ const (
 type Options struct {
 	// Dir is where Flush and Stop write files; default os.TempDir().
 	Dir string
-	// Version is the FDR file version; 0 means 5, the version compiler-rt
-	// writes. (Version 1 is not available yet.)
+	// Version is the FDR file version: 5 (the default, what compiler-rt
+	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
+	// llvm-xray and hold the same records, except that version 1 has no
+	// typed events: they are left out of its files and counted in
+	// Statistics.TypedEventsDropped. A version-1 file is a sequence of
+	// fixed-size ThreadBuffers whose size is chosen per file to keep
+	// padding small; see runtime/flush for the details.
 	Version int
 	// BufferSize is the size of each buffer in bytes: a multiple of 64
 	// between 4 KiB and 1 GiB; default 64 KiB. An event's payload must fit
@@ -104,8 +109,8 @@ func (o Options) config() (xrt.Config, error) {
 	if c.Version == 0 {
 		c.Version = 5
 	}
-	if c.Version != 5 {
-		return c, fmt.Errorf("xray: Options.Version %d: only FDR version 5 is written", o.Version)
+	if c.Version != 1 && c.Version != 5 {
+		return c, fmt.Errorf("xray: Options.Version %d: only FDR versions 1 and 5 are written", o.Version)
 	}
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize

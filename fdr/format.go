@@ -113,13 +113,18 @@ const (
 	RuleNoBlocks        = "no-blocks"         // no record besides BufferExtents
 )
 
-// FormatError describes why data is not a trace llvm-xray would load.
+// FormatError describes why data is not a trace llvm-xray would load or,
+// from ParseStrict, not a strictly valid one.
 //
 // Offset is counted from the start of the file and points at: the header
 // field for header rules; the record's first byte for record rules (also
 // for extents-over-read and block-transition); the first byte that was
 // skipped for extents-missing; the block's last record for block-end; the
-// end of the file for no-blocks.
+// end of the file for no-blocks. Strict rules: the first non-zero byte for
+// reserved-bytes; the microseconds field for wallclock-micros; the first
+// byte outside every region for extents-gap; the BufferExtents record for
+// extents-past-end and an empty region; the end of the ThreadBuffer for
+// v1-end-of-buffer-missing; the offending record for the others.
 type FormatError struct {
 	Offset int64  // byte offset from the start of the file
 	Rule   string // one of the Rule* constants

@@ -1,6 +1,7 @@
 package fdr
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 )
@@ -18,6 +19,10 @@ type genOpts struct {
 	letters   bool // payloads of 'a'..'z' only, so llvm-xray's YAML prints them plainly
 	padding   bool // zero bytes between extents regions (v ≥ 3)
 	wallOrder bool // WallClock (i+1, i+1): llvm-xray's block sort then keeps file order
+	strict    bool // only what ParseStrict accepts: no PID before v3, no typed events before v5, arguments only after EnterArgs
+
+	maxRecords int    // body records per block are fewer than this; 0 means 40
+	bufferSize uint64 // version 1 ThreadBuffer size (and the header's buffer_size); 0 means v1BufferSize
 }
 
 type genTrace struct {
@@ -92,7 +97,7 @@ func genBlock(rng *rand.Rand, o genOpts, tid, pid int32, withPID bool, sec uint6
 		}
 	}
 
-	n := rng.IntN(40)
+	n := rng.IntN(cmp.Or(o.maxRecords, 40))
 	for range n {
 		off := int64(len(b))
 		switch k := rng.IntN(12); {
@@ -129,7 +134,7 @@ func genBlock(rng *rand.Rand, o genOpts, tid, pid int32, withPID bool, sec uint6
 				b = AppendCustomEventV1(b, ev.TSC, p)
 			}
 			evs = append(evs, ev)
-		case k == 4: // typed event, the same layout in every version
+		case k == 4 && (!o.strict || v >= 5): // typed event, the same layout in every version
 			p := payload()
 			tsc := base - 2000 + rng.Uint64N(1_000_000)
 			wrapFor(tsc, true)
@@ -152,7 +157,7 @@ func genBlock(rng *rand.Rand, o genOpts, tid, pid int32, withPID bool, sec uint6
 			nargs := 0
 			if a == EnterArgs {
 				nargs = rng.IntN(3)
-			} else if rng.IntN(8) == 0 {
+			} else if rng.IntN(8) == 0 && !o.strict {
 				nargs = 1 + rng.IntN(2)
 			}
 			for range nargs {
@@ -179,9 +184,13 @@ func randCPU(rng *rand.Rand) uint16 {
 // to three blocks.
 func genFile(rng *rand.Rand, o genOpts) genTrace {
 	v := o.version
+	bufSize := cmp.Or(o.bufferSize, v1BufferSize)
+	if o.strict {
+		o.padding = false // strict mode allows no bytes between extents regions
+	}
 	var g genTrace
 	g.data = AppendHeader(nil, Header{Version: v, Type: FileTypeFDR, ConstantTSC: true, NonstopTSC: true,
-		CycleFrequency: 1e9, BufferSize: v1BufferSize})
+		CycleFrequency: 1e9, BufferSize: bufSize})
 
 	type placed struct {
 		bytes  []byte
@@ -192,7 +201,7 @@ func genFile(rng *rand.Rand, o genOpts) genTrace {
 	for i := range o.blocks {
 		tid := o.tids[rng.IntN(len(o.tids))]
 		pid := o.pids[rng.IntN(len(o.pids))]
-		withPID := v >= 3 || (v == 1 && rng.IntN(2) == 0)
+		withPID := v >= 3 || (v == 1 && rng.IntN(2) == 0 && !o.strict)
 		sec, usec := rng.Uint64N(1<<40), rng.Uint32N(1_000_000)
 		if o.wallOrder {
 			sec, usec = uint64(i+1), uint32(i+1)
@@ -221,7 +230,7 @@ func genFile(rng *rand.Rand, o genOpts) genTrace {
 			start := len(g.data)
 			place(p)
 			g.data = AppendEndOfBuffer(g.data)
-			rem := v1BufferSize - (len(g.data) - start)
+			rem := int(bufSize) - (len(g.data) - start)
 			if rem < 17 {
 				panic("generated v1 block too large")
 			}

@@ -93,6 +93,103 @@ func TestLLVMXRayInterop(t *testing.T) {
 			})
 		}
 	})
+
+	// Strict mode: every file ParseStrict accepts loads in llvm-xray with
+	// the same events. Files it rejects may or may not load; the table
+	// says which, and llvm-xray must agree.
+	t.Run("strict accepted", func(t *testing.T) {
+		for i, gf := range strictInteropFiles(t) {
+			t.Run(gf.name, func(t *testing.T) {
+				t.Parallel()
+				f, err := ParseStrict(gf.data)
+				if err != nil {
+					t.Fatalf("ParseStrict rejects a file meant to be valid: %v", err)
+				}
+				file := filepath.Join(dir, fmt.Sprintf("strict%02d.xray", i))
+				if err := os.WriteFile(file, gf.data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := run(t, path, "fdr-dump", "-verify", file); err != nil {
+					t.Fatalf("ParseStrict accepts but `fdr-dump -verify` fails: %v\n%s", err, out)
+				}
+				out, err := run(t, path, "convert", "--sort=false", "--output-format=yaml", file)
+				if err != nil {
+					t.Fatalf("ParseStrict accepts but `convert` fails: %v\n%s", err, out)
+				}
+				compareYAML(t, f, out)
+			})
+		}
+	})
+
+	t.Run("strict rejected", func(t *testing.T) {
+		for i, bf := range strictBadFiles() {
+			t.Run(bf.name, func(t *testing.T) {
+				t.Parallel()
+				file := filepath.Join(dir, fmt.Sprintf("strictbad%02d.xray", i))
+				if err := os.WriteFile(file, bf.data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				out, err := run(t, path, "convert", "--sort=false", "--output-format=yaml", file)
+				if _, exit := err.(*exec.ExitError); err != nil && !exit {
+					t.Fatalf("running convert: %v", err)
+				}
+				if loads := err == nil; loads != bf.llvmLoads {
+					t.Fatalf("llvm-xray convert loads the file: %v, the table says %v (strict rule %s)\n%s",
+						loads, bf.llvmLoads, bf.rule, out)
+				}
+			})
+		}
+	})
+}
+
+// strictInteropFiles are files ParseStrict must accept, of every version:
+// the hand-made ones, generated ones, the testdata files and round-trip
+// encodings. Event payloads are letters so that llvm-xray's YAML prints
+// them plainly.
+func strictInteropFiles(t *testing.T) []goodFile {
+	var fs []goodFile
+	for _, g := range strictGoodFiles() {
+		fs = append(fs, goodFile{g.name, g.data})
+	}
+	for _, v := range []uint16{5, 4, 3, 2, 1} {
+		for seed := range uint64(3) {
+			rng := rand.New(rand.NewPCG(seed, 200+uint64(v)))
+			g := genFile(rng, genOpts{version: v, blocks: 1 + rng.IntN(12), tids: []int32{1, 2, 70000},
+				pids: []int32{100, 200}, letters: true, wallOrder: true, strict: true})
+			fs = append(fs, goodFile{fmt.Sprintf("generated v%d seed %d", v, seed), g.data})
+		}
+	}
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, goodFile{p, data})
+	}
+	for seed := range uint64(3) {
+		rng := rand.New(rand.NewPCG(seed, 300))
+		b := make([]byte, 3000)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		ops := rtOps(b)
+		for i := range ops {
+			for j, c := range ops[i].payload {
+				ops[i].payload[j] = 'a' + c%26
+			}
+		}
+		for _, v := range []uint16{5, 4, 3, 2} {
+			data, _ := encodeExtents(v, ops)
+			fs = append(fs, goodFile{fmt.Sprintf("round trip v%d seed %d", v, seed), data})
+		}
+		data, _ := encodeV1(v1MinRoundTrip+int(seed)*37, ops)
+		fs = append(fs, goodFile{fmt.Sprintf("round trip v1 seed %d", seed), data})
+	}
+	return fs
 }
 
 func run(t *testing.T, bin string, args ...string) ([]byte, error) {
@@ -152,11 +249,63 @@ func parseYAML(t *testing.T, out []byte) []yamlRecord {
 			r.args = m[1]
 		}
 		if m := reData.FindStringSubmatch(line); m != nil {
-			r.data = strings.Trim(m[1], "'")
+			r.data = yamlString(t, m[1])
 		}
 		recs = append(recs, r)
 	}
 	return recs
+}
+
+// yamlString decodes a YAML scalar as llvm-xray prints event data: plain,
+// single-quoted (a quote inside doubled), or double-quoted with escapes (a
+// payload byte 0 comes out as "\0").
+func yamlString(t *testing.T, s string) string {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(s, "'"):
+		return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(s, "'"), "'"), "''", "'")
+	case !strings.HasPrefix(s, `"`):
+		return s
+	}
+	s = strings.TrimSuffix(s[1:], `"`)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case '0':
+			b.WriteByte(0)
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'v':
+			b.WriteByte('\v')
+		case 'f':
+			b.WriteByte('\f')
+		case 'r':
+			b.WriteByte('\r')
+		case 'e':
+			b.WriteByte(0x1b)
+		case 'x':
+			v, err := strconv.ParseUint(s[i+1:min(i+3, len(s))], 16, 8)
+			if err != nil {
+				t.Fatalf("bad escape in %q", s)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		default: // \\, \", \/, \ and the rest stand for themselves
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
 }
 
 var yamlKinds = map[EventType]string{

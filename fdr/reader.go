@@ -13,6 +13,12 @@ type File struct {
 
 	Extents int   // BufferExtents records seen (they belong to no block)
 	Skipped int64 // bytes skipped between extents regions (v ≥ 3); a tidy writer leaves none
+
+	// Unused counts, for version 1 files read by ParseStrict, the bytes
+	// after each EndOfBuffer record that the format document says to skip
+	// (Parse decodes them into Block.Records instead, as llvm-xray does,
+	// and leaves Unused 0).
+	Unused int64
 }
 
 // Block is the unit llvm-xray verifies: a NewBuffer record and every record

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync/atomic"
+
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 )
@@ -9,14 +11,23 @@ import (
 // It is one atomic load, small enough to inline into the callers' guards.
 func On() bool { return state.Load() != stateOff }
 
-// Enter records the entry of function id.
-func Enter(id uint32) { function(id, fdr.Enter) }
+// The Go paths of Enter, Exit and TailExit; the assembly fast path jumps
+// here for everything but the common case.
+func enterSlow(id uint32)    { slowHook(); function(id, fdr.Enter) }
+func exitSlow(id uint32)     { slowHook(); function(id, fdr.Exit) }
+func tailExitSlow(id uint32) { slowHook(); function(id, fdr.TailExit) }
 
-// Exit records the exit of function id.
-func Exit(id uint32) { function(id, fdr.Exit) }
+// slowCalls counts Go-path calls while a test watches (slowWatch).
+var (
+	slowWatch bool
+	slowCalls atomic.Int64
+)
 
-// TailExit records that function id left through a tail call.
-func TailExit(id uint32) { function(id, fdr.TailExit) }
+func slowHook() {
+	if slowWatch {
+		slowCalls.Add(1)
+	}
+}
 
 // EnterArgs records the entry of function id with its arguments: an
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -80,6 +81,7 @@ type session struct {
 	maxPayload uint32
 	stopSig    func()
 	started    time.Time
+	scratch    []byte // the last snapshot's copy, reused (under flushMu)
 
 	set    atomic.Pointer[writerSet] // this session's writers, for Stats after Stop
 	fullAt atomic.Uint64             // Fill mode: TSC of the first failed buffer claim
@@ -89,6 +91,7 @@ type session struct {
 
 type flushCounters struct {
 	flushes, errors, bytes, unmatched, trimmed atomic.Uint64
+	typedDropped                               atomic.Uint64 // version 1 has no typed events
 	lastDur                                    atomic.Int64
 	lastErr                                    atomic.Pointer[string]
 	lastPath                                   atomic.Pointer[string]
@@ -109,8 +112,8 @@ func Start(cfg Config) error {
 	if cur != nil {
 		return ErrRunning
 	}
-	if cfg.Version != 5 {
-		return fmt.Errorf("xray: FDR version %d is not supported (only 5)", cfg.Version)
+	if cfg.Version != 1 && cfg.Version != 5 {
+		return fmt.Errorf("xray: FDR version %d is not supported (only 1 and 5)", cfg.Version)
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -135,10 +138,11 @@ func Start(cfg Config) error {
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
-		set.w[i] = &writer{s: s, cpu: noCPU}
+		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
 	}
 	writers.Store(set)
 	s.set.Store(set)
+	setFast(set, clockHook == nil && fastReady())
 	cur = s
 	if cfg.FlushSignal != nil {
 		name := signalName(cfg.FlushSignal)
@@ -174,6 +178,7 @@ func Stop() error {
 		s.stopSig()
 	}
 	quiesce()
+	setFast(nil, false)
 	snap, p := s.snapshot()
 	writers.Store(nil)
 	cur = nil
@@ -228,17 +233,22 @@ func Flush() (string, error) {
 }
 
 // WriteTo writes the same bytes Flush would to w.
+//
+// w may be slow (an HTTP client): the buffers are copied into memory of
+// this call's own, and the locks released, before the first byte goes to
+// w, so a slow reader never holds up Flush, Stop or other writers.
 func WriteTo(w io.Writer) (int64, error) {
 	flushMu.Lock()
-	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
+		flushMu.Unlock()
 		return 0, ErrNotRunning
 	}
-	snap, p := s.snapshot()
+	snap, p, _ := s.snapshotInto(nil)
 	mu.Unlock()
+	flushMu.Unlock()
 	start := time.Now()
 	res, err := flush.Encode(w, snap, p)
 	res.Duration = time.Since(start)
@@ -259,8 +269,21 @@ func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result,
 }
 
 // snapshot copies the buffers and fixes the file's parameters. Called with mu held.
+//
+// The copy's memory is kept for the next flush (flushes hold flushMu while
+// they use it, so one copy is in use at a time): a flight recorder flushed
+// now and then should not make the garbage collector chase 64 MiB each
+// time.
 func (s *session) snapshot() ([][]byte, flush.Params) {
-	sn := s.q.Snapshot(nil)
+	segs, p, buf := s.snapshotInto(s.scratch)
+	s.scratch = buf
+	return segs, p
+}
+
+// snapshotInto copies the buffers into dst (grown as needed) and returns
+// the array it used.
+func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
+	sn := s.q.Snapshot(dst)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
 		if len(sg.Data) > 0 {
@@ -275,7 +298,7 @@ func (s *session) snapshot() ([][]byte, flush.Params) {
 	}
 	return segs, flush.Params{
 		Header: fdr.Header{
-			Version:        5,
+			Version:        uint16(s.cfg.Version), // flush.Encode writes 1 or 5
 			Type:           fdr.FileTypeFDR,
 			ConstantTSC:    s.info.ConstantTSC,
 			NonstopTSC:     s.info.NonstopTSC,
@@ -288,7 +311,7 @@ func (s *session) snapshot() ([][]byte, flush.Params) {
 		Before: s.fullAt.Load(),
 		Now:    t,
 		NowCPU: uint16(cpu),
-	}
+	}, sn.Buf
 }
 
 func (s *session) account(res flush.Result, err error, path string) {
@@ -303,6 +326,7 @@ func (s *session) account(res flush.Result, err error, path string) {
 	f.bytes.Add(uint64(res.Bytes))
 	f.unmatched.Add(uint64(res.UnmatchedExits))
 	f.trimmed.Add(uint64(res.Trimmed))
+	f.typedDropped.Add(uint64(res.TypedEventsDropped))
 	f.lastDur.Store(int64(res.Duration))
 	if path != "" {
 		f.lastPath.Store(&path)
@@ -352,11 +376,12 @@ func growWriters() bool {
 	set := &writerSet{w: make([]*writer, n)}
 	copy(set.w, old.w)
 	for i := len(old.w); i < n; i++ {
-		set.w[i] = &writer{s: s, cpu: noCPU}
+		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
 	}
 	if !writers.CompareAndSwap(old, set) {
 		return false
 	}
+	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	s.set.Store(set)
 	return true
 }

@@ -211,14 +211,40 @@ func TestGOMAXPROCSChangesWhileTracing(t *testing.T) {
 	}
 	run(100)
 	goruntime.GOMAXPROCS(6)
+	// Busy goroutines keep several Ps running at once, so records come
+	// from Ps that had no writer at Start.
+	var maxP atomic.Int64
+	var busy sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		busy.Add(1)
+		go func() {
+			defer busy.Done()
+			deadline := time.Now().Add(50 * time.Millisecond)
+			for time.Now().Before(deadline) {
+				p := procPin()
+				procUnpin()
+				for m := maxP.Load(); int64(p) > m && !maxP.CompareAndSwap(m, int64(p)); m = maxP.Load() {
+				}
+				Enter(6)
+				Exit(6)
+				for spin := time.Now(); time.Since(spin) < 20*time.Microsecond; {
+				}
+			}
+		}()
+	}
+	busy.Wait()
+	busyRecords := ReadStats().Records
 	run(200)
-	if n := len(writers.Load().w); n < 6 {
-		t.Errorf("%d writers after GOMAXPROCS(6)", n)
+	if maxP.Load() < 2 {
+		t.Fatalf("records came only from Ps 0..%d", maxP.Load())
+	}
+	if n := len(writers.Load().w); n <= int(maxP.Load()) {
+		t.Errorf("%d writers, but P %d recorded", n, maxP.Load())
 	}
 	goruntime.GOMAXPROCS(2)
 	run(100)
 	st := ReadStats()
-	if want := uint64(8 * 2 * (100 + 200 + 100)); st.Records != want || st.Drops.Total() != 0 {
+	if want := uint64(8*2*(100+200+100)) + busyRecords - 8*2*100; st.Records != want || st.Drops.Total() != 0 {
 		t.Errorf("records %d (want %d), drops %+v", st.Records, want, st.Drops)
 	}
 	path, err := Flush()

@@ -63,6 +63,9 @@ type Stats struct {
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.
 	UnmatchedExits, TrimmedRecords uint64
+	// TypedEventsDropped counts, over all flushes, the typed events left
+	// out of version-1 files, which have no typed-event record.
+	TypedEventsDropped uint64
 	// FlushDiscardedBuffers counts buffers recycled while a flush copied them.
 	FlushDiscardedBuffers uint64
 
@@ -116,6 +119,7 @@ func (s *session) stats() Stats {
 	f := &s.fl
 	st.Flushes, st.FlushErrors, st.FlushedBytes = f.flushes.Load(), f.errors.Load(), f.bytes.Load()
 	st.UnmatchedExits, st.TrimmedRecords = f.unmatched.Load(), f.trimmed.Load()
+	st.TypedEventsDropped = f.typedDropped.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {

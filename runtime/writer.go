@@ -35,8 +35,10 @@ type writer struct {
 	cpu   uint32         // CPU of the current base; noCPU forces NewCPUId
 	goid  uint64         // goroutine whose block is open; 0: none
 	last  uint64         // TSC base: the last record's TSC
+	ext   *atomic.Uint64 // buf's published extent (records<<32 | bytes)
 	buf   *buffer.Buffer
 	s     *session
+	p     int // the P this writer belongs to
 
 	drops [numDropReasons]dropCounter
 	_     [64]byte // keep the next writer's hot fields off this line
@@ -189,16 +191,17 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 func (w *writer) next(t uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
-		w.buf, w.data, w.pos, w.size, w.count = nil, nil, 0, 0, 0
+		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
 	}
 	w.goid = 0
+	checkFastPath(w.p)
 	b, err := w.s.q.Acquire()
 	if err != nil {
 		w.drop(DropFull)
 		w.s.bufferExhausted(t)
 		return false
 	}
-	w.buf, w.data, w.size = b, b.Data, uint32(w.s.cfg.BufferSize)
+	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()
 	return true
 }
 
@@ -235,3 +238,24 @@ func (w *writer) bytes(off, n uint32) []byte {
 }
 
 func (w *writer) drop(r DropReason) { w.drops[r].n.Add(1) }
+
+// checkFastPath runs on the slow path (once per buffer) while pinned: the
+// P the assembly fast path would pick must be the one procPin picked. A
+// mismatch means the calibrated offsets are wrong for this runtime; the
+// fast path is then turned off for good, before it could have mixed two
+// Ps' records (it has only ever been right so far, or this check would
+// have fired at the first buffer).
+func checkFastPath(pinned int) {
+	if atomic.LoadUint32(&fastOK) == 0 {
+		return
+	}
+	m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), fastGM))
+	p := *(*unsafe.Pointer)(unsafe.Add(m, fastMP))
+	if int(*(*int32)(p)) != pinned {
+		atomic.StoreUint32(&fastOK, 0)
+		fastBroken.Store(true)
+	}
+}
+
+// fastBroken records that checkFastPath turned the fast path off.
+var fastBroken atomic.Bool

@@ -1,18 +1,24 @@
-// Command xraydemo is a small instrumented service for `make demo`: worker
-// goroutines take jobs from a queue, and each job parses, validates, looks
-// up, transforms and stores a record, with real work (hashing, sorting,
-// sleeps standing in for I/O) in every step. It runs until it receives
-// SIGTERM or -duration passes; SIGUSR1 flushes a trace file meanwhile.
+// Command xraydemo is the instrumented service behind `make demo`: an HTTP
+// server on loopback whose handlers fan out to goroutines that read a
+// cache and, on a miss, a fake database with variable latency; and an
+// in-process client that keeps it busy. SIGUSR1 flushes a trace (and its
+// instrumentation map) while it runs; it stops after -duration or on
+// SIGTERM/SIGINT, writing a final trace.
 package main
 
 import (
-	"crypto/sha256"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"math/rand"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
-	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,40 +26,184 @@ import (
 	"github.com/goxray/xray"
 )
 
-// Function ids: one package-level constant per instrumented function. The
-// table is printed at start so the numbers in llvm-xray's output can be read.
-const (
-	idWorker xray.ID = iota + 1
-	idHandle
-	idParse
-	idValidate
-	idLookup
-	idTransform
-	idSortFields
-	idHash
-	idStore
-	idFlushBatch
+// Function ids, one per instrumented function, registered once in init
+// (a package-level initializer that names the function using the id would
+// be an initialization cycle): llvm-xray shows these names and file:line
+// through the .map file every flush writes beside the trace.
+var (
+	idServe, idUser, idProfile, idOrders, idRecommend, idRender xray.ID
+	idCacheGet, idCachePut, idQuery, idScore, idClient          xray.ID
 )
 
-var names = map[xray.ID]string{
-	idWorker: "main.worker", idHandle: "main.handle", idParse: "main.parse",
-	idValidate: "main.validate", idLookup: "main.lookup", idTransform: "main.transform",
-	idSortFields: "main.sortFields", idHash: "main.hash", idStore: "main.store",
-	idFlushBatch: "main.flushBatch",
+func init() {
+	idServe = xray.FuncOf((*Server).ServeHTTP)
+	idUser = xray.FuncOf((*Server).handleUser)
+	idProfile = xray.FuncOf((*Server).fetchProfile)
+	idOrders = xray.FuncOf((*Server).fetchOrders)
+	idRecommend = xray.FuncOf((*Server).fetchRecommendations)
+	idRender = xray.FuncOf((*Server).render)
+	idCacheGet = xray.FuncOf((*Cache).Get)
+	idCachePut = xray.FuncOf((*Cache).Put)
+	idQuery = xray.FuncOf((*DB).Query)
+	idScore = xray.FuncOf(score)
+	idClient = xray.FuncOf(client)
 }
 
-type job struct {
-	id      int
-	payload []byte
-}
-
-type cache struct {
+// Cache is a small map guarded by a mutex, with entries that expire.
+type Cache struct {
 	mu sync.Mutex
-	m  map[int][32]byte
+	m  map[string]entry
+}
+
+type entry struct {
+	v       []byte
+	expires time.Time
+}
+
+func (c *Cache) Get(key string) ([]byte, bool) {
+	xray.Enter(idCacheGet)
+	defer xray.Exit(idCacheGet)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || time.Now().After(e.expires) {
+		return nil, false
+	}
+	return e.v, true
+}
+
+func (c *Cache) Put(key string, v []byte) {
+	xray.Enter(idCachePut)
+	defer xray.Exit(idCachePut)
+	c.mu.Lock()
+	c.m[key] = entry{v, time.Now().Add(50 * time.Millisecond)}
+	c.mu.Unlock()
+}
+
+// DB stands in for a database: queries sleep a log-normally distributed
+// time (median ~1 ms, a long tail) and return made-up rows.
+type DB struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (db *DB) Query(table string, id int) []byte {
+	xray.EnterArgs(idQuery, uint64(id))
+	defer xray.Exit(idQuery)
+	db.mu.Lock()
+	d := time.Duration(math.Exp(db.r.NormFloat64()*0.8) * float64(time.Millisecond))
+	db.mu.Unlock()
+	time.Sleep(d)
+	return []byte(fmt.Sprintf(`{"table":%q,"id":%d,"rows":%d}`, table, id, id%17))
+}
+
+// Server serves /user/<id>.
+type Server struct {
+	cache *Cache
+	db    *DB
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	xray.Enter(idServe)
+	defer xray.Exit(idServe)
+	id, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/user/"))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.handleUser(w, id)
+}
+
+func (s *Server) handleUser(w http.ResponseWriter, id int) {
+	xray.EnterArgs(idUser, uint64(id))
+	defer xray.Exit(idUser)
+	var profile, orders, recs []byte
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); profile = s.fetchProfile(id) }()
+	go func() { defer wg.Done(); orders = s.fetchOrders(id) }()
+	go func() { defer wg.Done(); recs = s.fetchRecommendations(id) }()
+	wg.Wait()
+	s.render(w, profile, orders, recs)
+}
+
+func (s *Server) cached(table string, id int) []byte {
+	key := table + "/" + strconv.Itoa(id)
+	if v, ok := s.cache.Get(key); ok {
+		return v
+	}
+	v := s.db.Query(table, id)
+	s.cache.Put(key, v)
+	return v
+}
+
+func (s *Server) fetchProfile(id int) []byte {
+	xray.Enter(idProfile)
+	defer xray.Exit(idProfile)
+	return s.cached("profiles", id)
+}
+
+func (s *Server) fetchOrders(id int) []byte {
+	xray.Enter(idOrders)
+	defer xray.Exit(idOrders)
+	return s.cached("orders", id%50)
+}
+
+func (s *Server) fetchRecommendations(id int) []byte {
+	xray.Enter(idRecommend)
+	defer xray.Exit(idRecommend)
+	items := s.cached("items", id%7)
+	best := 0.0
+	for i := 0; i < 200; i++ {
+		best = math.Max(best, score(items, i))
+	}
+	return []byte(strconv.FormatFloat(best, 'f', 3, 64))
+}
+
+// score is deliberately CPU-bound: something to see in the flame graph.
+func score(items []byte, k int) float64 {
+	xray.Enter(idScore)
+	defer xray.Exit(idScore)
+	s := 0.0
+	for i, b := range items {
+		s += math.Sin(float64(int(b)*k+i)) * math.Sqrt(float64(i+1))
+	}
+	return s
+}
+
+func (s *Server) render(w http.ResponseWriter, profile, orders, recs []byte) {
+	xray.Enter(idRender)
+	defer xray.Exit(idRender)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]json.RawMessage{
+		"profile": profile, "orders": orders, "recommendations": json.RawMessage(strconv.Quote(string(recs))),
+	})
+}
+
+// client requests random users until stop closes.
+func client(base string, seed int64, stop <-chan struct{}, done *sync.WaitGroup) {
+	defer done.Done()
+	xray.Enter(idClient)
+	defer xray.Exit(idClient)
+	r := rand.New(rand.NewSource(seed))
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		resp, err := hc.Get(fmt.Sprintf("%s/user/%d", base, r.Intn(500)))
+		if err != nil {
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }
 
 func main() {
-	workers := flag.Int("workers", 8, "worker goroutines")
+	clients := flag.Int("clients", 8, "concurrent client goroutines")
 	duration := flag.Duration("duration", 30*time.Second, "run at most this long")
 	dir := flag.String("dir", os.TempDir(), "where trace files go")
 	flag.Parse()
@@ -62,36 +212,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("xraydemo: pid %d, %d workers; `kill -USR1 %d` writes a trace to %s\n", os.Getpid(), *workers, os.Getpid(), *dir)
-	for id := idWorker; id <= idFlushBatch; id++ {
-		fmt.Printf("  #%-2d %s\n", id, names[id])
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	srv := &http.Server{Handler: &Server{
+		cache: &Cache{m: map[string]entry{}},
+		db:    &DB{r: rand.New(rand.NewSource(1))},
+	}}
+	go srv.Serve(ln)
+	fmt.Printf("xraydemo: pid %d serving on %s with %d clients; `kill -USR1 %d` writes a trace to %s\n",
+		os.Getpid(), ln.Addr(), *clients, os.Getpid(), *dir)
 
-	jobs := make(chan job, 64)
 	stop := make(chan struct{})
-	c := &cache{m: map[int][32]byte{}}
 	var wg sync.WaitGroup
-	for i := 0; i < *workers; i++ {
+	for i := 0; i < *clients; i++ {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker(jobs, c)
-		}()
+		go client("http://"+ln.Addr().String(), int64(i), stop, &wg)
 	}
-	go func() {
-		r := rand.New(rand.NewSource(1))
-		for n := 0; ; n++ {
-			p := make([]byte, 64+r.Intn(512))
-			r.Read(p)
-			select {
-			case jobs <- job{id: n, payload: p}:
-			case <-stop:
-				close(jobs)
-				return
-			}
-		}
-	}()
-
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	select {
@@ -100,104 +239,11 @@ func main() {
 	}
 	close(stop)
 	wg.Wait()
+	srv.Close()
 	st := xray.Stats()
 	if err := xray.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("xraydemo: %d records, %d dropped, %d flushes\n", st.Records, st.Drops.Total(), st.Flushes+1)
-}
-
-func worker(jobs <-chan job, c *cache) {
-	xray.Enter(idWorker)
-	defer xray.Exit(idWorker)
-	batch := 0
-	for j := range jobs {
-		handle(j, c)
-		if batch++; batch%16 == 0 {
-			flushBatch()
-		}
-	}
-}
-
-func handle(j job, c *cache) {
-	xray.EnterArgs(idHandle, uint64(j.id), uint64(len(j.payload)))
-	defer xray.Exit(idHandle)
-	fields := parse(j.payload)
-	if !validate(fields) {
-		xray.Event([]byte(fmt.Sprintf("job %d rejected", j.id)))
-		return
-	}
-	h := lookup(c, j.id%97, fields)
-	store(transform(fields, h))
-}
-
-func parse(p []byte) []uint32 {
-	xray.Enter(idParse)
-	defer xray.Exit(idParse)
-	out := make([]uint32, 0, len(p)/4)
-	for i := 0; i+4 <= len(p); i += 4 {
-		out = append(out, uint32(p[i])|uint32(p[i+1])<<8|uint32(p[i+2])<<16|uint32(p[i+3])<<24)
-	}
-	return out
-}
-
-func validate(f []uint32) bool {
-	xray.Enter(idValidate)
-	defer xray.Exit(idValidate)
-	return len(f) > 0 && f[0]%13 != 0
-}
-
-func lookup(c *cache, key int, f []uint32) [32]byte {
-	xray.Enter(idLookup)
-	defer xray.Exit(idLookup)
-	c.mu.Lock()
-	h, ok := c.m[key]
-	c.mu.Unlock()
-	if !ok {
-		time.Sleep(200 * time.Microsecond) // a miss goes to the "database"
-		h = hash(f)
-		c.mu.Lock()
-		c.m[key] = h
-		c.mu.Unlock()
-	}
-	return h
-}
-
-func transform(f []uint32, h [32]byte) []uint32 {
-	xray.Enter(idTransform)
-	defer xray.Exit(idTransform)
-	for i := range f {
-		f[i] ^= uint32(h[i%32])
-	}
-	sortFields(f)
-	return f
-}
-
-func sortFields(f []uint32) {
-	xray.Enter(idSortFields)
-	defer xray.Exit(idSortFields)
-	sort.Slice(f, func(i, j int) bool { return f[i] < f[j] })
-}
-
-func hash(f []uint32) [32]byte {
-	xray.Enter(idHash)
-	defer xray.Exit(idHash)
-	b := make([]byte, 4*len(f))
-	for i, v := range f {
-		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-	}
-	return sha256.Sum256(b)
-}
-
-func store(f []uint32) {
-	xray.Enter(idStore)
-	defer xray.Exit(idStore)
-	_ = hash(f)
-}
-
-func flushBatch() {
-	xray.Enter(idFlushBatch)
-	defer xray.Exit(idFlushBatch)
-	time.Sleep(time.Millisecond) // a batched write
+	fmt.Printf("xraydemo: %d records, %d dropped, %d flushes before stop\n", st.Records, st.Drops.Total(), st.Flushes)
 }

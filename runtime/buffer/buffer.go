@@ -117,6 +117,11 @@ func (b *Buffer) Publish(bytes, records uint32) {
 	b.s.extent.Store(uint64(records)<<32 | uint64(bytes))
 }
 
+// ExtentWord returns the word Publish stores to, for an assembly writer
+// that publishes with a plain store (a release store on amd64). The same
+// single-owner rule applies.
+func (b *Buffer) ExtentWord() *atomic.Uint64 { return &b.s.extent }
+
 // Extent returns the published extent.
 func (b *Buffer) Extent() (bytes, records uint32) {
 	e := b.s.extent.Load()

@@ -107,9 +107,14 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		buf = make([]byte, 0, estimate)
 	}
 
-	// Pass 2: copy and validate.
+	// Pass 2: copy and validate, newest first. Flight-recorder writers
+	// recycle from the oldest end while we copy; starting at the newest end
+	// means a copy and a recycler meet at most once, so a slow copy (a
+	// loaded machine, the race detector) loses the oldest buffers, which a
+	// flight recorder gives up first anyway, not the whole window.
 	snap.Segments = make([]Segment, 0, len(cands))
-	for _, cd := range cands {
+	for i := len(cands) - 1; i >= 0; i-- {
+		cd := cands[i]
 		b := cd.b
 		e := b.s.extent.Load()
 		n := int(uint32(e))
@@ -156,6 +161,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	if snap.Discarded > 0 {
 		q.discarded.Add(uint64(snap.Discarded))
 	}
+	slices.Reverse(snap.Segments) // oldest first, as documented
 
 	// After every copy and validation: a recycle whose generation bump any
 	// validation above observed did its accounting before that bump.

@@ -1,11 +1,15 @@
-// Package flush turns copies of the runtime's buffers into FDR version-5
-// files that llvm-xray loads, and writes them safely.
+// Package flush turns copies of the runtime's buffers into FDR files that
+// llvm-xray loads, version 5 (what compiler-rt writes) or version 1 (the
+// layout of LLVM's XRayFDRFormat.rst), and writes them safely.
 //
-// Encode regroups the per-P block streams into one block per goroutine, in
-// TSC order, keeps only a consistent window, and absorbs the reader's
-// quirks (see Encode). WriteFile names a file the way compiler-rt does and
-// makes it appear atomically. Notify turns a signal into flushes, one at a
-// time.
+// Encode regroups the per-P block streams by goroutine, in TSC order, keeps
+// only a consistent window, and absorbs the reader's quirks (see Encode).
+// One planner (plan.go) chooses the records for both versions; only the
+// framing differs: one block per goroutine in version 5, fixed-size
+// ThreadBuffers whose size Encode chooses per file in version 1
+// (encode_v1.go), where typed events cannot be written and are counted
+// instead. WriteFile names a file the way compiler-rt does and makes it
+// appear atomically. Notify turns a signal into flushes, one at a time.
 //
 // Encode may be called from any goroutine on data nobody else writes; it
 // allocates memory proportional to the number of blocks, not records.

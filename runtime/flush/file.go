@@ -19,36 +19,92 @@ const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // complete, without ever replacing an existing file; so a reader sees the
 // whole file or nothing. On any error nothing is left behind.
 func WriteFile(dir, prefix string, write func(io.Writer) error) (path string, err error) {
+	return WriteFiles(dir, prefix, write, nil)
+}
+
+// MapSuffix is appended to a trace's path to name its instrumentation map.
+const MapSuffix = ".map"
+
+// WriteFiles is WriteFile for a trace and, when side is not nil, its side
+// file (the instrumentation map), named path+MapSuffix. The side file is
+// renamed into place first: whoever sees the trace finds its map beside it.
+func WriteFiles(dir, prefix string, write, side func(io.Writer) error) (path string, err error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	tmp, err := os.CreateTemp(dir, "."+prefix+"*.tmp")
+	tmp, err := writeTemp(dir, prefix, write)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	var sideTmp string
+	if side != nil {
+		if sideTmp, err = writeTemp(dir, prefix, side); err != nil {
+			return "", err
+		}
+		defer func() {
+			if err != nil {
+				os.Remove(sideTmp)
+			}
+		}()
+	}
+	for try := 0; try < 100; try++ {
+		path = filepath.Join(dir, prefix+randomSuffix())
+		if sideTmp != "" {
+			err = renameNoReplace(sideTmp, path+MapSuffix)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err != nil {
+				break
+			}
+		}
+		err = renameNoReplace(tmp, path)
+		if err == nil {
+			return path, nil
+		}
+		if sideTmp != "" {
+			// Take the map back: it must not stand beside somebody else's file.
+			if rerr := os.Rename(path+MapSuffix, sideTmp); rerr != nil {
+				os.Remove(path + MapSuffix)
+				sideTmp = ""
+				if !errors.Is(err, fs.ErrExist) {
+					break
+				}
+				err = fmt.Errorf("lost the map while retrying: %w", rerr)
+				break
+			}
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return "", fmt.Errorf("xray: flush: %w", err)
+}
+
+// writeTemp writes a hidden temporary file in dir and returns its name.
+func writeTemp(dir, prefix string, write func(io.Writer) error) (name string, err error) {
+	f, err := os.CreateTemp(dir, "."+prefix+"*.tmp")
 	if err != nil {
 		return "", fmt.Errorf("xray: flush: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			f.Close()
+			os.Remove(f.Name())
 		}
 	}()
-	if err = write(tmp); err != nil {
-		return "", fmt.Errorf("xray: flush: writing %s: %w", tmp.Name(), err)
+	if err = write(f); err != nil {
+		return "", fmt.Errorf("xray: flush: writing %s: %w", f.Name(), err)
 	}
-	if err = tmp.Close(); err != nil {
-		return "", fmt.Errorf("xray: flush: closing %s: %w", tmp.Name(), err)
+	if err = f.Close(); err != nil {
+		return "", fmt.Errorf("xray: flush: closing %s: %w", f.Name(), err)
 	}
-	for try := 0; try < 100; try++ {
-		path = filepath.Join(dir, prefix+randomSuffix())
-		err = renameNoReplace(tmp.Name(), path)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("xray: flush: %w", err)
-	}
-	return path, nil
+	return f.Name(), nil
 }
 
 func randomSuffix() string {

@@ -1,0 +1,127 @@
+// Command table turns `go test -bench` output (and the compiler-rt
+// harness's, which prints the same format) into the overhead table of
+// bench/README.md: the median of each benchmark over its runs and its
+// ratio to the hardware floor, all from one invocation.
+//
+//	go test -run '^$' -bench . -count 10 ./bench > new.txt
+//	go run ./bench/table < new.txt
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// row is one line of the table: a benchmark and what it measures.
+type row struct {
+	bench string
+	what  string
+	perP  bool // RunParallel: ns/op is wall time over all Ps; per call per P is ×procs
+	mbps  bool // throughput row: report MB/s, no ratio
+}
+
+var rows = []row{
+	{bench: "Floor", what: "floor: two RDTSCP reads and two 8-byte stores, in assembly"},
+	{bench: "EnterExit", what: "goxray on: `xray.Enter(id); xray.Exit(id)`"},
+	{bench: "EnterArgsExit", what: "goxray on, 2 args: `EnterArgs(id, a, b)` + `Exit`"},
+	{bench: "EnterExitParallel", what: "goxray on, parallel (per call on each P)", perP: true},
+	{bench: "Event64", what: "goxray custom event, 64-byte payload"},
+	{bench: "Disabled", what: "goxray off: Enter+Exit while stopped"},
+	{bench: "TraceRegionFlightRecorder", what: "runtime/trace region, FlightRecorder on"},
+	{bench: "TraceRegionFullTrace", what: "runtime/trace region, full trace to io.Discard"},
+	{bench: "CompilerRTFDR", what: "compiler-rt XRay FDR (clang -fxray-instrument)"},
+	{bench: "EnterExitDuringFlush", what: "goxray on while a flush runs"},
+	{bench: "Flush64MiB", what: "flush of a 64 MiB snapshot to the page cache", mbps: true},
+}
+
+var line = regexp.MustCompile(`^Benchmark(\S+?)(-(\d+))?\s+\d+\s+([0-9.]+) ns/op(.*)$`)
+var mbLine = regexp.MustCompile(`([0-9.]+) MB/s`)
+
+func main() {
+	procs := flag.Int("procs", 0, "GOMAXPROCS of the run (default: from the -N suffix)")
+	flag.Parse()
+	ns, mb, p, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "table:", err)
+		os.Exit(1)
+	}
+	if *procs > 0 {
+		p = *procs
+	}
+	fmt.Print(render(ns, mb, p))
+}
+
+// parse collects ns/op and MB/s samples per benchmark name (without the
+// -N suffix) and the largest -N seen.
+func parse(r io.Reader) (ns, mb map[string][]float64, procs int, err error) {
+	ns, mb, procs = map[string][]float64{}, map[string][]float64{}, 1
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		ns[m[1]] = append(ns[m[1]], v)
+		if m[3] != "" {
+			if n, _ := strconv.Atoi(m[3]); n > procs {
+				procs = n
+			}
+		}
+		if mm := mbLine.FindStringSubmatch(m[5]); mm != nil {
+			v, _ := strconv.ParseFloat(mm[1], 64)
+			mb[m[1]] = append(mb[m[1]], v)
+		}
+	}
+	return ns, mb, procs, sc.Err()
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func render(ns, mb map[string][]float64, procs int) string {
+	var b strings.Builder
+	floor := 0.0
+	if v := ns["Floor"]; len(v) > 0 {
+		floor = median(v)
+	}
+	fmt.Fprintf(&b, "| row | runs | median | × floor |\n| --- | ---: | ---: | ---: |\n")
+	for _, r := range rows {
+		v := ns[r.bench]
+		if len(v) == 0 {
+			fmt.Fprintf(&b, "| %s | 0 | not run | |\n", r.what)
+			continue
+		}
+		if r.mbps {
+			fmt.Fprintf(&b, "| %s | %d | %.0f MB/s | |\n", r.what, len(mb[r.bench]), median(mb[r.bench]))
+			continue
+		}
+		m := median(v)
+		if r.perP {
+			m *= float64(procs)
+		}
+		ratio := ""
+		if floor > 0 {
+			ratio = fmt.Sprintf("%.2f", m/floor)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.2f ns | %s |\n", r.what, len(v), m, ratio)
+	}
+	return b.String()
+}

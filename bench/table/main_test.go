@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	in := `goos: linux
+BenchmarkFloor-2          	31669324	        40.00 ns/op
+BenchmarkFloor-2          	31669324	        38.00 ns/op
+BenchmarkFloor-2          	31669324	        36.00 ns/op
+BenchmarkEnterExit-2      	29322325	        44.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkEnterExitParallel-2	49229060	        21.00 ns/op
+BenchmarkCompilerRTFDR 	20000000	152.00 ns/op
+BenchmarkFlush64MiB-2     	      10	  50000000 ns/op	1342.18 MB/s
+`
+	ns, mb, procs, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if procs != 2 || len(ns["Floor"]) != 3 || median(ns["Floor"]) != 38 {
+		t.Fatalf("procs %d, floor %v", procs, ns["Floor"])
+	}
+	out := render(ns, mb, procs)
+	for _, want := range []string{
+		"| floor: two RDTSCP reads and two 8-byte stores, in assembly | 3 | 38.00 ns | 1.00 |",
+		"| goxray on: `xray.Enter(id); xray.Exit(id)` | 1 | 44.00 ns | 1.16 |",
+		"| goxray on, parallel (per call on each P) | 1 | 42.00 ns | 1.11 |",
+		"| compiler-rt XRay FDR (clang -fxray-instrument) | 1 | 152.00 ns | 4.00 |",
+		"| flush of a 64 MiB snapshot to the page cache | 1 | 1342 MB/s | |",
+		"| goxray off: Enter+Exit while stopped | 0 | not run | |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package xray
+
+import "github.com/goxray/xray/runtime/registry"
+
+// Register returns the id for name, assigning 1, 2, 3, … in order of first
+// registration; the same name always gets the same id. It is safe from
+// many goroutines but takes a lock: call it once per function, into a
+// package-level variable, never per call:
+//
+//	var idHandle = xray.Register("main.(*Server).Handle")
+//
+// Flushes write the names beside each trace (see Flush), so llvm-xray
+// prints them. Register("") returns 0, an id Enter drops and counts.
+func Register(name string) ID { return ID(registry.Register(name)) }
+
+// FuncOf registers a Go function by its full symbol name, with the file and
+// line of its declaration from the runtime's symbol table. Assign it in an
+// init function: a package-level initializer naming a function whose body
+// uses the variable is an initialization cycle.
+//
+//	var idHandle xray.ID
+//
+//	func init() { idHandle = xray.FuncOf((*Server).Handle) }
+//
+// Use method expressions ((*Server).Handle), not method values
+// (s.Handle), which the compiler wraps as "...Handle-fm". A name already
+// given to Register keeps its id. Anything but a non-nil func returns 0.
+func FuncOf(fn any) ID { return ID(registry.FuncOf(fn)) }

@@ -1,0 +1,124 @@
+//go:build amd64 && !race && !purego
+
+package runtime
+
+import (
+	goruntime "runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/flush"
+)
+
+// TestFastPathMatchesGoPath records the same calls once through the
+// assembly fast path and once through the Go path (fast path off) and
+// checks that both buffers decode to the same records, with TSCs inside
+// the window the test measured and the CPU it pinned the thread to; and
+// that the fast path really took every call after the first.
+func TestFastPathMatchesGoPath(t *testing.T) {
+	if !fastReady() {
+		t.Fatalf("no fast path on amd64: %s", fastSource())
+	}
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	var orig, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &orig); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &orig)
+	cpu := 0
+	for !orig.IsSet(cpu) {
+		cpu++
+	}
+	one.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+
+	type rec struct {
+		a   fdr.Action
+		id  uint32
+		tsc uint64
+		cpu uint16
+	}
+	run := func(fast bool) ([]rec, int64, uint64, uint64) {
+		startT(t, config(t))
+		defer Stop()
+		if !fast {
+			setFast(writers.Load(), false)
+		}
+		Enter(1) // takes the Go path: first buffer and block
+		slowCalls.Store(0)
+		slowWatch = true
+		before, _ := asm.RDTSCP()
+		for i := uint32(2); i < 200; i++ {
+			Enter(i)
+			Enter(i + 1000)
+			TailExit(i + 1000)
+			Exit(i)
+		}
+		after, _ := asm.RDTSCP()
+		slowWatch = false
+		Exit(1)
+		f := parseSnapshot(t)
+		ths, err := f.Threads()
+		if err != nil || len(ths) != 1 {
+			t.Fatalf("threads %d: %v", len(ths), err)
+		}
+		var out []rec
+		for _, e := range ths[0].Events {
+			out = append(out, rec{fdr.Action(e.Type), e.FuncID, e.TSC, e.CPU})
+		}
+		return out, slowCalls.Load(), before, after
+	}
+	fastRecs, fastSlow, b1, a1 := run(true)
+	goRecs, goSlow, b2, a2 := run(false)
+	if fastSlow != 0 {
+		t.Errorf("fast path: %d calls fell back to Go", fastSlow)
+	}
+	if goSlow == 0 {
+		t.Errorf("Go path: no call reached it")
+	}
+	if len(fastRecs) != len(goRecs) {
+		t.Fatalf("fast path wrote %d records, Go path %d", len(fastRecs), len(goRecs))
+	}
+	check := func(name string, recs []rec, before, after uint64) {
+		for i, r := range recs {
+			if r.a != goRecs[i].a || r.id != goRecs[i].id {
+				t.Fatalf("%s record %d: %v #%d, Go path %v #%d", name, i, r.a, r.id, goRecs[i].a, goRecs[i].id)
+			}
+			if int(r.cpu) != cpu {
+				t.Errorf("%s record %d on CPU %d, thread pinned to %d", name, i, r.cpu, cpu)
+			}
+			if i > 0 && i < len(recs)-1 && (r.tsc < before || r.tsc > after || r.tsc < recs[i-1].tsc) {
+				t.Errorf("%s record %d TSC %d outside [%d, %d] or before its predecessor", name, i, r.tsc, before, after)
+			}
+		}
+	}
+	check("fast", fastRecs, b1, a1)
+	check("go", goRecs, b2, a2)
+}
+
+// parseSnapshot encodes the current buffers as a file and parses it.
+func parseSnapshot(t *testing.T) *fdr.File {
+	t.Helper()
+	mu.Lock()
+	segs, p := cur.snapshot()
+	mu.Unlock()
+	var b writeBuf
+	if _, err := flush.Encode(&b, segs, p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+type writeBuf []byte
+
+func (w *writeBuf) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }

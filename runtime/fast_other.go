@@ -1,0 +1,18 @@
+//go:build !amd64 || race || purego
+
+package runtime
+
+// Without the assembly fast path (other architectures, the race detector,
+// which must see every access, and the purego tag) every record takes the
+// Go path.
+
+// Enter records the entry of function id.
+func Enter(id uint32) { enterSlow(id) }
+
+// Exit records the exit of function id.
+func Exit(id uint32) { exitSlow(id) }
+
+// TailExit records that function id left through a tail call.
+func TailExit(id uint32) { tailExitSlow(id) }
+
+const fastPath = false

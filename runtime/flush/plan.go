@@ -1,0 +1,334 @@
+package flush
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/goxray/xray/fdr"
+)
+
+// The planner is shared by every file version. It decides which records a
+// file holds and in which order; the version's writer then only decides how
+// to frame them:
+//
+//   - index finds every block (one goroutine's records on one P between two
+//     switches) in the segments;
+//   - plan merges each goroutine's blocks by TSC, keeps the window
+//     (Params.After, Params.Before), drops unmatched Exits, and describes
+//     the result as pieces: runs of source bytes to copy and the NewCPUId or
+//     TSCWrap records a version-5 body needs between them so that every
+//     delta stays relative to the base it was written against;
+//   - the goroutines come out sorted by their first record's TSC, so the
+//     first plan's first TSC is the file's minimum, which the writers use
+//     for the account anchors.
+//
+// Pieces are version-5 record streams (events carry deltas). The version-1
+// writer decodes them again record by record (encode_v1.go).
+
+// planFile runs the whole planner over segs.
+func planFile(segs [][]byte, p Params) ([]goPlan, Result, error) {
+	chunks, err := index(segs)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return plan(segs, chunks, p)
+}
+
+// chunk is one block of one segment: the records one goroutine wrote on one P
+// between two switches.
+type chunk struct {
+	goid       uint64
+	seg        int32
+	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
+	cpu        uint16 // state at start
+	base       uint64
+}
+
+// index finds the blocks of every segment.
+func index(segs [][]byte) ([]chunk, error) {
+	var chunks []chunk
+	var r fdr.Raw
+	for si, s := range segs {
+		d := fdr.NewBodyDecoder(s, 5, 0)
+		cur := -1 // index of the open chunk; -2 while inside a preamble
+		var goid uint64
+		for {
+			off := int(d.Offset())
+			err := d.Next(&r)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("flush: segment %d: %w", si, err)
+			}
+			if !r.IsMetadata {
+				if cur < 0 {
+					return nil, fmt.Errorf("flush: segment %d offset %d: record outside a block", si, off)
+				}
+				continue
+			}
+			switch r.Kind {
+			case fdr.KindNewBuffer:
+				if cur >= 0 {
+					chunks[cur].end = off
+				}
+				cur = -2
+				goid = uint64(uint32(r.TID)) | uint64(binaryHigh(s[off:]))<<32
+			case fdr.KindNewCPUId:
+				if cur == -2 {
+					chunks = append(chunks, chunk{goid: goid, seg: int32(si), start: off + r.Size, end: len(s), cpu: r.CPU, base: r.TSC})
+					cur = len(chunks) - 1
+				}
+			}
+		}
+		if cur >= 0 {
+			chunks[cur].end = len(s)
+		}
+	}
+	return chunks, nil
+}
+
+// binaryHigh reads the high 32 bits of a goroutine id that the runtime keeps
+// in the unused payload bytes 5..8 of its NewBuffer records.
+func binaryHigh(b []byte) uint32 {
+	return uint32(b[5]) | uint32(b[6])<<8 | uint32(b[7])<<16 | uint32(b[8])<<24
+}
+
+// piece is a run of bytes to copy from a segment, or (seg < 0) a synthetic
+// state record: NewCPUId(cpu, tsc) or, when cpu is unchanged, TSCWrap(tsc).
+type piece struct {
+	seg    int32
+	off, n int
+	cpu    uint16
+	tsc    uint64
+	wrap   bool
+}
+
+type goPlan struct {
+	goid     uint64
+	first    uint64 // TSC of the first record
+	firstCPU uint16
+	pieces   []piece
+	size     int // bytes of the version-5 body the pieces describe
+	maxRec   int // largest kept record: a function record with its CallArguments, or an event
+
+	// For estimating other layouts: bytes of the kept function records
+	// (with their CallArguments) and custom events, and how many times the
+	// CPU changes between them.
+	recBytes, cpuSwitches int
+}
+
+// cursor walks one chunk's records, applying metadata as it goes.
+type cursor struct {
+	seq      int // tie-break: chunk order
+	seg      []byte
+	segIdx   int32
+	d        *fdr.Decoder
+	cpu      uint16
+	base     uint64 // state before the next record
+	ok       bool   // a record is pending
+	off, n   int    // the pending record and its CallArguments
+	tsc      uint64
+	action   fdr.Action
+	isFunc   bool
+	typed    bool // the pending event is a typed event
+	funcID   uint32
+	chunkEnd int
+}
+
+// advance moves to the next function record or event of the chunk.
+func (c *cursor) advance() error {
+	var r fdr.Raw
+	c.ok = false
+	for {
+		off := int(c.d.Offset())
+		if off >= c.chunkEnd {
+			return nil
+		}
+		if err := c.d.Next(&r); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if r.IsMetadata {
+			switch r.Kind {
+			case fdr.KindNewCPUId:
+				c.cpu, c.base = r.CPU, r.TSC
+			case fdr.KindTSCWrap:
+				c.base = r.TSC
+			case fdr.KindCustomEvent, fdr.KindTypedEvent:
+				c.ok, c.off, c.n, c.isFunc = true, off, r.Size, false
+				c.typed = r.Kind == fdr.KindTypedEvent
+				c.tsc = c.base + uint64(int64(r.EventDelta))
+				return nil
+			case fdr.KindCallArgument:
+				return fmt.Errorf("flush: offset %d: CallArgument without a function record", off)
+			default:
+				return fmt.Errorf("flush: offset %d: unexpected %v inside a block", off, r.Kind)
+			}
+			continue
+		}
+		c.ok, c.off, c.n, c.isFunc, c.typed = true, off, r.Size, true, false
+		c.action, c.funcID = r.Action, r.FuncID
+		c.tsc = c.base + uint64(r.Delta)
+		// CallArguments belong to the record before them.
+		for o := int(c.d.Offset()); o < c.chunkEnd && c.seg[o] == byte(fdr.KindCallArgument)<<1|1; o = int(c.d.Offset()) {
+			if err := c.d.Next(&r); err != nil {
+				return err
+			}
+			c.n += r.Size
+		}
+		return nil
+	}
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	if h[i].tsc != h[j].tsc {
+		return h[i].tsc < h[j].tsc
+	}
+	return h[i].seq < h[j].seq
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// plan decides, for every goroutine, which bytes go into its block.
+func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, Result, error) {
+	var res Result
+	// Group chunks by goroutine, keeping segment order inside a group.
+	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].goid < chunks[j].goid })
+	var plans []goPlan
+	var stack []uint32
+	for i := 0; i < len(chunks); {
+		j := i
+		for j < len(chunks) && chunks[j].goid == chunks[i].goid {
+			j++
+		}
+		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack)
+		if err != nil {
+			return nil, res, err
+		}
+		if len(gp.pieces) > 0 {
+			plans = append(plans, gp)
+		}
+		i = j
+	}
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].first < plans[j].first })
+	return plans, res, nil
+}
+
+func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32) (goPlan, error) {
+	gp := goPlan{goid: chunks[0].goid}
+	h := make(cursorHeap, 0, len(chunks))
+	for k, ch := range chunks {
+		c := &cursor{seq: k, seg: segs[ch.seg], segIdx: ch.seg, cpu: ch.cpu, base: ch.base, chunkEnd: ch.end}
+		c.d = fdr.NewBodyDecoder(segs[ch.seg][ch.start:ch.end], 5, int64(ch.start))
+		if err := c.advance(); err != nil {
+			return gp, err
+		}
+		if c.ok {
+			h = append(h, c)
+		}
+	}
+	heap.Init(&h)
+	stack := (*stackp)[:0]
+	defer func() { *stackp = stack[:0] }()
+	var outCPU uint16
+	var outBase uint64
+	haveState := false
+	for len(h) > 0 {
+		c := h[0]
+		// Take records from c while it stays the earliest; re-heap only on a switch.
+		for c.ok {
+			if len(h) > 1 && !lessNext(c, h) {
+				break
+			}
+			keep := c.tsc > p.After && (p.Before == 0 || c.tsc < p.Before)
+			if !keep {
+				res.Trimmed++
+			} else if c.isFunc {
+				switch c.action {
+				case fdr.Enter, fdr.EnterArgs:
+					stack = append(stack, c.funcID)
+				case fdr.Exit, fdr.TailExit:
+					if n := len(stack); n > 0 && stack[n-1] == c.funcID {
+						stack = stack[:n-1]
+					} else {
+						keep = false
+						res.UnmatchedExits++
+					}
+				}
+			}
+			if keep {
+				if !haveState || outCPU != c.cpu || outBase != c.base {
+					if haveState && outCPU != c.cpu {
+						gp.cpuSwitches++
+					}
+					gp.addState(c.cpu, c.base, haveState && outCPU == c.cpu)
+					if !haveState {
+						gp.first, gp.firstCPU = c.tsc, c.cpu
+					}
+					haveState = true
+				}
+				gp.addBytes(c.segIdx, c.off, c.n)
+				gp.maxRec = max(gp.maxRec, c.n)
+				if !c.typed {
+					gp.recBytes += c.n
+				}
+				outCPU, outBase = c.cpu, c.tsc
+				res.Records++
+			}
+			c.base = c.tsc
+			if err := c.advance(); err != nil {
+				return gp, err
+			}
+		}
+		if c.ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	return gp, nil
+}
+
+// lessNext reports whether c (at h[0]) still precedes the best other cursor.
+func lessNext(c *cursor, h cursorHeap) bool {
+	best := h[1]
+	if len(h) > 2 && h.Less(2, 1) {
+		best = h[2]
+	}
+	if c.tsc != best.tsc {
+		return c.tsc < best.tsc
+	}
+	return c.seq < best.seq
+}
+
+func (gp *goPlan) addState(cpu uint16, tsc uint64, wrap bool) {
+	gp.pieces = append(gp.pieces, piece{seg: -1, cpu: cpu, tsc: tsc, wrap: wrap})
+	gp.size += fdr.MetadataSize
+}
+
+func (gp *goPlan) addBytes(seg int32, off, n int) {
+	if k := len(gp.pieces) - 1; k >= 0 {
+		last := &gp.pieces[k]
+		if last.seg == seg && last.off+last.n == off {
+			last.n += n
+			gp.size += n
+			return
+		}
+	}
+	gp.pieces = append(gp.pieces, piece{seg: seg, off: off, n: n})
+	gp.size += n
+}

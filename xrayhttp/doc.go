@@ -1,0 +1,70 @@
+// Package xrayhttp serves the tracer over HTTP, in the style of
+// net/http/pprof:
+//
+//	GET /debug/xray/trace   a fresh snapshot of the trace (xray.WriteTo), as a
+//	                        file download for llvm-xray
+//	GET /debug/xray/stats   xray.Stats() as JSON
+//
+// Mount them on a mux of your choosing:
+//
+//	mux := http.NewServeMux()
+//	xrayhttp.Register(mux)
+//	go http.ListenAndServe("localhost:6060", mux)
+//
+// then fetch and read a trace:
+//
+//	curl -OJ localhost:6060/debug/xray/trace
+//	llvm-xray account -sort=sum -sortorder=dsc -top=10 xray-log.myprog.20250102T150405Z
+//
+// Trace and Stats are also exported as handler functions for other routers.
+// Both answer GET and HEAD; other methods get 405 Method Not Allowed with an
+// Allow header. Responses carry Cache-Control: no-store.
+//
+// # No registration on http.DefaultServeMux
+//
+// Unlike net/http/pprof, importing this package registers no handler on
+// http.DefaultServeMux: call Register. A blank import that silently exposes
+// endpoints on whatever server happens to use the default mux is pprof's
+// best-known footgun, and this one is worse: a trace download costs a full
+// snapshot encode and reveals which functions ran and when. Register panics,
+// like ServeMux.Handle, if the mux already has these paths.
+//
+// # expvar
+//
+// Importing the package publishes xray.Stats() as the expvar variable
+// "xray", in the same JSON form as /debug/xray/stats (StatsJSON). It is done
+// here rather than in package xray so that only programs that opted into
+// HTTP exposure import expvar, whose own init registers /debug/vars on
+// http.DefaultServeMux. The variable is evaluated only when read. If another
+// package already published "xray", that variable is left alone (expvar
+// would panic on the duplicate).
+//
+// # The trace download
+//
+// The snapshot is first written to an unlinked temporary file (in
+// os.TempDir(); in memory if no file can be created there), then sent with
+// a Content-Length. Two reasons:
+//
+//   - xray.WriteTo holds the runtime's flush lock while it writes; writing
+//     straight into the connection would let one slow or stalled client
+//     block Flush, Stop and signal-triggered flushes for as long as it
+//     likes. Spooling bounds that to the time of a local write.
+//   - A failed snapshot (tracing stopped meanwhile, a full disk) is known
+//     before the status line is sent, so the client gets a real error status
+//     instead of a 200 with a truncated file: 503 Service Unavailable when
+//     tracing is not running, 500 otherwise, each with a one-line text body.
+//
+// If reading the spooled snapshot back fails after the status line went out
+// (an I/O error on the temporary file), the failure is logged and the
+// connection is aborted (panic(http.ErrAbortHandler)), so the client sees a
+// transfer shorter than Content-Length, never a complete-looking corrupt
+// file. When tracing is off, the answer is 503 before any snapshot is
+// attempted. HEAD answers with the download headers but takes no snapshot.
+//
+// The file is named xray-log.<program>.<UTC time>, after compiler-rt's
+// xray-log.<program>.XXXXXX, with characters outside [A-Za-z0-9._+-] in the
+// program name replaced by '_'.
+//
+// Concurrent downloads are fine: snapshots run one at a time in the runtime
+// while recording goes on, and each response streams its own spool.
+package xrayhttp

@@ -1,0 +1,294 @@
+package xrayhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"expvar"
+	"io"
+	"log"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goxray/xray"
+)
+
+// Paths Register mounts.
+const (
+	TracePath = "/debug/xray/trace"
+	StatsPath = "/debug/xray/stats"
+)
+
+// ExpvarName is the expvar variable holding the statistics.
+const ExpvarName = "xray"
+
+func init() {
+	if expvar.Get(ExpvarName) == nil {
+		expvar.Publish(ExpvarName, expvar.Func(func() any { return NewStatsJSON(xray.Stats()) }))
+	}
+}
+
+// Register mounts Trace at TracePath and Stats at StatsPath on mux.
+func Register(mux *http.ServeMux) {
+	mux.HandleFunc(TracePath, Trace)
+	mux.HandleFunc(StatsPath, Stats)
+}
+
+// allowed answers 405 to anything but GET and HEAD.
+func allowed(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	textError(w, http.StatusMethodNotAllowed, "xray: method "+r.Method+" not allowed, use GET")
+	return false
+}
+
+func textError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, msg, code)
+}
+
+const notRunning = "xray: tracing is not running"
+
+// Trace serves a fresh snapshot of the trace as a file download; see the
+// package documentation for what happens when something fails.
+func Trace(w http.ResponseWriter, r *http.Request) {
+	if !allowed(w, r) {
+		return
+	}
+	if !xray.Stats().Running {
+		textError(w, http.StatusServiceUnavailable, notRunning)
+		return
+	}
+	if r.Method == http.MethodHead {
+		downloadHeaders(w.Header(), time.Now())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	serveSnapshot(w, r, xray.WriteTo)
+}
+
+// Hooks for tests: where snapshots are spooled, and where failures go.
+var (
+	newSpool = spoolToTemp
+	logf     = log.Printf
+)
+
+// serveSnapshot spools what write produces, then sends it.
+func serveSnapshot(w http.ResponseWriter, r *http.Request, write func(io.Writer) (int64, error)) {
+	sp := newSpool()
+	defer sp.Close()
+	n, err := write(sp)
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, xray.ErrNotRunning) {
+			code = http.StatusServiceUnavailable
+		}
+		textError(w, code, "xray: snapshot failed: "+oneLine(err.Error()))
+		return
+	}
+	src, err := sp.Reader()
+	if err != nil {
+		textError(w, http.StatusInternalServerError, "xray: snapshot spool: "+oneLine(err.Error()))
+		return
+	}
+	h := w.Header()
+	downloadHeaders(h, time.Now())
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	w.WriteHeader(http.StatusOK)
+
+	// Tell read errors (ours: abort) from write errors (the client went
+	// away: nothing to do).
+	er := &errReader{r: io.LimitReader(src, n)}
+	sent, err := io.Copy(w, er)
+	if er.err != nil || (err == nil && sent != n) {
+		cause := er.err
+		if cause == nil {
+			cause = io.ErrUnexpectedEOF
+		}
+		logf("xrayhttp: %s from %s: reading the spooled snapshot failed after %d of %d bytes: %v; aborting the response",
+			r.URL.Path, r.RemoteAddr, sent, n, cause)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// spool holds one snapshot between xray.WriteTo and the response.
+type spool interface {
+	io.Writer
+	// Reader returns the bytes written so far, from the start.
+	Reader() (io.Reader, error)
+	Close() error
+}
+
+// spoolToTemp spools to an unlinked temporary file, or to memory when no
+// file can be created.
+func spoolToTemp() spool {
+	f, err := os.CreateTemp("", "xrayhttp-*")
+	if err != nil {
+		return &memSpool{}
+	}
+	// Unlinked at once: the open descriptor keeps the data, and nothing is
+	// left behind whatever happens to the process.
+	os.Remove(f.Name())
+	return fileSpool{f}
+}
+
+type fileSpool struct{ *os.File }
+
+func (f fileSpool) Reader() (io.Reader, error) {
+	_, err := f.Seek(0, io.SeekStart)
+	return f.File, err
+}
+
+type memSpool struct{ bytes.Buffer }
+
+func (m *memSpool) Reader() (io.Reader, error) { return &m.Buffer, nil }
+func (m *memSpool) Close() error               { return nil }
+
+// downloadHeaders sets what makes the response a file download.
+func downloadHeaders(h http.Header, now time.Time) {
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], now)}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+}
+
+// fileName is xray-log.<program>.<UTC time>, safe in a header and a file
+// system.
+func fileName(argv0 string, now time.Time) string {
+	prog := filepath.Base(argv0)
+	if prog == "." || prog == ".." || prog == "/" {
+		prog = "program"
+	}
+	prog = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == '+' {
+			return r
+		}
+		return '_'
+	}, prog)
+	return "xray-log." + prog + "." + now.UTC().Format("20060102T150405Z")
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }
+
+// Stats serves xray.Stats() as JSON (StatsJSON).
+func Stats(w http.ResponseWriter, r *http.Request) {
+	if !allowed(w, r) {
+		return
+	}
+	b, err := json.MarshalIndent(NewStatsJSON(xray.Stats()), "", "  ")
+	if err != nil { // cannot happen: StatsJSON has only plain fields
+		textError(w, http.StatusInternalServerError, "xray: "+err.Error())
+		return
+	}
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+}
+
+// StatsJSON is the JSON form of xray.Statistics, with names that stay
+// stable whatever the Go fields are called. Durations appear twice: in
+// nanoseconds for programs and as a Go duration string for people.
+type StatsJSON struct {
+	Running bool `json:"running"`
+	// Started is RFC 3339 with nanoseconds; empty before the first Start.
+	Started string `json:"started,omitempty"`
+
+	Records uint64    `json:"records"`
+	Bytes   uint64    `json:"bytes"`
+	Drops   DropsJSON `json:"drops"`
+
+	BufferSize      int    `json:"buffer_size"`
+	BufferCount     int    `json:"buffer_count"`
+	BuffersRecycled uint64 `json:"buffers_recycled"`
+	RecycledRecords uint64 `json:"recycled_records"`
+
+	Flushes               uint64 `json:"flushes"`
+	FlushErrors           uint64 `json:"flush_errors"`
+	FlushedBytes          uint64 `json:"flushed_bytes"`
+	LastFlushNS           int64  `json:"last_flush_ns"`
+	LastFlush             string `json:"last_flush"`
+	LastFlushPath         string `json:"last_flush_path"`
+	LastError             string `json:"last_error"`
+	UnmatchedExits        uint64 `json:"unmatched_exits"`
+	TrimmedRecords        uint64 `json:"trimmed_records"`
+	TypedEventsDropped    uint64 `json:"typed_events_dropped"`
+	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
+
+	Clock             string `json:"clock"`
+	Frequency         uint64 `json:"frequency_hz"`
+	FrequencySource   string `json:"frequency_source"`
+	GoroutineIDSource string `json:"goroutine_id_source"`
+}
+
+// DropsJSON counts records not written, by reason.
+type DropsJSON struct {
+	Total          uint64 `json:"total"`
+	BadID          uint64 `json:"bad_id"`
+	Full           uint64 `json:"full"`
+	OversizedEvent uint64 `json:"oversized_event"`
+	EmptyEvent     uint64 `json:"empty_event"`
+	ArgsTruncated  uint64 `json:"args_truncated"`
+}
+
+// NewStatsJSON converts st.
+func NewStatsJSON(st xray.Statistics) StatsJSON {
+	j := StatsJSON{
+		Running: st.Running,
+		Records: st.Records,
+		Bytes:   st.Bytes,
+		Drops: DropsJSON{
+			Total:          st.Drops.Total(),
+			BadID:          st.Drops.BadID,
+			Full:           st.Drops.Full,
+			OversizedEvent: st.Drops.OversizedEvent,
+			EmptyEvent:     st.Drops.EmptyEvent,
+			ArgsTruncated:  st.Drops.ArgsTruncated,
+		},
+		BufferSize:            st.BufferSize,
+		BufferCount:           st.BufferCount,
+		BuffersRecycled:       st.BuffersRecycled,
+		RecycledRecords:       st.RecycledRecords,
+		Flushes:               st.Flushes,
+		FlushErrors:           st.FlushErrors,
+		FlushedBytes:          st.FlushedBytes,
+		LastFlushNS:           int64(st.LastFlush),
+		LastFlush:             st.LastFlush.String(),
+		LastFlushPath:         st.LastFlushPath,
+		LastError:             st.LastError,
+		UnmatchedExits:        st.UnmatchedExits,
+		TrimmedRecords:        st.TrimmedRecords,
+		TypedEventsDropped:    st.TypedEventsDropped,
+		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
+		Clock:                 st.Clock,
+		Frequency:             st.Frequency,
+		FrequencySource:       st.FrequencySource,
+		GoroutineIDSource:     st.GoroutineIDSource,
+	}
+	if !st.Started.IsZero() {
+		j.Started = st.Started.Format(time.RFC3339Nano)
+	}
+	return j
+}
