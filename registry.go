@@ -1,6 +1,12 @@
 package xray
 
-import "github.com/goxray/xray/runtime/registry"
+import (
+	"io"
+
+	"github.com/goxray/xray/runtime/registry"
+
+	xrt "github.com/goxray/xray/runtime"
+)
 
 // Register returns the id for name, assigning 1, 2, 3, … in order of first
 // registration; the same name always gets the same id. It is safe from
@@ -26,3 +32,10 @@ func Register(name string) ID { return ID(registry.Register(name)) }
 // (s.Handle), which the compiler wraps as "...Handle-fm". A name already
 // given to Register keeps its id. Anything but a non-nil func returns 0.
 func FuncOf(fn any) ID { return ID(registry.FuncOf(fn)) }
+
+// WriteMapTo writes the instrumentation map of every id registered so far
+// to w: an ELF object that llvm-xray takes as -instr_map to print names
+// (and file:line for FuncOf ids). Flush and Stop write it beside each
+// trace as <trace>.map; use WriteMapTo with WriteTo. Ids only grow, so a
+// map written after a trace covers it. It does not need tracing to be on.
+func WriteMapTo(w io.Writer) (int64, error) { return xrt.WriteMap(w) }

@@ -170,8 +170,13 @@ func TestFlushFileNameAndAtomicity(t *testing.T) {
 		}
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 5 {
-		t.Errorf("%d files in %s, want 5 (no temporaries left)", len(ents), dir)
+	if len(ents) != 10 {
+		t.Errorf("%d files in %s, want 5 traces and their maps (no temporaries left)", len(ents), dir)
+	}
+	for p := range seen {
+		if fi, err := os.Stat(p + ".map"); err != nil || fi.Size() == 0 {
+			t.Errorf("no map beside %s: %v", p, err)
+		}
 	}
 	var buf bytes.Buffer
 	n, err := WriteTo(&buf)

@@ -18,6 +18,8 @@ import (
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/flush"
+	"github.com/goxray/xray/runtime/instrmap"
+	"github.com/goxray/xray/runtime/registry"
 	"github.com/goxray/xray/runtime/tsc"
 )
 
@@ -92,6 +94,7 @@ type session struct {
 type flushCounters struct {
 	flushes, errors, bytes, unmatched, trimmed atomic.Uint64
 	typedDropped                               atomic.Uint64 // version 1 has no typed events
+	reconstructed                              atomic.Uint64
 	lastDur                                    atomic.Int64
 	lastErr                                    atomic.Pointer[string]
 	lastPath                                   atomic.Pointer[string]
@@ -259,13 +262,29 @@ func WriteTo(w io.Writer) (int64, error) {
 func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result, error) {
 	var res flush.Result
 	start := time.Now()
-	path, err := flush.WriteFile(cfg.Dir, "xray-log."+cfg.Program+".", func(w io.Writer) error {
+	// The map is built from the registry after the buffers were copied:
+	// every id in the copy was registered by then (ids only grow).
+	path, err := flush.WriteFiles(cfg.Dir, "xray-log."+cfg.Program+".", func(w io.Writer) error {
 		var err error
 		res, err = flush.Encode(w, snap, p)
+		return err
+	}, func(w io.Writer) error {
+		_, err := WriteMap(w)
 		return err
 	})
 	res.Duration = time.Since(start)
 	return path, res, err
+}
+
+// WriteMap writes the instrumentation map of every id registered so far:
+// the ELF object llvm-xray takes as -instr_map to print names.
+func WriteMap(w io.Writer) (int64, error) {
+	fs := registry.Funcs()
+	m := make([]instrmap.Func, len(fs))
+	for i, f := range fs {
+		m[i] = instrmap.Func{ID: f.ID, Name: f.Name, File: f.File, Line: f.Line}
+	}
+	return instrmap.Write(w, m)
 }
 
 // snapshot copies the buffers and fixes the file's parameters. Called with mu held.
@@ -327,6 +346,7 @@ func (s *session) account(res flush.Result, err error, path string) {
 	f.unmatched.Add(uint64(res.UnmatchedExits))
 	f.trimmed.Add(uint64(res.Trimmed))
 	f.typedDropped.Add(uint64(res.TypedEventsDropped))
+	f.reconstructed.Add(uint64(res.Reconstructed))
 	f.lastDur.Store(int64(res.Duration))
 	if path != "" {
 		f.lastPath.Store(&path)

@@ -66,6 +66,10 @@ type Stats struct {
 	// TypedEventsDropped counts, over all flushes, the typed events left
 	// out of version-1 files, which have no typed-event record.
 	TypedEventsDropped uint64
+	// ReconstructedEntries counts, over all flushes, the Entries written at
+	// the start of a window for calls that were open when it began (their
+	// own Entries were recycled): their durations are lower bounds.
+	ReconstructedEntries uint64
 	// FlushDiscardedBuffers counts buffers recycled while a flush copied them.
 	FlushDiscardedBuffers uint64
 
@@ -120,6 +124,7 @@ func (s *session) stats() Stats {
 	st.Flushes, st.FlushErrors, st.FlushedBytes = f.flushes.Load(), f.errors.Load(), f.bytes.Load()
 	st.UnmatchedExits, st.TrimmedRecords = f.unmatched.Load(), f.trimmed.Load()
 	st.TypedEventsDropped = f.typedDropped.Load()
+	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {

@@ -235,6 +235,7 @@ type StatsJSON struct {
 	UnmatchedExits        uint64 `json:"unmatched_exits"`
 	TrimmedRecords        uint64 `json:"trimmed_records"`
 	TypedEventsDropped    uint64 `json:"typed_events_dropped"`
+	ReconstructedEntries  uint64 `json:"reconstructed_entries"`
 	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
 
 	Clock             string `json:"clock"`
@@ -281,6 +282,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		UnmatchedExits:        st.UnmatchedExits,
 		TrimmedRecords:        st.TrimmedRecords,
 		TypedEventsDropped:    st.TypedEventsDropped,
+		ReconstructedEntries:  st.ReconstructedEntries,
 		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
 		Clock:                 st.Clock,
 		Frequency:             st.Frequency,

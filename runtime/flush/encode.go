@@ -36,6 +36,7 @@ type Result struct {
 	Records        int           // function records and events written
 	Trimmed        int           // records outside the window
 	UnmatchedExits int           // Exit/TailExit records with no open Entry of the same id
+	Reconstructed  int           // Entries written for calls open when the window began
 	Duration       time.Duration // set by the caller that timed the flush
 
 	// Version 1 only.
@@ -98,7 +99,7 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 	if v := p.Header.Version; v != 1 && v != 5 {
 		return Result{}, fmt.Errorf("flush: version %d: only versions 1 and 5 are written", v)
 	}
-	plans, res, err := planFile(segs, p)
+	plans, segs, res, err := planFile(segs, p)
 	if err != nil {
 		return res, err
 	}

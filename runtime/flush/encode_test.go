@@ -187,17 +187,33 @@ func TestEncodeWindowAndUnmatchedExits(t *testing.T) {
 	p0.fn(fdr.Exit, 2, 130) // window starts after this
 	p0.fn(fdr.Enter, 3, 140)
 	p0.fn(fdr.Exit, 3, 150)
-	p0.fn(fdr.Exit, 9, 155) // never entered
-	p0.fn(fdr.Exit, 1, 160) // entered before the window
+	p0.fn(fdr.Exit, 9, 155) // a call open when the window began…
+	p0.fn(fdr.Exit, 1, 160) // …inside another one
 	p0.fn(fdr.Enter, 4, 170)
+	p0.fn(fdr.Exit, 8, 175) // does not close the open call 4
 	p0.fn(fdr.Enter, 5, 180) // window ends before this
+
+	// A window cut after lost data: the open calls are reconstructed at
+	// its start, outermost first; the stray Exit is dropped.
 	f, res := encode(t, Params{After: 130, Before: 180}, &p0)
 	got := threads(t, f)[5]
-	want := []ev{enter(3, 140, 0), exit(3, 150, 0), enter(4, 170, 0)}
+	want := []ev{enter(1, 131, 0), enter(9, 131, 0), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if res.Trimmed != 4 || res.UnmatchedExits != 2 || res.Records != 3 {
+	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 7 {
+		t.Errorf("result %+v", res)
+	}
+
+	// Nothing lost (After 0): every Exit that does not close the innermost
+	// open call is dropped; nothing is made up.
+	f, res = encode(t, Params{Before: 180}, &p0)
+	got = threads(t, f)[5]
+	want = []ev{enter(1, 110, 0), enter(2, 120, 0), exit(2, 130, 0), enter(3, 140, 0), exit(3, 150, 0), exit(1, 160, 0), enter(4, 170, 0)}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if res.Trimmed != 1 || res.UnmatchedExits != 2 || res.Reconstructed != 0 || res.Records != 7 {
 		t.Errorf("result %+v", res)
 	}
 }

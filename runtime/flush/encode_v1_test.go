@@ -651,25 +651,29 @@ func TestEncodeV1WindowAndAnchors(t *testing.T) {
 	p0.fn(fdr.Exit, 2, 130) // window starts after this
 	p0.fn(fdr.Enter, 3, 140)
 	p0.fn(fdr.Exit, 3, 150)
-	p0.fn(fdr.Exit, 9, 155) // never entered
-	p0.fn(fdr.Exit, 1, 160) // entered before the window
+	p0.fn(fdr.Exit, 9, 155) // entered before the window: reconstructed
+	p0.fn(fdr.Exit, 1, 160) // entered before the window: reconstructed
 	p0.fn(fdr.Enter, 4, 170)
+	p0.fn(fdr.Exit, 8, 175) // does not close the open call 4: dropped
 	p0.fn(fdr.Enter, 5, 180) // window ends before this
 	p1.block(6, 1, 160)
 	p1.fn(fdr.Enter, 7, 165)
 	_, f, res := encodeV1(t, Params{After: 130, Before: 180}, v1Options{}, &p0, &p1)
 	got := threadsV1(t, f)
-	want := map[int32][]ev{5: {enter(3, 140, 0), exit(3, 150, 0), enter(4, 170, 0)}, 6: {enter(7, 165, 1)}}
+	want := map[int32][]ev{
+		5: {enter(1, 131, 0), enter(9, 131, 0), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)},
+		6: {enter(7, 165, 1)},
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if res.Trimmed != 4 || res.UnmatchedExits != 2 || res.Records != 4 {
+	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 8 {
 		t.Errorf("result %+v", res)
 	}
 	ths, _ := f.Threads()
 	for _, th := range ths {
-		if th.Events[0].TSC != 140 {
-			t.Errorf("thread %d starts at %d, want the minimum 140", th.TID, th.Events[0].TSC)
+		if th.Events[0].TSC != 131 {
+			t.Errorf("thread %d starts at %d, want the minimum 131", th.TID, th.Events[0].TSC)
 		}
 	}
 }

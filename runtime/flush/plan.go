@@ -27,11 +27,13 @@ import (
 // Pieces are version-5 record streams (events carry deltas). The version-1
 // writer decodes them again record by record (encode_v1.go).
 
-// planFile runs the whole planner over segs.
-func planFile(segs [][]byte, p Params) ([]goPlan, Result, error) {
+// planFile runs the whole planner over segs. It returns the segments the
+// pieces refer to: segs, plus one segment of records the planner made up
+// (the reconstructed entries, see planGoroutine) when there are any.
+func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 	chunks, err := index(segs)
 	if err != nil {
-		return nil, Result{}, err
+		return nil, segs, Result{}, err
 	}
 	return plan(segs, chunks, p)
 }
@@ -204,8 +206,9 @@ func (h *cursorHeap) Pop() any {
 }
 
 // plan decides, for every goroutine, which bytes go into its block.
-func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, Result, error) {
+func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, [][]byte, Result, error) {
 	var res Result
+	syn := &synthetic{seg: int32(len(segs))}
 	// Group chunks by goroutine, keeping segment order inside a group.
 	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].goid < chunks[j].goid })
 	var plans []goPlan
@@ -215,9 +218,9 @@ func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, Result, error) {
 		for j < len(chunks) && chunks[j].goid == chunks[i].goid {
 			j++
 		}
-		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack)
+		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack, syn)
 		if err != nil {
-			return nil, res, err
+			return nil, segs, res, err
 		}
 		if len(gp.pieces) > 0 {
 			plans = append(plans, gp)
@@ -225,10 +228,29 @@ func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, Result, error) {
 		i = j
 	}
 	sort.SliceStable(plans, func(i, j int) bool { return plans[i].first < plans[j].first })
-	return plans, res, nil
+	if len(syn.b) > 0 {
+		segs = append(segs[:len(segs):len(segs)], syn.b)
+	}
+	return plans, segs, res, nil
 }
 
-func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32) (goPlan, error) {
+// synthetic is the segment of records the planner writes itself.
+type synthetic struct {
+	seg int32 // its index, after the real segments
+	b   []byte
+}
+
+//
+// A window that begins after data was lost (Params.After > 0) begins in the
+// middle of calls: their Entries are gone, and their Exits come while the
+// goroutine has no open call in the window. Dropping those Exits would make
+// the calls inside them look like roots in every stack and flame graph, so
+// the planner reconstructs the frames instead: each such Exit is kept and
+// its Entry is written at the start of the window, outermost first (the
+// Exits come innermost first), at TSC After+1. Their durations are then
+// lower bounds, which is what is known. Any other Exit that does not close
+// the innermost open call is dropped and counted: llvm-xray refuses it.
+func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic) (goPlan, error) {
 	gp := goPlan{goid: chunks[0].goid}
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {
@@ -247,6 +269,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	var outCPU uint16
 	var outBase uint64
 	haveState := false
+	var opened []uint32 // Exits of calls entered before the window, innermost first
 	for len(h) > 0 {
 		c := h[0]
 		// Take records from c while it stays the earliest; re-heap only on a switch.
@@ -262,9 +285,12 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 				case fdr.Enter, fdr.EnterArgs:
 					stack = append(stack, c.funcID)
 				case fdr.Exit, fdr.TailExit:
-					if n := len(stack); n > 0 && stack[n-1] == c.funcID {
+					switch n := len(stack); {
+					case n > 0 && stack[n-1] == c.funcID:
 						stack = stack[:n-1]
-					} else {
+					case n == 0 && p.After > 0:
+						opened = append(opened, c.funcID)
+					default:
 						keep = false
 						res.UnmatchedExits++
 					}
@@ -300,7 +326,31 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			heap.Pop(&h)
 		}
 	}
+	if len(opened) > 0 {
+		gp.reconstruct(opened, p.After+1, syn)
+		res.Records += len(opened)
+		res.Reconstructed += len(opened)
+	}
 	return gp, nil
+}
+
+// reconstruct puts Entries for the calls in opened (innermost first) at the
+// front of the plan, at TSC t: a NewCPUId to t, then the Entries, then the
+// plan as it was, which starts with a NewCPUId of its own.
+func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic) {
+	off := len(syn.b)
+	for i := len(opened) - 1; i >= 0; i-- {
+		syn.b = fdr.AppendFunction(syn.b, fdr.Enter, opened[i], 0)
+	}
+	n := len(syn.b) - off
+	front := []piece{
+		{seg: -1, cpu: gp.firstCPU, tsc: t},
+		{seg: syn.seg, off: off, n: n},
+	}
+	gp.pieces = append(front, gp.pieces...)
+	gp.size += fdr.MetadataSize + n
+	gp.recBytes += n
+	gp.first = t
 }
 
 // lessNext reports whether c (at h[0]) still precedes the best other cursor.
