@@ -45,8 +45,8 @@ name=$(basename "$trace")
   echo "\$ llvm-xray account -instr_map=$name.map -sort=sum -sortorder=dsc -top=12 $name"
   "$xray" account -instr_map="$map" -sort=sum -sortorder=dsc -top=12 "$trace"
   echo
-  echo "\$ llvm-xray stack -instr_map=$name.map -aggregate-threads $name   (hottest stacks)"
-  "$xray" stack -instr_map="$map" -aggregate-threads "$trace" | sed -n '1,/^Top 10 Stacks by leaf count/p' | head -40
+  echo "\$ llvm-xray stack -instr_map=$name.map $name   (hottest stacks)"
+  "$xray" stack -instr_map="$map" "$trace" | sed -n '1,/^Top 10 Stacks by leaf count/p' | head -40
 } > "$out"
 cat "$out"
 
