@@ -190,7 +190,7 @@ func TestEncodeWindowAndUnmatchedExits(t *testing.T) {
 	p0.fn(fdr.Exit, 9, 155) // a call open when the window began…
 	p0.fn(fdr.Exit, 1, 160) // …inside another one
 	p0.fn(fdr.Enter, 4, 170)
-	p0.fn(fdr.Exit, 8, 175) // does not close the open call 4
+	p0.fn(fdr.Exit, 8, 175)  // does not close the open call 4
 	p0.fn(fdr.Enter, 5, 180) // window ends before this
 
 	// A window cut after lost data: the open calls are reconstructed at

@@ -654,7 +654,7 @@ func TestEncodeV1WindowAndAnchors(t *testing.T) {
 	p0.fn(fdr.Exit, 9, 155) // entered before the window: reconstructed
 	p0.fn(fdr.Exit, 1, 160) // entered before the window: reconstructed
 	p0.fn(fdr.Enter, 4, 170)
-	p0.fn(fdr.Exit, 8, 175) // does not close the open call 4: dropped
+	p0.fn(fdr.Exit, 8, 175)  // does not close the open call 4: dropped
 	p0.fn(fdr.Enter, 5, 180) // window ends before this
 	p1.block(6, 1, 160)
 	p1.fn(fdr.Enter, 7, 165)

@@ -240,7 +240,6 @@ type synthetic struct {
 	b   []byte
 }
 
-//
 // A window that begins after data was lost (Params.After > 0) begins in the
 // middle of calls: their Entries are gone, and their Exits come while the
 // goroutine has no open call in the window. Dropping those Exits would make
