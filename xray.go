@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"syscall"
+	"time"
 
 	"github.com/goxray/xray/runtime/buffer"
 
@@ -91,10 +92,45 @@ type Options struct {
 	// Program is the middle part of file names, xray-log.<Program>.XXXXXX;
 	// default: the executable's base name.
 	Program string
+	// FilePrefix starts file names; default "xray-log." (compiler-rt's
+	// xray_logfile_base).
+	FilePrefix string
+	// MinDuration erases calls shorter than it from the trace, as
+	// compiler-rt's func_duration_threshold_us does: an Exit that comes
+	// within MinDuration of its Entry, with nothing else recorded for the
+	// goroutine in between, removes the Entry and is not written; nests of
+	// short calls vanish whole. 0 (the default) keeps every call; a
+	// negative value keeps every call even if XRAY_FDR_OPTIONS sets a
+	// threshold. Calls with arguments, events or a CPU change inside are
+	// always kept. Recording takes the Go path in this mode (no assembly
+	// fast path), and Entries of calls still in progress show up in a flush
+	// only once something else is recorded on their P.
+	MinDuration time.Duration
+	// NoFinalFile makes Stop write no file (compiler-rt's no_file_flush).
+	NoFinalFile bool
+	// FlushOnExit writes a final file when the process gets SIGTERM or
+	// SIGINT, then lets the signal kill the process as it would have.
+	// Go has no atexit: this is for programs that do not handle those
+	// signals themselves; programs that do should call Stop on their way
+	// out.
+	FlushOnExit bool
+	// IgnoreEnv makes Start ignore XRAY_OPTIONS and XRAY_FDR_OPTIONS.
+	// Otherwise the environment fills the fields left zero (see env.go):
+	// built-in defaults < environment < Options.
+	IgnoreEnv bool
+
+	prefixSet bool // FilePrefix came from xray_logfile_base, even if empty
 }
 
 func (o Options) config() (xrt.Config, error) {
+	if !o.IgnoreEnv {
+		o = envDefaults(o)
+	}
 	c := xrt.Config{
+		FilePrefix:  o.FilePrefix,
+		MinDuration: max(o.MinDuration, 0),
+		NoFinalFile: o.NoFinalFile,
+		FlushOnExit: o.FlushOnExit,
 		Dir:         o.Dir,
 		Version:     o.Version,
 		BufferSize:  o.BufferSize,
@@ -144,6 +180,9 @@ func (o Options) config() (xrt.Config, error) {
 	}
 	if c.Program == "" {
 		c.Program = filepath.Base(os.Args[0])
+	}
+	if c.FilePrefix == "" && !o.prefixSet {
+		c.FilePrefix = "xray-log."
 	}
 	return c, nil
 }

@@ -79,3 +79,15 @@ func BenchmarkDisabled(b *testing.B) {
 		xray.Exit(1)
 	}
 }
+
+// BenchmarkEnterExitUnpatchedOther: Enter+Exit of a patched id while some
+// other id is unpatched, so the hot path consults the patch set.
+func BenchmarkEnterExitUnpatchedOther(b *testing.B) {
+	start(b)
+	xray.Unpatch(7)
+	defer xray.PatchAll()
+	for b.Loop() {
+		xray.Enter(1)
+		xray.Exit(1)
+	}
+}

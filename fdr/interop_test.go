@@ -97,26 +97,54 @@ func TestLLVMXRayInterop(t *testing.T) {
 	// Strict mode: every file ParseStrict accepts loads in llvm-xray with
 	// the same events. Files it rejects may or may not load; the table
 	// says which, and llvm-xray must agree.
+	strictGood := strictInteropFiles(t)
+	checkStrict := func(t *testing.T, file string, data []byte) {
+		f, err := ParseStrict(data)
+		if err != nil {
+			t.Fatalf("ParseStrict rejects a file meant to be valid: %v", err)
+		}
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := run(t, path, "fdr-dump", "-verify", file); err != nil {
+			t.Fatalf("ParseStrict accepts but `fdr-dump -verify` fails: %v\n%s", err, out)
+		}
+		out, err := run(t, path, "convert", "--sort=false", "--output-format=yaml", file)
+		if err != nil {
+			t.Fatalf("ParseStrict accepts but `convert` fails: %v\n%s", err, out)
+		}
+		compareYAML(t, f, out)
+	}
 	t.Run("strict accepted", func(t *testing.T) {
-		for i, gf := range strictInteropFiles(t) {
+		for i, gf := range strictGood {
 			t.Run(gf.name, func(t *testing.T) {
 				t.Parallel()
-				f, err := ParseStrict(gf.data)
-				if err != nil {
-					t.Fatalf("ParseStrict rejects a file meant to be valid: %v", err)
-				}
-				file := filepath.Join(dir, fmt.Sprintf("strict%02d.xray", i))
-				if err := os.WriteFile(file, gf.data, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if out, err := run(t, path, "fdr-dump", "-verify", file); err != nil {
-					t.Fatalf("ParseStrict accepts but `fdr-dump -verify` fails: %v\n%s", err, out)
-				}
-				out, err := run(t, path, "convert", "--sort=false", "--output-format=yaml", file)
-				if err != nil {
-					t.Fatalf("ParseStrict accepts but `convert` fails: %v\n%s", err, out)
-				}
-				compareYAML(t, f, out)
+				checkStrict(t, filepath.Join(dir, fmt.Sprintf("strict%02d.xray", i)), gf.data)
+			})
+		}
+	})
+
+	// Mutants: the good files with one to three random bytes changed,
+	// kept when ParseStrict still accepts them (changed payloads, ids,
+	// TSCs, thread ids, and sometimes a changed structure), so that the
+	// claim "strict accepts ⇒ llvm-xray loads it the same way" is also
+	// tested on files nobody designed.
+	t.Run("strict accepted mutants", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < 80; {
+			src := strictGood[rng.IntN(len(strictGood))]
+			data := cat(src.data)
+			for range 1 + rng.IntN(3) {
+				data[HeaderSize+rng.IntN(len(data)-HeaderSize)] = byte(rng.Uint32())
+			}
+			// Event data must stay printable for the YAML comparison.
+			if f, err := ParseStrict(data); err != nil || !printablePayloads(f) {
+				continue
+			}
+			i++
+			t.Run(fmt.Sprintf("%d of %s", i, src.name), func(t *testing.T) {
+				t.Parallel()
+				checkStrict(t, filepath.Join(dir, fmt.Sprintf("mutant%02d.xray", i)), data)
 			})
 		}
 	})
@@ -190,6 +218,23 @@ func strictInteropFiles(t *testing.T) []goodFile {
 		fs = append(fs, goodFile{fmt.Sprintf("round trip v1 seed %d", seed), data})
 	}
 	return fs
+}
+
+// printablePayloads reports whether every event payload of f is letters,
+// digits and spaces, which llvm-xray's YAML prints without escapes.
+func printablePayloads(f *File) bool {
+	evs, err := f.Events()
+	if err != nil {
+		return false
+	}
+	for _, e := range evs {
+		for _, c := range e.Data {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == ' ') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func run(t *testing.T, bin string, args ...string) ([]byte, error) {

@@ -32,6 +32,9 @@ func slowHook() {
 // EnterArgs records the entry of function id with its arguments: an
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).
 func EnterArgs(id uint32, args []uint64) {
+	if atomic.LoadPointer(&patches) != nil && unpatched(id) {
+		return
+	}
 	p := procPin()
 	if w := pinnedWriter(p); w != nil {
 		raceAcquire(w)

@@ -39,6 +39,17 @@ type Config struct {
 	FlushSignal os.Signal // nil: listen to none
 	Logf        func(format string, args ...any)
 	Program     string // the file name's middle part
+	// FilePrefix starts every file name, "xray-log." by default
+	// (compiler-rt's xray_logfile_base without its directory part).
+	FilePrefix string
+	// MinDuration erases calls shorter than it (see writer.rewind); 0 keeps
+	// every call.
+	MinDuration time.Duration
+	// NoFinalFile: Stop writes no file (compiler-rt's no_file_flush).
+	NoFinalFile bool
+	// FlushOnExit: on SIGTERM or SIGINT, Stop (writing the final file),
+	// then die of the signal as the process would have.
+	FlushOnExit bool
 }
 
 const (
@@ -81,7 +92,9 @@ type session struct {
 	tsc0       uint64
 	wall0      time.Time
 	maxPayload uint32
+	minTicks   uint64 // Config.MinDuration in ticks
 	stopSig    func()
+	stopExit   func()
 	started    time.Time
 	scratch    []byte // the last snapshot's copy, reused (under flushMu)
 
@@ -138,6 +151,10 @@ func Start(cfg Config) error {
 	}
 	s.tsc0, _ = now()
 	s.wall0 = time.Now()
+	if cfg.MinDuration > 0 {
+		s.minTicks = max(1, tsc.DurationToTicks(cfg.MinDuration, s.info.Frequency))
+	}
+
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
@@ -145,7 +162,8 @@ func Start(cfg Config) error {
 	}
 	writers.Store(set)
 	s.set.Store(set)
-	setFast(set, clockHook == nil && fastReady())
+	// The assembly path knows nothing of rewinding or test clocks.
+	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
 	cur = s
 	if cfg.FlushSignal != nil {
 		name := signalName(cfg.FlushSignal)
@@ -159,6 +177,13 @@ func Start(cfg Config) error {
 				cfg.Logf("flush on %s: wrote %s", name, path)
 			}
 		})
+	}
+	if cfg.FlushOnExit {
+		s.stopExit = flush.NotifyExit(func() {
+			if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+				cfg.Logf("stop on exit: %v", err)
+			}
+		}, syscall.SIGTERM, syscall.SIGINT)
 	}
 	lastStats.Store(nil)
 	state.Store(stateOn)
@@ -180,14 +205,33 @@ func Stop() error {
 	if s.stopSig != nil {
 		s.stopSig()
 	}
+	if s.stopExit != nil {
+		s.stopExit()
+	}
 	quiesce()
 	setFast(nil, false)
+	// Entries still erasable belong in the final file: nothing can erase
+	// them now.
+	for _, w := range s.set.Load().w {
+		raceAcquire(w)
+		if w.undo != 0 {
+			w.undo = 0
+			w.publish()
+		}
+		raceRelease(w)
+	}
 	snap, p := s.snapshot()
 	writers.Store(nil)
 	cur = nil
 	err := s.q.Close()
 	mu.Unlock()
 
+	if s.cfg.NoFinalFile {
+		st := s.stats()
+		st.Running = false
+		lastStats.Store(&st)
+		return err
+	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
 	st := s.stats()
@@ -264,7 +308,7 @@ func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result,
 	start := time.Now()
 	// The map is built from the registry after the buffers were copied:
 	// every id in the copy was registered by then (ids only grow).
-	path, err := flush.WriteFiles(cfg.Dir, "xray-log."+cfg.Program+".", func(w io.Writer) error {
+	path, err := flush.WriteFiles(cfg.Dir, cfg.FilePrefix+cfg.Program+".", func(w io.Writer) error {
 		var err error
 		res, err = flush.Encode(w, snap, p)
 		return err

@@ -20,7 +20,9 @@
 //     when GOMAXPROCS grows, nil while off;
 //   - a writer without a buffer has size 0, so the space check fails;
 //   - Stop sets state to off and then stops the world, which cannot happen
-//     while a goroutine is inside this routine.
+//     while a goroutine is inside this routine;
+//   - patches is nil while every id is patched, else an immutable patchSet
+//     (patch.go): an unpatched id returns at once, recording nothing.
 //
 // The clock is read first: RDTSCP waits for earlier instructions to finish
 // but not for later ones, so the loads below overlap its latency.
@@ -33,6 +35,10 @@
 	LEAL	-1(BX), R11 \
 	CMPL	R11, $0x0ffffffe \
 	JA	slow \
+	MOVQ	·patches(SB), R11 \
+	TESTQ	R11, R11 \
+	JNE	patched \
+back: \
 	RDTSCP \
 	SHLQ	$32, DX \
 	ORQ	DX, AX \
@@ -86,7 +92,21 @@
 	MOVQ	R12, (R11) \
 	RET \
 slow: \
-	JMP	SLOW(SB)
+	JMP	SLOW(SB) \
+patched: \
+	MOVQ	BX, R12 \
+	SHRQ	$6, R12 \
+	CMPQ	R12, patchSet_bits+8(R11) \
+	JAE	rest \
+	MOVQ	patchSet_bits(R11), R13 \
+	MOVQ	(R13)(R12*8), R13 \
+	BTQ	BX, R13 \
+	JCC	back \
+	RET \
+rest: \
+	CMPQ	patchSet_rest(R11), $0 \
+	JEQ	back \
+	RET
 
 // func Enter(id uint32)
 TEXT ·Enter(SB), NOSPLIT, $0-4

@@ -10,7 +10,6 @@ import (
 
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/runtime/flush"
 )
 
 // TestFastPathMatchesGoPath records the same calls once through the
@@ -102,23 +101,3 @@ func TestFastPathMatchesGoPath(t *testing.T) {
 	check("go", goRecs, b2, a2)
 }
 
-// parseSnapshot encodes the current buffers as a file and parses it.
-func parseSnapshot(t *testing.T) *fdr.File {
-	t.Helper()
-	mu.Lock()
-	segs, p := cur.snapshot()
-	mu.Unlock()
-	var b writeBuf
-	if _, err := flush.Encode(&b, segs, p); err != nil {
-		t.Fatal(err)
-	}
-	f, err := fdr.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-type writeBuf []byte
-
-func (w *writeBuf) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }

@@ -27,6 +27,7 @@ func config(t testing.TB) Config {
 		BufferCount: 64,
 		Mode:        buffer.FlightRecorder,
 		Program:     "rt",
+		FilePrefix:  "xray-log.",
 	}
 }
 

@@ -66,6 +66,9 @@ type Stats struct {
 	// TypedEventsDropped counts, over all flushes, the typed events left
 	// out of version-1 files, which have no typed-event record.
 	TypedEventsDropped uint64
+	// RewoundCalls counts calls erased because they were shorter than
+	// MinDuration.
+	RewoundCalls uint64
 	// ReconstructedEntries counts, over all flushes, the Entries written at
 	// the start of a window for calls that were open when it began (their
 	// own Entries were recycled): their durations are lower bounds.
@@ -118,6 +121,7 @@ func (s *session) stats() Stats {
 			st.Drops.OversizedEvent += w.drops[DropOversized].n.Load()
 			st.Drops.EmptyEvent += w.drops[DropEmptyEvent].n.Load()
 			st.Drops.ArgsTruncated += w.drops[DropArgs].n.Load()
+			st.RewoundCalls += w.rewound.n.Load()
 		}
 	}
 	f := &s.fl

@@ -40,7 +40,14 @@ type writer struct {
 	s     *session
 	p     int // the P this writer belongs to
 
-	drops [numDropReasons]dropCounter
+	// Short-call rewind (Config.MinDuration): the last undo records of the
+	// block are Entries that may still be erased. They are not published,
+	// so no flusher has seen them; entryTSC is the TSC of the last one.
+	undo     uint32
+	entryTSC uint64
+
+	drops   [numDropReasons]dropCounter
+	rewound dropCounter // calls erased by rewind
 	_     [64]byte // keep the next writer's hot fields off this line
 }
 
@@ -64,12 +71,16 @@ func function(id uint32, a fdr.Action) {
 		functionSlow(id, a)
 		return
 	}
+	if atomic.LoadPointer(&patches) != nil && unpatched(id) {
+		procUnpin()
+		return
+	}
 	w := set.w[p]
 	raceAcquire(w)
 	t, cpu := now()
 	g := asm.Goid()
 	d := t - w.last
-	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size {
+	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size && w.s.minTicks == 0 {
 		w.put64(w.pos, uint64(id)<<4|uint64(a)<<1|d<<32)
 		w.pos += fdr.FunctionSize
 		w.count++
@@ -112,6 +123,9 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 		w.drop(DropArgs)
 		args = args[:MaxArgs]
 	}
+	if (a == fdr.Exit || a == fdr.TailExit) && w.rewind(id, t, cpu, g) {
+		return
+	}
 	need := fdr.FunctionSize + uint32(len(args))*fdr.MetadataSize
 	t, ok := w.prepare(t, cpu, g, need)
 	if !ok {
@@ -127,7 +141,47 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 	}
 	w.count++
 	w.last = t
-	w.buf.Publish(w.pos, w.count)
+	if a == fdr.Enter && w.s.minTicks != 0 {
+		// Held back until it can no longer be erased (see rewind).
+		w.undo++
+		w.entryTSC = t
+	} else {
+		w.undo = 0
+	}
+	w.publish()
+}
+
+// publish makes every record but the erasable Entries visible to flushers.
+func (w *writer) publish() {
+	w.buf.Publish(w.pos-w.undo*fdr.FunctionSize, w.count-w.undo)
+}
+
+// rewind implements Config.MinDuration, compiler-rt's
+// func_duration_threshold_us: an Exit that comes less than minTicks after
+// its Entry, with nothing else written for the goroutine in between, erases
+// that Entry and is not written itself. The Entry before it may then be
+// erased in turn, so a nest of short calls vanishes; a call that moved to
+// another CPU, or around which anything else was written (an event, an
+// argument, another goroutine's block, a buffer switch), is kept.
+//
+// The erasable Entries were never published, so a flusher copying the
+// buffer at any moment never sees bytes that are taken back.
+func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
+	if w.undo == 0 || g != w.goid || cpu != w.cpu || t < w.entryTSC || t-w.entryTSC >= w.s.minTicks {
+		return false
+	}
+	prev := w.pos - fdr.FunctionSize
+	rec := binary.LittleEndian.Uint64(w.bytes(prev, 8))
+	if uint32(rec)>>4 != id || fdr.Action(rec>>1&7) != fdr.Enter {
+		return false // not its Entry: an unbalanced Exit is written as it is
+	}
+	// The Entry's delta leads back to the record before it, which is the
+	// previous erasable Entry if there is one.
+	w.pos, w.count, w.undo = prev, w.count-1, w.undo-1
+	w.last = w.entryTSC - rec>>32
+	w.entryTSC = w.last
+	w.rewound.n.Add(1)
+	return true
 }
 
 // event writes a custom (typed == false) or typed event.
@@ -148,7 +202,8 @@ func (w *writer) event(typed bool, typ uint16, data []byte, t uint64, cpu uint32
 	w.pos += fdr.MetadataSize + n
 	w.count++
 	w.last = t
-	w.buf.Publish(w.pos, w.count)
+	w.undo = 0
+	w.publish()
 }
 
 // prepare makes room for need bytes of body in a block of goroutine g whose
@@ -166,6 +221,11 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 		meta = preambleSize
 	case cpu != w.cpu || t-w.last > maxDelta:
 		meta = fdr.MetadataSize
+	}
+	if w.undo != 0 && (meta != 0 || w.pos+need > w.size) {
+		// Metadata between an Entry and its Exit keeps the call.
+		w.undo = 0
+		w.publish()
 	}
 	if w.pos+meta+need > w.size {
 		if !w.next(t) {

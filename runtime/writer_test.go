@@ -8,6 +8,7 @@ import (
 
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/flush"
 )
 
 // TestWriterBytesExact compares what the hot and slow paths put into a
@@ -82,3 +83,24 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 		t.Errorf("NewBuffer %x, want %x", b, want)
 	}
 }
+
+// parseSnapshot encodes the current buffers as a file and parses it.
+func parseSnapshot(t *testing.T) *fdr.File {
+	t.Helper()
+	mu.Lock()
+	segs, p := cur.snapshot()
+	mu.Unlock()
+	var b writeBuf
+	if _, err := flush.Encode(&b, segs, p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+type writeBuf []byte
+
+func (w *writeBuf) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }

@@ -1,8 +1,11 @@
 #!/bin/sh
 # fuzz.sh: run every Go fuzz target of the module for a bounded time each.
 #
-#   FUZZTIME   time per target, as go test -fuzztime takes it (default 20s)
-#   PKGS       packages to search for targets (default ./...)
+#   FUZZTIME          time per target, as go test -fuzztime takes it (default 20s)
+#   FUZZMINIMIZETIME  time to minimize each new input (default 5s): go test
+#                     also minimizes every new interesting input and stops
+#                     fuzzing meanwhile, so a long value wastes a short run
+#   PKGS              packages to search for targets (default ./...)
 #
 # A target that finds a failure makes the script exit 1 after the other
 # targets have run. go test leaves the failing input in
@@ -13,6 +16,7 @@ set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-20s}
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 PKGS=${PKGS:-./...}
 
 marker=$(mktemp)
@@ -24,7 +28,7 @@ for pkg in $($GO list $PKGS); do
 	for target in $targets; do
 		ran=$((ran + 1))
 		echo "== $pkg $target ($FUZZTIME)"
-		if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 30s "$pkg"; then
+		if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg"; then
 			failed="$failed $pkg.$target"
 		fi
 	done

@@ -236,6 +236,7 @@ type StatsJSON struct {
 	TrimmedRecords        uint64 `json:"trimmed_records"`
 	TypedEventsDropped    uint64 `json:"typed_events_dropped"`
 	ReconstructedEntries  uint64 `json:"reconstructed_entries"`
+	RewoundCalls          uint64 `json:"rewound_calls"`
 	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
 
 	Clock             string `json:"clock"`
@@ -283,6 +284,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		TrimmedRecords:        st.TrimmedRecords,
 		TypedEventsDropped:    st.TypedEventsDropped,
 		ReconstructedEntries:  st.ReconstructedEntries,
+		RewoundCalls:          st.RewoundCalls,
 		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
 		Clock:                 st.Clock,
 		Frequency:             st.Frequency,

@@ -238,7 +238,7 @@ var statsKeys = []string{
 	"flush_discarded_buffers", "flush_errors", "flushed_bytes", "flushes",
 	"frequency_hz", "frequency_source", "goroutine_id_source", "last_error",
 	"last_flush", "last_flush_ns", "last_flush_path", "reconstructed_entries", "records",
-	"recycled_records", "running", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
+	"recycled_records", "rewound_calls", "running", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
 }
 
 var dropKeys = []string{"args_truncated", "bad_id", "empty_event", "full", "oversized_event", "total"}

@@ -32,6 +32,7 @@ var rows = []row{
 	{bench: "EnterExit", what: "goxray on: `xray.Enter(id); xray.Exit(id)`"},
 	{bench: "EnterArgsExit", what: "goxray on, 2 args: `EnterArgs(id, a, b)` + `Exit`"},
 	{bench: "EnterExitParallel", what: "goxray on, parallel (per call on each P)", perP: true},
+	{bench: "EnterExitUnpatchedOther", what: "goxray on, another id unpatched (patch check)"},
 	{bench: "Event64", what: "goxray custom event, 64-byte payload"},
 	{bench: "Disabled", what: "goxray off: Enter+Exit while stopped"},
 	{bench: "TraceRegionFlightRecorder", what: "runtime/trace region, FlightRecorder on"},

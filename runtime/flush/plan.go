@@ -2,8 +2,8 @@ package flush
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/goxray/xray/fdr"
@@ -51,39 +51,37 @@ type chunk struct {
 // index finds the blocks of every segment.
 func index(segs [][]byte) ([]chunk, error) {
 	var chunks []chunk
-	var r fdr.Raw
 	for si, s := range segs {
-		d := fdr.NewBodyDecoder(s, 5, 0)
 		cur := -1 // index of the open chunk; -2 while inside a preamble
 		var goid uint64
-		for {
-			off := int(d.Offset())
-			err := d.Next(&r)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("flush: segment %d: %w", si, err)
-			}
-			if !r.IsMetadata {
+		for off := 0; off < len(s); {
+			b0 := s[off]
+			if b0&1 == 0 { // function record: the common case
 				if cur < 0 {
 					return nil, fmt.Errorf("flush: segment %d offset %d: record outside a block", si, off)
 				}
+				off += fdr.FunctionSize
 				continue
 			}
-			switch r.Kind {
+			n, err := recordSize(s, off)
+			if err != nil {
+				return nil, fmt.Errorf("flush: segment %d: %w", si, err)
+			}
+			switch fdr.MetadataKind(b0 >> 1) {
 			case fdr.KindNewBuffer:
 				if cur >= 0 {
 					chunks[cur].end = off
 				}
 				cur = -2
-				goid = uint64(uint32(r.TID)) | uint64(binaryHigh(s[off:]))<<32
+				goid = uint64(le32(s[off+1:])) | uint64(binaryHigh(s[off:]))<<32
 			case fdr.KindNewCPUId:
 				if cur == -2 {
-					chunks = append(chunks, chunk{goid: goid, seg: int32(si), start: off + r.Size, end: len(s), cpu: r.CPU, base: r.TSC})
+					chunks = append(chunks, chunk{goid: goid, seg: int32(si), start: off + n, end: len(s),
+						cpu: le16(s[off+1:]), base: le64(s[off+3:])})
 					cur = len(chunks) - 1
 				}
 			}
+			off += n
 		}
 		if cur >= 0 {
 			chunks[cur].end = len(s)
@@ -91,6 +89,34 @@ func index(segs [][]byte) ([]chunk, error) {
 	}
 	return chunks, nil
 }
+
+// recordSize returns the size of the metadata record at off in one of the
+// runtime's own streams (version-5 layouts), checking it fits.
+func recordSize(s []byte, off int) (int, error) {
+	if off+fdr.MetadataSize > len(s) {
+		return 0, fmt.Errorf("offset %d: truncated metadata record", off)
+	}
+	n := fdr.MetadataSize
+	switch fdr.MetadataKind(s[off] >> 1) {
+	case fdr.KindCustomEvent, fdr.KindTypedEvent:
+		size := int32(le32(s[off+1:]))
+		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
+			return 0, fmt.Errorf("offset %d: event size %d does not fit", off, size)
+		}
+		n += int(size)
+	case fdr.KindEndOfBuffer, fdr.KindBufferExtents:
+		return 0, fmt.Errorf("offset %d: unexpected %v", off, fdr.MetadataKind(s[off]>>1))
+	default:
+		if s[off]>>1 >= fdr.NumMetadataKinds {
+			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, s[off]>>1)
+		}
+	}
+	return n, nil
+}
+
+func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 // binaryHigh reads the high 32 bits of a goroutine id that the runtime keeps
 // in the unused payload bytes 5..8 of its NewBuffer records.
@@ -127,7 +153,7 @@ type cursor struct {
 	seq      int // tie-break: chunk order
 	seg      []byte
 	segIdx   int32
-	d        *fdr.Decoder
+	pos      int // next byte to decode
 	cpu      uint16
 	base     uint64 // state before the next record
 	ok       bool   // a record is pending
@@ -142,49 +168,52 @@ type cursor struct {
 
 // advance moves to the next function record or event of the chunk.
 func (c *cursor) advance() error {
-	var r fdr.Raw
 	c.ok = false
-	for {
-		off := int(c.d.Offset())
-		if off >= c.chunkEnd {
+	s := c.seg
+	for c.pos < c.chunkEnd {
+		off := c.pos
+		b0 := s[off]
+		if b0&1 == 0 {
+			if off+fdr.FunctionSize > c.chunkEnd {
+				return fmt.Errorf("flush: offset %d: truncated function record", off)
+			}
+			w := le32(s[off:])
+			c.ok, c.off, c.n, c.isFunc, c.typed = true, off, fdr.FunctionSize, true, false
+			c.action, c.funcID = fdr.Action(w>>1&7), w>>4
+			c.tsc = c.base + uint64(le32(s[off+4:]))
+			c.pos = off + fdr.FunctionSize
+			// CallArguments belong to the record before them.
+			for c.pos+fdr.MetadataSize <= c.chunkEnd && s[c.pos] == byte(fdr.KindCallArgument)<<1|1 {
+				c.pos += fdr.MetadataSize
+				c.n += fdr.MetadataSize
+			}
+			if c.action > fdr.EnterArgs {
+				return fmt.Errorf("flush: offset %d: function action %d", off, c.action)
+			}
 			return nil
 		}
-		if err := c.d.Next(&r); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
+		n, err := recordSize(s[:c.chunkEnd], off)
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
 		}
-		if r.IsMetadata {
-			switch r.Kind {
-			case fdr.KindNewCPUId:
-				c.cpu, c.base = r.CPU, r.TSC
-			case fdr.KindTSCWrap:
-				c.base = r.TSC
-			case fdr.KindCustomEvent, fdr.KindTypedEvent:
-				c.ok, c.off, c.n, c.isFunc = true, off, r.Size, false
-				c.typed = r.Kind == fdr.KindTypedEvent
-				c.tsc = c.base + uint64(int64(r.EventDelta))
-				return nil
-			case fdr.KindCallArgument:
-				return fmt.Errorf("flush: offset %d: CallArgument without a function record", off)
-			default:
-				return fmt.Errorf("flush: offset %d: unexpected %v inside a block", off, r.Kind)
-			}
-			continue
+		c.pos = off + n
+		switch kind := fdr.MetadataKind(b0 >> 1); kind {
+		case fdr.KindNewCPUId:
+			c.cpu, c.base = le16(s[off+1:]), le64(s[off+3:])
+		case fdr.KindTSCWrap:
+			c.base = le64(s[off+1:])
+		case fdr.KindCustomEvent, fdr.KindTypedEvent:
+			c.ok, c.off, c.n, c.isFunc = true, off, n, false
+			c.typed = kind == fdr.KindTypedEvent
+			c.tsc = c.base + uint64(int64(int32(le32(s[off+5:]))))
+			return nil
+		case fdr.KindCallArgument:
+			return fmt.Errorf("flush: offset %d: CallArgument without a function record", off)
+		default:
+			return fmt.Errorf("flush: offset %d: unexpected %v inside a block", off, kind)
 		}
-		c.ok, c.off, c.n, c.isFunc, c.typed = true, off, r.Size, true, false
-		c.action, c.funcID = r.Action, r.FuncID
-		c.tsc = c.base + uint64(r.Delta)
-		// CallArguments belong to the record before them.
-		for o := int(c.d.Offset()); o < c.chunkEnd && c.seg[o] == byte(fdr.KindCallArgument)<<1|1; o = int(c.d.Offset()) {
-			if err := c.d.Next(&r); err != nil {
-				return err
-			}
-			c.n += r.Size
-		}
-		return nil
 	}
+	return nil
 }
 
 type cursorHeap []*cursor
@@ -254,7 +283,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {
 		c := &cursor{seq: k, seg: segs[ch.seg], segIdx: ch.seg, cpu: ch.cpu, base: ch.base, chunkEnd: ch.end}
-		c.d = fdr.NewBodyDecoder(segs[ch.seg][ch.start:ch.end], 5, int64(ch.start))
+		c.pos = ch.start
 		if err := c.advance(); err != nil {
 			return gp, err
 		}
@@ -271,9 +300,19 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	var opened []uint32 // Exits of calls entered before the window, innermost first
 	for len(h) > 0 {
 		c := h[0]
-		// Take records from c while it stays the earliest; re-heap only on a switch.
+		// Take records from c while it stays the earliest; re-heap only on
+		// a switch. The other cursors do not move meanwhile, so the bound
+		// is computed once.
+		limTSC, limSeq := ^uint64(0), int(^uint(0)>>1)
+		if len(h) > 1 {
+			best := h[1]
+			if len(h) > 2 && h.Less(2, 1) {
+				best = h[2]
+			}
+			limTSC, limSeq = best.tsc, best.seq
+		}
 		for c.ok {
-			if len(h) > 1 && !lessNext(c, h) {
+			if c.tsc > limTSC || c.tsc == limTSC && c.seq > limSeq {
 				break
 			}
 			keep := c.tsc > p.After && (p.Before == 0 || c.tsc < p.Before)
@@ -315,6 +354,17 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 				res.Records++
 			}
 			c.base = c.tsc
+			// The common case inline: a plain function record next.
+			if pos := c.pos; pos+2*fdr.FunctionSize <= c.chunkEnd && c.seg[pos]&1 == 0 && c.seg[pos+fdr.FunctionSize] != callArgIntro {
+				w := le64(c.seg[pos:])
+				c.off, c.pos, c.n, c.isFunc, c.typed = pos, pos+fdr.FunctionSize, fdr.FunctionSize, true, false
+				c.action, c.funcID = fdr.Action(w>>1&7), uint32(w)>>4
+				c.tsc = c.base + w>>32
+				if c.action <= fdr.EnterArgs {
+					continue
+				}
+				c.pos = pos // let advance report it
+			}
 			if err := c.advance(); err != nil {
 				return gp, err
 			}
@@ -350,18 +400,6 @@ func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic) {
 	gp.size += fdr.MetadataSize + n
 	gp.recBytes += n
 	gp.first = t
-}
-
-// lessNext reports whether c (at h[0]) still precedes the best other cursor.
-func lessNext(c *cursor, h cursorHeap) bool {
-	best := h[1]
-	if len(h) > 2 && h.Less(2, 1) {
-		best = h[2]
-	}
-	if c.tsc != best.tsc {
-		return c.tsc < best.tsc
-	}
-	return c.seq < best.seq
 }
 
 func (gp *goPlan) addState(cpu uint16, tsc uint64, wrap bool) {

@@ -1,0 +1,175 @@
+package xray
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/xrayflags"
+	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/buffer"
+)
+
+func withEnv(t *testing.T, xo, fo string) {
+	t.Helper()
+	old := env
+	var ws []xrayflags.Warning
+	env, ws = xrayflags.Parse(xo, fo)
+	if len(ws) != 0 {
+		t.Fatalf("warnings: %v", ws)
+	}
+	t.Cleanup(func() { env = old })
+}
+
+func TestEnvironmentFillsZeroOptions(t *testing.T) {
+	withEnv(t, "xray_logfile_base=/var/tmp/traces/svc-",
+		"buffer_size=8192 buffer_max=4 func_duration_threshold_us=5 no_file_flush=true fdr_version=1 mode=fill flush_signal=none")
+	c, err := Options{}.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Dir != "/var/tmp/traces" || c.FilePrefix != "svc-" || c.BufferSize != 8192 || c.BufferCount != 4 ||
+		c.MinDuration != 5*time.Microsecond || !c.NoFinalFile || c.Version != 1 || c.Mode != buffer.Fill || c.FlushSignal != nil {
+		t.Errorf("config from the environment: %+v", c)
+	}
+	// Options win over the environment.
+	c, err = Options{Dir: "/x", FilePrefix: "p.", BufferSize: 4096, BufferCount: 9, MinDuration: -1, Version: 5,
+		FlushSignal: syscall.SIGUSR2}.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Dir != "/x" || c.FilePrefix != "p." || c.BufferSize != 4096 || c.BufferCount != 9 || c.MinDuration != 0 ||
+		c.Version != 5 || c.FlushSignal != syscall.SIGUSR2 {
+		t.Errorf("Options did not override the environment: %+v", c)
+	}
+	// IgnoreEnv: defaults only.
+	c, err = Options{IgnoreEnv: true}.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BufferSize != DefaultBufferSize || c.FilePrefix != "xray-log." || c.Version != 5 || c.MinDuration != 0 || c.FlushSignal != syscall.SIGUSR1 {
+		t.Errorf("IgnoreEnv config: %+v", c)
+	}
+	// "dir/" as the base: no prefix, files named <program>.XXXXXX.
+	withEnv(t, "xray_logfile_base=/tmp/", "")
+	if c, _ := (Options{}).config(); c.Dir != "/tmp" || c.FilePrefix != "" {
+		t.Errorf("xray_logfile_base=/tmp/: dir %q prefix %q", c.Dir, c.FilePrefix)
+	}
+}
+
+// The subprocess tests re-run this test binary with GOXRAY_TEST_CHILD set:
+// TestChildProcess then plays the traced program.
+func TestChildProcess(t *testing.T) {
+	switch os.Getenv("GOXRAY_TEST_CHILD") {
+	case "premain":
+		// Started by XRAY_OPTIONS before main (package init).
+		if !Stats().Running {
+			os.Stdout.WriteString("not running\n")
+			os.Exit(3)
+		}
+		Enter(1)
+		Exit(1)
+		if err := Stop(); err != nil {
+			os.Stdout.WriteString(err.Error())
+			os.Exit(4)
+		}
+		os.Stdout.WriteString("ok " + Stats().LastFlushPath + "\n")
+		os.Exit(0)
+	case "exit":
+		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), FlushOnExit: true, FlushSignal: NoSignal, Logf: quiet}); err != nil {
+			os.Exit(5)
+		}
+		Enter(2)
+		Enter(3)
+		Exit(3)
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Minute) // killed by the parent's SIGTERM
+		os.Exit(6)
+	}
+}
+
+func child(t *testing.T, mode string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
+	cmd.Env = append(os.Environ(), append(env, "GOXRAY_TEST_CHILD="+mode)...)
+	return cmd
+}
+
+func TestEnvironmentStartsTracingBeforeMain(t *testing.T) {
+	dir := t.TempDir()
+	cmd := child(t, "premain",
+		"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base="+dir+"/child-",
+		"XRAY_FDR_OPTIONS=flush_signal=none")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	path := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "ok "))
+	if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "child-") {
+		t.Fatalf("child wrote %q, want a child-* file in %s", path, dir)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fdr.Verify(data); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestEnvironmentBadFlagsWarnAndContinue(t *testing.T) {
+	cmd := child(t, "none", "XRAY_FDR_OPTIONS=bufer_size=10 buffer_max=abc")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, want := range []string{`unknown flag "bufer_size"`, "buffer_max"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestFlushOnExit: SIGTERM writes the final file, then the process dies of
+// the signal as it would have.
+func TestFlushOnExit(t *testing.T) {
+	bin := xraytool.Bin(t)
+	dir := t.TempDir()
+	cmd := child(t, "exit", "GOXRAY_TEST_DIR="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := stdout.Read(buf); err != nil || string(buf) != "ready\n" {
+		t.Fatalf("child said %q: %v", buf, err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("child ended with %v, want death by SIGTERM", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "xray-log.*"))
+	var trace string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".map") {
+			trace = f
+		}
+	}
+	if trace == "" {
+		t.Fatalf("no final file in %s: %v", dir, files)
+	}
+	tr := xraytool.Check(t, bin, trace)
+	if len(tr.Records) != 3 {
+		t.Errorf("%d records, want Enter 2, Enter 3, Exit 3", len(tr.Records))
+	}
+}

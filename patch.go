@@ -1,0 +1,22 @@
+package xray
+
+import xrt "github.com/goxray/xray/runtime"
+
+// Patch makes calls of id recorded again (every id starts patched), like
+// compiler-rt's __xray_patch_function. It takes effect at once on every
+// goroutine and works whether or not tracing is on.
+func Patch(id ID) { xrt.Patch(uint32(id)) }
+
+// Unpatch makes Enter, Exit, TailExit and EnterArgs of id record nothing,
+// without counting drops, until Patch(id) or PatchAll. A call unpatched
+// between its Enter and its Exit leaves an open call or an unmatched Exit,
+// which flushes handle as usual. The set of unpatched ids costs one bit per
+// id up to the largest one.
+func Unpatch(id ID) { xrt.Unpatch(uint32(id)) }
+
+// PatchAll records every id again.
+func PatchAll() { xrt.PatchAll() }
+
+// UnpatchAll ignores every id until Patch or PatchAll: tracing stays on
+// (events are still recorded) but no function record is written.
+func UnpatchAll() { xrt.UnpatchAll() }
