@@ -100,4 +100,3 @@ func TestFastPathMatchesGoPath(t *testing.T) {
 	check("fast", fastRecs, b1, a1)
 	check("go", goRecs, b2, a2)
 }
-

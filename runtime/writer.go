@@ -48,7 +48,7 @@ type writer struct {
 
 	drops   [numDropReasons]dropCounter
 	rewound dropCounter // calls erased by rewind
-	_     [64]byte // keep the next writer's hot fields off this line
+	_       [64]byte    // keep the next writer's hot fields off this line
 }
 
 // dropCounter is atomic because Stats reads it; it is only written on slow
