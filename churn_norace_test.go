@@ -1,0 +1,5 @@
+//go:build !race
+
+package xray
+
+const churnGoroutines = 1_000_000
