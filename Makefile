@@ -22,7 +22,7 @@ demo:
 	@scripts/demo.sh
 
 bench:
-	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5
+	@scripts/bench.sh
 
 lint: vet staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

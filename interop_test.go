@@ -38,6 +38,34 @@ type workload struct {
 	last     time.Time
 }
 
+// runWorkloads runs every workload on a goroutine of its own while another
+// flushes n times, every interval, and returns the files those flushes
+// wrote.
+func runWorkloads(t *testing.T, ws []*workload, n int, every time.Duration) []string {
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func(w *workload) { defer wg.Done(); w.run() }(w)
+	}
+	done := make(chan struct{})
+	var mid []string
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i++ {
+			time.Sleep(every)
+			path, err := Flush()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mid = append(mid, path)
+		}
+	}()
+	wg.Wait()
+	<-done
+	return mid
+}
+
 func (w *workload) run() {
 	w.goid = asm.Goid()
 	w.first = time.Now()
@@ -150,29 +178,10 @@ func TestInteropConcurrentWorkload(t *testing.T) {
 
 	const goroutines = 24
 	ws := make([]*workload, goroutines)
-	var wg sync.WaitGroup
 	for i := range ws {
 		ws[i] = &workload{r: rand.New(rand.NewSource(int64(i))), maxCalls: 400 + 40*i, sleepPct: 2, sleep: 40 * time.Millisecond}
-		wg.Add(1)
-		go func(w *workload) { defer wg.Done(); w.run() }(ws[i])
 	}
-	// Flushes while the writers write.
-	done := make(chan struct{})
-	var mid []string
-	go func() {
-		defer close(done)
-		for i := 0; i < 4; i++ {
-			time.Sleep(300 * time.Millisecond)
-			path, err := Flush()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mid = append(mid, path)
-		}
-	}()
-	wg.Wait()
-	<-done
+	mid := runWorkloads(t, ws, 4, 300*time.Millisecond)
 	path, err := Flush()
 	if err != nil {
 		t.Fatal(err)
@@ -407,32 +416,14 @@ func TestInteropVersion1ConcurrentWorkload(t *testing.T) {
 
 	const goroutines = 16
 	ws := make([]*workload, goroutines)
-	var wg sync.WaitGroup
 	for i := range ws {
 		w := &workload{r: rand.New(rand.NewSource(int64(1000 + i))), maxCalls: 300 + 40*i, sleepPct: 2, sleep: 30 * time.Millisecond}
 		if i == 0 {
 			w.maxCalls, w.sleepPct = 20_000, 0 // the long one
 		}
 		ws[i] = w
-		wg.Add(1)
-		go func(w *workload) { defer wg.Done(); w.run() }(w)
 	}
-	done := make(chan struct{})
-	var mid []string
-	go func() {
-		defer close(done)
-		for i := 0; i < 3; i++ {
-			time.Sleep(250 * time.Millisecond)
-			path, err := Flush()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mid = append(mid, path)
-		}
-	}()
-	wg.Wait()
-	<-done
+	mid := runWorkloads(t, ws, 3, 250*time.Millisecond)
 	before := Stats().TypedEventsDropped
 	path, err := Flush()
 	if err != nil {

@@ -91,3 +91,10 @@ func BenchmarkEnterExitUnpatchedOther(b *testing.B) {
 		xray.Exit(1)
 	}
 }
+
+// BenchmarkLoopOverhead: an empty b.Loop, the part of every row above that
+// is the benchmark's own.
+func BenchmarkLoopOverhead(b *testing.B) {
+	for b.Loop() {
+	}
+}

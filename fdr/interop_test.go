@@ -21,6 +21,12 @@ import (
 // fail `convert` (fdr-dump -verify misses several of them: empty files,
 // blocks ending at PID or WallClock, bad header type or version).
 //
+// It checks ParseStrict the same way for every file it accepts (versions
+// 1–5: hand-made, generated, round-trip encodings, the testdata files,
+// including runtime-written ones, and random mutants of those), and that
+// llvm-xray loads exactly those strictly invalid files the table says it
+// loads.
+//
 // The binary is $LLVM_XRAY, default "llvm-xray" (Debian's llvm 14; run it
 // again with LLVM_XRAY=llvm-xray-19 for the newer reader).
 func TestLLVMXRayInterop(t *testing.T) {

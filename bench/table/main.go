@@ -35,6 +35,7 @@ var rows = []row{
 	{bench: "EnterExitUnpatchedOther", what: "goxray on, another id unpatched (patch check)"},
 	{bench: "Event64", what: "goxray custom event, 64-byte payload"},
 	{bench: "Disabled", what: "goxray off: Enter+Exit while stopped"},
+	{bench: "LoopOverhead", what: "(an empty benchmark loop, included in every row)"},
 	{bench: "TraceRegionFlightRecorder", what: "runtime/trace region, FlightRecorder on"},
 	{bench: "TraceRegionFullTrace", what: "runtime/trace region, full trace to io.Discard"},
 	{bench: "CompilerRTFDR", what: "compiler-rt XRay FDR (clang -fxray-instrument)"},

@@ -101,6 +101,13 @@ func threads(t *testing.T, f *fdr.File) map[int32][]ev {
 		}
 		seen[b.TID] = true
 	}
+	return threadEvents(t, f)
+}
+
+// threadEvents returns each thread's events with the anchor removed,
+// checking that TSCs never decrease within a thread.
+func threadEvents(t *testing.T, f *fdr.File) map[int32][]ev {
+	t.Helper()
 	ths, err := f.Threads()
 	if err != nil {
 		t.Fatal(err)

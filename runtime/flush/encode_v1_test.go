@@ -126,32 +126,8 @@ func encodeV1(t *testing.T, p Params, o v1Options, segs ...*seg) ([]byte, *fdr.F
 	return data, f, res
 }
 
-// threadsV1 returns each thread's events with the anchor removed, checking
-// that TSCs never decrease within a thread.
-func threadsV1(t *testing.T, f *fdr.File) map[int32][]ev {
-	t.Helper()
-	ths, err := f.Threads()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32][]ev{}
-	for _, th := range ths {
-		var last uint64
-		var list []ev
-		for i, e := range th.Events {
-			if e.TSC < last {
-				t.Errorf("thread %d event %d: TSC %d < %d", th.TID, i, e.TSC, last)
-			}
-			last = e.TSC
-			if i == 0 && e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == AnchorPayload {
-				continue
-			}
-			list = append(list, ev{Type: e.Type, ID: e.FuncID, TSC: e.TSC, CPU: e.CPU, Args: e.Args, Data: string(e.Data)})
-		}
-		out[th.TID] = list
-	}
-	return out
-}
+// threadsV1 is threadEvents: a version-1 thread may span several blocks.
+func threadsV1(t *testing.T, f *fdr.File) map[int32][]ev { return threadEvents(t, f) }
 
 func testWall(tsc uint64) (uint64, uint32) {
 	return 1_700_000_000 + tsc/1_000_000, uint32(tsc % 1_000_000)

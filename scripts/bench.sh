@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make bench: every row of the overhead table from one invocation on this
+# machine: the Go benchmarks (-count ${COUNT:-10}) and the compiler-rt XRay
+# FDR harness, then benchstat's summary and the table with ratios to the
+# floor (bench/README.md shows the latest one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${COUNT:-10}
+if ! command -v clang++-19 >/dev/null 2>&1 || ! ls /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.xray-x86_64.a >/dev/null 2>&1; then
+  echo "error: the compiler-rt row needs clang-19 and its XRay runtime. Install them with:" >&2
+  echo "  apt-get update && apt-get install -y clang-19 libclang-rt-19-dev" >&2
+  exit 1
+fi
+mkdir -p bin
+clang++-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 -pthread bench/compilerrt/harness.cc -o bin/xray-harness
+out=bin/bench.txt
+{
+  echo "# $(date -u +%FT%TZ) $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version)"
+  go test -run '^$' -bench . -benchmem -count "$count" ./bench
+  # compiler-rt prints its own frequency warnings on stderr; keep them out.
+  XRAY_OPTIONS="patch_premain=false verbosity=0" bin/xray-harness "$count" 20000000 2>/dev/null
+} | tee "$out"
+echo
+go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out" || true
+echo
+go run ./bench/table < "$out"
