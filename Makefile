@@ -2,12 +2,15 @@
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 GOBIN := $(shell $(GO) env GOPATH)/bin
+# Time per fuzz target in make test (scripts/fuzz.sh); FUZZTIME=2m for a longer run.
+FUZZTIME ?= 15s
 
 .PHONY: test demo bench lint vet staticcheck race interop19
 
 # test: lint, then every test under the race detector against llvm-xray
-# (LLVM_XRAY, default llvm-xray), then the interop tests again against
-# llvm-xray-19 when it is installed.
+# (LLVM_XRAY, default llvm-xray), the whole suite again against
+# llvm-xray-19 when it is installed, cross-builds, and every fuzz target
+# for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
 test: lint
 	@scripts/need-llvm-xray.sh >/dev/null
 	$(GO) test -race -count=1 ./...
@@ -17,6 +20,7 @@ test: lint
 	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 demo:
 	@scripts/demo.sh

@@ -301,68 +301,118 @@ func threadsByBlock(t *testing.T, f *fdr.File) [][]ev {
 // TestEncodeRandomSchedules builds random schedules of goroutines over Ps
 // and checks every goroutine's events come out complete and in order.
 func TestEncodeRandomSchedules(t *testing.T) {
-	for seed := int64(1); seed <= 200; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewSource(seed))
-			nP, nG := 1+r.Intn(4), 1+r.Intn(6)
-			segs := make([]*seg, nP)
-			for i := range segs {
-				segs[i] = &seg{}
+	for seed := int64(1); seed <= 100; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkSchedule(t, seed, 300, 5) })
+	}
+}
+
+// FuzzEncodeSchedules: random schedules of goroutines over Ps, migrations,
+// CPU changes, arguments and events, encoded as version 5 and 1: the strict
+// reader takes both files and every goroutine's events come out whole.
+func FuzzEncodeSchedules(f *testing.F) {
+	f.Add(int64(1), uint16(300), uint8(5))
+	f.Add(int64(7), uint16(2000), uint8(50))
+	f.Fuzz(func(t *testing.T, seed int64, steps uint16, gmax uint8) {
+		checkSchedule(t, seed, int(steps%4000), int(gmax%64))
+	})
+}
+
+// randomSchedule lays out steps records of up to 1+gmax goroutines over up
+// to 4 Ps and returns the writers' segments and what each goroutine did.
+func randomSchedule(seed int64, steps, gmax int) ([]*seg, map[int32][]ev) {
+	r := rand.New(rand.NewSource(seed))
+	nP, nG := 1+r.Intn(4), 1+r.Intn(gmax+1)
+	segs := make([]*seg, nP)
+	for i := range segs {
+		segs[i] = &seg{}
+	}
+	cur := make([]uint64, nP) // goroutine whose block is open per P
+	want := map[int32][]ev{}
+	stacks := make([][]uint32, nG+1)
+	tsc := uint64(1000)
+	where := make([]int, nG+1)
+	for step := 0; step < steps; step++ {
+		g := 1 + r.Intn(nG)
+		if r.Intn(5) == 0 {
+			where[g] = r.Intn(nP) // migrate
+		}
+		p := where[g]
+		s := segs[p]
+		tsc += uint64(1 + r.Intn(50))
+		if r.Intn(500) == 0 {
+			tsc += 1 << 32 // a long pause: the delta needs a TSCWrap
+		}
+		cpu := uint16(p)
+		if cur[p] != uint64(g) {
+			s.block(uint64(g), cpu, tsc)
+			cur[p] = uint64(g)
+		}
+		tsc += uint64(r.Intn(3))
+		if tsc-s.last > 1<<31-1 {
+			s.wrap(tsc)
+		}
+		switch k := r.Intn(10); {
+		case k < 4 || len(stacks[g]) == 0:
+			id := uint32(1 + r.Intn(20))
+			stacks[g] = append(stacks[g], id)
+			if k == 0 {
+				s.fn(fdr.EnterArgs, id, tsc, uint64(step))
+				want[int32(g)] = append(want[int32(g)], ev{fdr.EventEnterArgs, id, tsc, s.cpu, []uint64{uint64(step)}, ""})
+			} else {
+				s.fn(fdr.Enter, id, tsc)
+				want[int32(g)] = append(want[int32(g)], enter(id, tsc, s.cpu))
 			}
-			cur := make([]uint64, nP) // goroutine whose block is open per P
-			want := map[int32][]ev{}
-			stacks := make([][]uint32, nG+1)
-			tsc := uint64(1000)
-			where := make([]int, nG+1)
-			for step := 0; step < 300; step++ {
-				g := 1 + r.Intn(nG)
-				if r.Intn(5) == 0 {
-					where[g] = r.Intn(nP) // migrate
-				}
-				p := where[g]
-				s := segs[p]
-				tsc += uint64(1 + r.Intn(50))
-				cpu := uint16(p)
-				if cur[p] != uint64(g) {
-					s.block(uint64(g), cpu, tsc)
-					cur[p] = uint64(g)
-					// another goroutine's segment on the same P interleaves
-				}
-				tsc += uint64(r.Intn(3))
-				switch k := r.Intn(10); {
-				case k < 4 || len(stacks[g]) == 0:
-					id := uint32(1 + r.Intn(20))
-					stacks[g] = append(stacks[g], id)
-					if k == 0 {
-						s.fn(fdr.EnterArgs, id, tsc, uint64(step))
-						want[int32(g)] = append(want[int32(g)], ev{fdr.EventEnterArgs, id, tsc, s.cpu, []uint64{uint64(step)}, ""})
-					} else {
-						s.fn(fdr.Enter, id, tsc)
-						want[int32(g)] = append(want[int32(g)], enter(id, tsc, s.cpu))
-					}
-				case k < 9:
-					id := stacks[g][len(stacks[g])-1]
-					stacks[g] = stacks[g][:len(stacks[g])-1]
-					s.fn(fdr.Exit, id, tsc)
-					want[int32(g)] = append(want[int32(g)], exit(id, tsc, s.cpu))
-				default:
-					s.cpuChange(cpu+10, tsc)
-					tsc++
-					s.ev(tsc, "e")
-					want[int32(g)] = append(want[int32(g)], ev{fdr.EventCustom, 0, tsc, s.cpu, nil, "e"})
-				}
+		case k < 9:
+			id := stacks[g][len(stacks[g])-1]
+			stacks[g] = stacks[g][:len(stacks[g])-1]
+			s.fn(fdr.Exit, id, tsc)
+			want[int32(g)] = append(want[int32(g)], exit(id, tsc, s.cpu))
+		default:
+			s.cpuChange(cpu+10, tsc)
+			tsc++
+			s.ev(tsc, "e")
+			want[int32(g)] = append(want[int32(g)], ev{fdr.EventCustom, 0, tsc, s.cpu, nil, "e"})
+		}
+	}
+	return segs, want
+}
+
+func checkSchedule(t *testing.T, seed int64, steps, gmax int) {
+	segs, want := randomSchedule(seed, steps, gmax)
+	f, res := encode(t, Params{}, segs...)
+	got := threads(t, f)
+	for g, w := range want {
+		if i := firstDiff(got[g], w); i >= 0 {
+			t.Fatalf("version 5, goroutine %d: %d events, want %d; first difference at %d", g, len(got[g]), len(w), i)
+		}
+	}
+	if res.UnmatchedExits != 0 || res.Goroutines != len(want) {
+		t.Errorf("result %+v, %d goroutines", res, len(want))
+	}
+	raw := make([][]byte, len(segs))
+	for i, s := range segs {
+		raw[i] = s.b
+	}
+	var out bytes.Buffer
+	p := Params{Header: fdr.Header{Version: 1, Type: 1, CycleFrequency: 1e9}, PID: 99}
+	if _, err := Encode(&out, raw, p); err != nil {
+		t.Fatal(err)
+	}
+	f1, err := fdr.ParseStrict(out.Bytes())
+	if err != nil {
+		t.Fatalf("version 1 file fails the strict reader: %v", err)
+	}
+	got1 := threadEvents(t, f1)
+	for g, w := range want {
+		// Version 1 custom events carry no CPU (llvm-xray reads reserved bytes).
+		for i := range w {
+			if w[i].Type == fdr.EventCustom {
+				w[i].CPU = got1[g][min(i, len(got1[g])-1)].CPU
 			}
-			f, res := encode(t, Params{}, segs...)
-			got := threads(t, f)
-			for g, w := range want {
-				if i := firstDiff(got[g], w); i >= 0 {
-					t.Fatalf("goroutine %d: %d events, want %d; first difference at %d", g, len(got[g]), len(w), i)
-				}
-			}
-			if res.UnmatchedExits != 0 || res.Goroutines != len(want) {
-				t.Errorf("result %+v, %d goroutines", res, len(want))
-			}
-		})
+		}
+		if i := firstDiff(got1[g], w); i >= 0 {
+			t.Fatalf("version 1, goroutine %d: %d events, want %d; first difference at %d", g, len(got1[g]), len(w), i)
+		}
 	}
 }
 
