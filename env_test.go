@@ -117,7 +117,7 @@ func TestEnvironmentStartsTracingBeforeMain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fdr.Verify(data); err != nil {
+	if err := fdr.VerifyStrict(data); err != nil {
 		t.Error(err)
 	}
 }

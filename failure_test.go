@@ -118,7 +118,7 @@ func TestFlushIntoUnwritableDirectories(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Flush after the directory was fixed: %v", err)
 			}
-			f, err := fdr.ParseFile(path)
+			f, err := fdr.ParseFileStrict(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestSignalStorm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fdr.Verify(data); err != nil {
+		if err := fdr.VerifyStrict(data); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 		if i%50 == 0 {
@@ -216,8 +216,8 @@ func TestStopAndFlushRace(t *testing.T) {
 					t.Error(err)
 				default:
 					flushed.Add(1)
-					if data, err := os.ReadFile(p); err != nil || fdr.Verify(data) != nil {
-						t.Errorf("%s: %v %v", p, err, fdr.Verify(data))
+					if data, err := os.ReadFile(p); err != nil || fdr.VerifyStrict(data) != nil {
+						t.Errorf("%s: %v %v", p, err, fdr.VerifyStrict(data))
 					}
 				}
 			}
@@ -266,8 +266,8 @@ func TestGoroutineChurn(t *testing.T) {
 		if i%(n/4) == 0 {
 			if p, err := Flush(); err != nil {
 				t.Fatal(err)
-			} else if data, err := os.ReadFile(p); err != nil || fdr.Verify(data) != nil {
-				t.Fatalf("%s: %v", p, fdr.Verify(data))
+			} else if data, err := os.ReadFile(p); err != nil || fdr.VerifyStrict(data) != nil {
+				t.Fatalf("%s: %v", p, fdr.VerifyStrict(data))
 			}
 		}
 	}
@@ -278,7 +278,7 @@ func TestGoroutineChurn(t *testing.T) {
 	}
 	goruntime.GC()
 	goruntime.ReadMemStats(&ms)
-	f, err := fdr.ParseFile(path)
+	f, err := fdr.ParseFileStrict(path)
 	if err != nil {
 		t.Fatal(err)
 	}

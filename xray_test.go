@@ -117,7 +117,7 @@ func TestBadInputIsDroppedAndCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fdr.ParseFile(path)
+	f, err := fdr.ParseFileStrict(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,8 @@ func TestFlushFileNameAndAtomicity(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	n, err := WriteTo(&buf)
-	if err != nil || n != int64(buf.Len()) || fdr.Verify(buf.Bytes()) != nil {
-		t.Errorf("WriteTo: n=%d len=%d err=%v verify=%v", n, buf.Len(), err, fdr.Verify(buf.Bytes()))
+	if err != nil || n != int64(buf.Len()) || fdr.VerifyStrict(buf.Bytes()) != nil {
+		t.Errorf("WriteTo: n=%d len=%d err=%v verify=%v", n, buf.Len(), err, fdr.VerifyStrict(buf.Bytes()))
 	}
 }
 
@@ -190,7 +190,7 @@ func verifyFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return fdr.Verify(b)
+	return fdr.VerifyStrict(b)
 }
 
 func TestFlushIntoMissingDirFailsAndTracingGoesOn(t *testing.T) {

@@ -293,9 +293,14 @@ func WriteTo(w io.Writer) (int64, error) {
 		flushMu.Unlock()
 		return 0, ErrNotRunning
 	}
-	snap, p, _ := s.snapshotInto(nil)
+	bufp := copyPool.Get().(*[]byte)
+	snap, p, buf := s.snapshotInto(*bufp)
 	mu.Unlock()
 	flushMu.Unlock()
+	defer func() {
+		*bufp = buf[:0]
+		copyPool.Put(bufp)
+	}()
 	start := time.Now()
 	res, err := flush.Encode(w, snap, p)
 	res.Duration = time.Since(start)
@@ -319,6 +324,11 @@ func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result,
 	res.Duration = time.Since(start)
 	return path, res, err
 }
+
+// copyPool holds WriteTo's buffer copies between calls: a service polled
+// over HTTP should not allocate (and make the collector clear) a window's
+// worth of memory per request.
+var copyPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // WriteMap writes the instrumentation map of every id registered so far:
 // the ELF object llvm-xray takes as -instr_map to print names.

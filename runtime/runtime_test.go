@@ -100,7 +100,7 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fdr.ParseFile(path)
+	f, err := fdr.ParseFileStrict(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestStressConcurrentFlushesAndRestarts(t *testing.T) {
 	var files []string
 	var mu sync.Mutex
 	check := func(data []byte, path string) {
-		if err := fdr.Verify(data); err != nil {
+		if err := fdr.VerifyStrict(data); err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
 	}

@@ -18,7 +18,7 @@ out=bin/bench.txt
   echo "# $(date -u +%FT%TZ) $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version)"
   go test -run '^$' -bench . -benchmem -count "$count" ./bench
   # compiler-rt prints its own frequency warnings on stderr; keep them out.
-  XRAY_OPTIONS="patch_premain=false verbosity=0" bin/xray-harness "$count" 20000000 2>/dev/null
+  XRAY_OPTIONS="patch_premain=false xray_mode=xray-fdr verbosity=0" bin/xray-harness "$count" 20000000 2>/dev/null
 } | tee "$out"
 echo
 go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out" || true

@@ -117,7 +117,7 @@ func checkDownload(t *testing.T, resp *http.Response, body []byte) map[uint32]in
 	if err != nil || disp != "attachment" || !fileNameRE.MatchString(name) {
 		t.Fatalf("Content-Disposition %q: %v", resp.Header.Get("Content-Disposition"), err)
 	}
-	if err := fdr.Verify(body); err != nil {
+	if err := fdr.VerifyStrict(body); err != nil {
 		t.Fatalf("fdr.Verify: %v", err)
 	}
 	f, err := fdr.Parse(body)
