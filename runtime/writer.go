@@ -60,7 +60,8 @@ type dropCounter struct{ n atomic.Uint64 }
 //     other code runs on this P until procUnpin;
 //   - w.size == 0 whenever w has no buffer, so the space check fails;
 //   - every record is published (buf.Publish) after its bytes are written,
-//     so a concurrent flusher never reads past a complete record;
+//     so a concurrent flusher never reads past a complete record (with
+//     MinDuration, trailing erasable Entries are held back: see rewind);
 //   - TSCs written into one buffer never decrease (prepare clamps them), so
 //     every delta fits the unsigned field and each block is in time order.
 func function(id uint32, a fdr.Action) {
