@@ -46,8 +46,13 @@ func fastSource() string {
 	if atomic.LoadUint32(&fastOK) != 0 {
 		return "assembly (" + asm.SchedSource() + ")"
 	}
-	if !fastPath {
-		return "Go (no assembly fast path in this build)"
+	switch {
+	case !fastPath:
+		return "Go (no assembly fast path in this build: other architecture, -race or purego)"
+	case fastBroken.Load():
+		return "Go (the assembly fast path was turned off: its P offsets disagreed with procPin)"
+	case !asm.HasRDTSCP():
+		return "Go (no RDTSCP)"
 	}
-	return "Go (" + asm.SchedSource() + ")"
+	return "Go (" + asm.SchedSource() + "; or MinDuration or a test clock is in use)"
 }

@@ -4,6 +4,7 @@ package runtime
 
 import (
 	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +49,9 @@ func TestFastPathMatchesGoPath(t *testing.T) {
 		defer Stop()
 		if !fast {
 			setFast(writers.Load(), false)
+		}
+		if p := ReadStats().RecordPath; strings.HasPrefix(p, "assembly") != fast {
+			t.Errorf("fast=%v: RecordPath %q", fast, p)
 		}
 		Enter(1) // takes the Go path: first buffer and block
 		slowCalls.Store(0)

@@ -80,6 +80,10 @@ type Stats struct {
 	Frequency         uint64 // ticks per second in file headers
 	FrequencySource   string
 	GoroutineIDSource string
+	// RecordPath says how Enter and Exit record: "assembly (…)" for the
+	// fast path, or "Go (…)" with the reason (no assembly in this build,
+	// the race detector, MinDuration, or the offsets check that failed).
+	RecordPath string
 }
 
 // ReadStats returns the statistics.
@@ -106,6 +110,7 @@ func (s *session) stats() Stats {
 		Frequency:         s.info.Frequency,
 		FrequencySource:   s.info.FrequencySource,
 		GoroutineIDSource: asm.GoidSource(),
+		RecordPath:        fastSource(),
 	}
 	if clockHook != nil {
 		st.Clock = "test clock"

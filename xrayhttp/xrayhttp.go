@@ -237,6 +237,7 @@ type StatsJSON struct {
 	TypedEventsDropped    uint64 `json:"typed_events_dropped"`
 	ReconstructedEntries  uint64 `json:"reconstructed_entries"`
 	RewoundCalls          uint64 `json:"rewound_calls"`
+	RecordPath            string `json:"record_path"`
 	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
 
 	Clock             string `json:"clock"`
@@ -285,6 +286,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		TypedEventsDropped:    st.TypedEventsDropped,
 		ReconstructedEntries:  st.ReconstructedEntries,
 		RewoundCalls:          st.RewoundCalls,
+		RecordPath:            st.RecordPath,
 		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
 		Clock:                 st.Clock,
 		Frequency:             st.Frequency,
