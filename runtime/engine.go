@@ -432,7 +432,7 @@ func (s *session) bufferExhausted(t uint64) {
 }
 
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether
-// the caller should retry its record.
+// the caller should retry its record: true unless tracing stopped.
 func growWriters() bool {
 	growMu.Lock()
 	defer growMu.Unlock()
@@ -441,11 +441,13 @@ func growWriters() bool {
 	mu.Unlock()
 	old := writers.Load()
 	if s == nil || old == nil {
-		return false
+		return false // stopped: the record is not wanted
 	}
 	n := goruntime.GOMAXPROCS(0)
 	if n <= len(old.w) {
-		return false
+		// Another caller grew the set first: retry with it. (Saying "no"
+		// here once lost records whose P was added by someone else.)
+		return true
 	}
 	set := &writerSet{w: make([]*writer, n)}
 	copy(set.w, old.w)
@@ -453,7 +455,7 @@ func growWriters() bool {
 		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
 	}
 	if !writers.CompareAndSwap(old, set) {
-		return false
+		return true // Stop and Start replaced the set meanwhile: retry with theirs
 	}
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	s.set.Store(set)

@@ -260,7 +260,9 @@ func TestGOMAXPROCSChangesWhileTracing(t *testing.T) {
 		}
 	}
 	if calls != int(st.Records) {
-		t.Errorf("llvm-xray shows %d function records, want %d", calls, st.Records)
+		after := ReadStats()
+		t.Errorf("llvm-xray shows %d function records, want %d (unmatched %d, trimmed %d, reconstructed %d)",
+			calls, st.Records, after.UnmatchedExits, after.TrimmedRecords, after.ReconstructedEntries)
 	}
 }
 
