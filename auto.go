@@ -1,0 +1,66 @@
+package xray
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/goxray/xray/runtime/registry"
+)
+
+// The functions below are called by code that `goxray build`, `goxray
+// test` and `goxray run` insert into rewritten copies of a program's
+// sources (see internal/instrument). They are exported only because that
+// code lives in the user's packages; programs do not call them.
+
+// RegisterTable registers the functions of one automatically instrumented
+// source file and stores their ids in ids, in table order. table holds one
+// line per function, "name\tline\n", all declared in file. It runs from
+// the initializer of a package-level array that every instrumented
+// function of the file reads, so Go's initialization order assigns the
+// ids before any of those functions can run, including from other
+// package-level initializers. A malformed table is a bug in the generator:
+// it panics at initialization rather than trace under wrong names.
+func RegisterTable(ids []ID, file, table string) {
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	if table == "" {
+		lines = nil
+	}
+	if len(lines) != len(ids) {
+		panic(fmt.Sprintf("xray: instrumentation table of %s: %d entries for %d ids", file, len(lines), len(ids)))
+	}
+	fs := make([]registry.Func, len(lines))
+	for i, l := range lines {
+		name, ln, ok := strings.Cut(l, "\t")
+		n, err := strconv.Atoi(ln)
+		if !ok || err != nil || name == "" {
+			panic(fmt.Sprintf("xray: instrumentation table of %s: bad entry %q", file, l))
+		}
+		fs[i] = registry.Func{Name: name, File: file, Line: n}
+	}
+	raw := make([]uint32, len(fs))
+	registry.RegisterAll(fs, raw)
+	for i, id := range raw {
+		ids[i] = ID(id)
+	}
+}
+
+// AutoStop stops tracing, writing the final file, if tracing is on. The
+// instrumenter defers it at the top of main.main and of TestMain (its own
+// or the user's), so that a program traced by XRAY_OPTIONS alone leaves a
+// file when it returns from main, as compiler-rt's does at exit. Errors
+// other than "not running" are printed on standard error.
+func AutoStop() {
+	if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+		fmt.Fprintf(os.Stderr, "xray: final flush: %v\n", err)
+	}
+}
+
+// AutoExit is AutoStop for the argument of os.Exit in main.main and
+// TestMain: os.Exit(code) becomes os.Exit(xray.AutoExit(code)).
+func AutoExit(code int) int {
+	AutoStop()
+	return code
+}

@@ -1,0 +1,44 @@
+package xray
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/goxray/xray/runtime/registry"
+)
+
+func TestRegisterTable(t *testing.T) {
+	var ids [3]ID
+	RegisterTable(ids[:], "/src/auto.go", "autotest.F\t3\nautotest.(*T).M\t7\nautotest.F.func1\t4\n")
+	for i, want := range []struct {
+		name string
+		line int
+	}{{"autotest.F", 3}, {"autotest.(*T).M", 7}, {"autotest.F.func1", 4}} {
+		f, ok := registry.Lookup(uint32(ids[i]))
+		if !ok || f.Name != want.name || f.Line != want.line || f.File != "/src/auto.go" {
+			t.Errorf("id %d: %+v, want %s:%d", ids[i], f, want.name, want.line)
+		}
+	}
+	var none [0]ID
+	RegisterTable(none[:], "/src/empty.go", "")
+}
+
+func TestRegisterTableRejectsBadTables(t *testing.T) {
+	for _, tab := range []string{"autotest.G\n", "autotest.G\tx\n", "\t3\n", "a\t1\nb\t2\n"} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(r.(string), "instrumentation table") {
+					t.Errorf("table %q: recover() = %v", tab, r)
+				}
+			}()
+			var ids [1]ID
+			RegisterTable(ids[:], "/src/bad.go", tab)
+		}()
+	}
+}
+
+func TestAutoExitWithoutTracing(t *testing.T) {
+	if got := AutoExit(3); got != 3 {
+		t.Errorf("AutoExit(3) = %d", got)
+	}
+}

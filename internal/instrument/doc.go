@@ -1,0 +1,74 @@
+// Package instrument rewrites Go source so that every function worth
+// tracing records its entry and exit with goxray: Go source in,
+// instrumented source and a function table out. It is what `goxray
+// build`, `goxray test` and `goxray run` apply to the main module's
+// packages before handing the rewritten copies to the go command through
+// -overlay; it never writes a file itself.
+//
+// # Contract
+//
+// Package takes the files of one compiled package in compile order (the
+// package's .go files sorted by name, then its _test.go files for the
+// internal test variant; an external _test package is a call of its own)
+// and returns, for each file, its rewritten source (nil when nothing in it
+// changed) and the functions instrumented in it. The rewrite only inserts
+// text; every byte of the original stays where it was relative to its
+// line, so build constraints, go: directives, cgo preambles, comments and
+// line numbers are unchanged, and a /*line :L:C*/ directive after each
+// insertion restores the column of what follows. Panics, runtime.Caller,
+// test failures and coverage profiles therefore report the original
+// file:line:column.
+//
+// In each instrumented function body the rewrite inserts, on the line of
+// the opening brace,
+//
+//	__xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]);
+//
+// where __xray is the file's import of github.com/goxray/xray and
+// __xray_ids_F a package-level array appended at the end of the file. The
+// array's initializer registers the file's table with xray.RegisterTable;
+// since every instrumented function reads the array, Go's package
+// initialization order computes it before any initializer that can reach
+// one of those functions runs. Exit is deferred first, so it runs after
+// every deferred call of the function, also while a panic unwinds: a
+// recovered or unrecovered panic records the Exit of every instrumented
+// frame it leaves. recover, named results set by deferred calls, and
+// goroutines behave as before.
+//
+// # What is instrumented
+//
+// Every function declaration, method and function literal with a body,
+// except:
+//   - bodies smaller than Config.Threshold (size = number of syntax nodes
+//     in the body, the unit of Go's inlining budget), unless the
+//     declaration's doc comment holds //xray:always;
+//   - declarations whose doc comment holds //xray:never, and the function
+//     literals inside them;
+//   - declarations carrying a //go: directive other than //go:noinline
+//     (nosplit, systemstack, norace, …: code that must not grow a call or
+//     a defer);
+//   - functions named _, bodiless declarations (assembly, linkname pulls);
+//   - files that import "C" (cgo), and generated files ("// Code generated
+//     … DO NOT EDIT." before the package clause) unless
+//     Config.Generated.
+//
+// # Names
+//
+// Names are the linker's symbol names, as runtime.FuncForPC, pprof and
+// panics print them: path.F, path.T.M, path.(*T).M, path.F.func1,
+// path.F.func1.2 (nested literal), path.init.0 (the first init function),
+// path.init.func1 (a literal in a package-level initializer), and generic
+// code once per declaration, as the runtime names every instantiation:
+// path.F[...], path.(*T[...]).M. path is the import path with the
+// linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for
+// a command, path_test for an external test package. A literal inside a
+// function that the compiler inlines elsewhere runs under the inlining
+// caller's name; its trace id keeps the name of its source position.
+//
+// # Exit hooks
+//
+// With Config.ExitHooks, main.main and every TestMain defer xray.AutoStop,
+// and each os.Exit(code) in package main and in _test.go files becomes
+// os.Exit(xray.AutoExit(code)), so that a program traced by XRAY_OPTIONS
+// writes its final file when it ends, as compiler-rt's does at exit.
+package instrument

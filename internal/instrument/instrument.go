@@ -1,0 +1,405 @@
+package instrument
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"hash/fnv"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ImportPath is the package the inserted code calls.
+const ImportPath = "github.com/goxray/xray"
+
+// DefaultThreshold is Config.Threshold's default: see bench/README.md
+// ("Automatic instrumentation") for the measurement behind it.
+const DefaultThreshold = 40
+
+// Config says what to instrument.
+type Config struct {
+	// Threshold is the smallest body size, in syntax nodes, that gets
+	// instrumented; 0 instruments every body. Directives override it.
+	Threshold int
+	// Generated instruments generated files too.
+	Generated bool
+	// ExitHooks adds the final flush to main.main, TestMain and the
+	// os.Exit calls of package main and test files (see the package doc).
+	ExitHooks bool
+}
+
+// File is one source file of a package.
+type File struct {
+	Path string // where the go command reads it; also the name in errors
+	// Name is the file name recorded in the function table (what
+	// runtime.Caller reports: the absolute path, or the trimmed one
+	// under -trimpath); Path when empty.
+	Name string
+	Src  []byte
+}
+
+// Func is one instrumented function.
+type Func struct {
+	Name string // linker symbol name, e.g. example.com/p.(*T).M
+	Line int    // line of its func keyword
+	Size int    // body size in syntax nodes
+}
+
+// Result is the outcome for one file.
+type Result struct {
+	Path  string
+	Src   []byte // the rewritten file; nil when the file is unchanged
+	Funcs []Func // in table order (the order of the inserted ids)
+	// Skipped counts functions left alone, by reason ("threshold",
+	// "xray:never", "go: directive", "generated", "cgo").
+	Skipped map[string]int
+}
+
+// Package rewrites the files of one package, given in compile order.
+// importPath is the package's import path ("main" is derived from the
+// package clause); files that do not parse are an error, since the go
+// command would reject them too.
+func Package(importPath string, files []File, cfg Config) ([]Result, error) {
+	fset := token.NewFileSet()
+	p := &pkgState{cfg: cfg, importPath: importPath}
+	out := make([]Result, len(files))
+	for i, f := range files {
+		af, err := parser.ParseFile(fset, f.Path, f.Src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.file(fset, af, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// pkgState carries the counters the compiler numbers across a package's
+// files: init functions and literals in package-level initializers.
+type pkgState struct {
+	cfg        Config
+	importPath string
+	inits      int
+	globLits   int
+}
+
+var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+type edit struct {
+	off  int
+	text string
+	seq  int // keeps insertions at one offset in the order they were made
+}
+
+type fileState struct {
+	*pkgState
+	fset    *token.FileSet
+	tf      *token.File
+	src     []byte
+	prefix  string // symbol prefix: escaped import path, "main", …
+	edits   []edit
+	funcs   []Func
+	skipped map[string]int
+	ids     string // name of the file's id array
+	osName  string // local name of "os", "" if not imported
+	isTest  bool
+	active  bool // instrument functions (false: only count names)
+}
+
+func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, error) {
+	s := &fileState{
+		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
+		skipped: map[string]int{},
+		isTest:  strings.HasSuffix(f.Path, "_test.go"),
+		active:  true,
+	}
+	s.prefix = symbolPrefix(p.importPath, af.Name.Name)
+	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
+	s.ids = "__xray_ids_" + identSafe(base)
+	for _, im := range af.Imports {
+		path, _ := strconv.Unquote(im.Path.Value)
+		switch path {
+		case "C":
+			s.active = false
+			s.skipped["cgo"]++
+		case "os":
+			s.osName = "os"
+			if im.Name != nil {
+				s.osName = im.Name.Name
+			}
+		}
+	}
+	if !p.cfg.Generated && generatedRE.Match(f.Src[:s.tf.Offset(af.Package)]) {
+		s.active = false
+		s.skipped["generated"]++
+	}
+	// A literal counts under its enclosing function even where nothing is
+	// instrumented, so the walk always runs: numbering must match the
+	// compiler's whatever is skipped.
+	for _, d := range af.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			s.funcDecl(d)
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, v := range vs.Values {
+						s.literals(v, s.prefix+".init", &p.globLits, false, true)
+					}
+				}
+			}
+		}
+	}
+	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
+	if len(s.edits) == 0 {
+		return res, nil
+	}
+	name := f.Name
+	if name == "" {
+		name = f.Path
+	}
+	// The import goes on the package clause's line: no line moves.
+	s.insert(s.tf.Offset(af.Name.End()), `; import __xray "`+ImportPath+`"`)
+	res.Src = s.apply(name)
+	return res, nil
+}
+
+func (s *fileState) funcDecl(d *ast.FuncDecl) {
+	name := s.declName(d)
+	never, always, goDirective := directives(d.Doc)
+	if d.Body == nil {
+		return
+	}
+	isMain := d.Recv == nil && d.Name.Name == "main" && s.prefix == "main" && !s.isTest
+	isTestMain := d.Recv == nil && d.Name.Name == "TestMain" && s.isTest
+	if s.cfg.ExitHooks && (isMain || isTestMain) {
+		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer __xray.AutoStop();")
+	}
+	if s.cfg.ExitHooks && (s.prefix == "main" || s.isTest) && s.osName != "" {
+		s.wrapExits(d.Body)
+	}
+	var counter int
+	s.literals(d.Body, name, &counter, never, true)
+	switch {
+	case !s.active || d.Name.Name == "_":
+	case never:
+		s.skipped["xray:never"]++
+	case goDirective:
+		s.skipped["go: directive"]++
+	default:
+		s.maybe(name, d.Pos(), d.Body, always)
+	}
+}
+
+// literals numbers the function literals directly inside n as the
+// compiler does (outer.func1, outer.func2, …; their own literals
+// outer.func1.1, …) and instruments them.
+func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top bool) {
+	ast.Inspect(n, func(c ast.Node) bool {
+		fl, ok := c.(*ast.FuncLit)
+		if !ok {
+			return true
+		}
+		*counter++
+		var name string
+		if top {
+			name = outer + ".func" + strconv.Itoa(*counter)
+		} else {
+			name = outer + "." + strconv.Itoa(*counter)
+		}
+		var inner int
+		s.literals(fl.Body, name, &inner, never, false)
+		if s.active && !never {
+			s.maybe(name, fl.Pos(), fl.Body, false)
+		}
+		return false
+	})
+}
+
+// maybe instruments body under name if it is big enough or forced.
+func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool) {
+	size := 0
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n != nil {
+			size++
+		}
+		return true
+	})
+	size-- // the block itself
+	if !always && size < s.cfg.Threshold {
+		s.skipped["threshold"]++
+		return
+	}
+	i := len(s.funcs)
+	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
+	id := fmt.Sprintf("%s[%d]", s.ids, i)
+	s.insert(s.tf.Offset(body.Lbrace)+1, "__xray.Enter("+id+"); defer __xray.Exit("+id+");")
+}
+
+// wrapExits turns os.Exit(x) into os.Exit(__xray.AutoExit(x)).
+func (s *fileState) wrapExits(body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || len(c.Args) != 1 {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Exit" {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != s.osName {
+			return true
+		}
+		s.insert(s.tf.Offset(c.Lparen)+1, "__xray.AutoExit(")
+		s.insert(s.tf.Offset(c.Rparen), ")")
+		return true
+	})
+}
+
+// insert records text to insert at off, followed by a line directive
+// that gives what follows its original position back.
+func (s *fileState) insert(off int, text string) {
+	p := s.tf.Position(s.tf.Pos(off))
+	text += fmt.Sprintf("/*line :%d:%d*/", p.Line, p.Column)
+	s.edits = append(s.edits, edit{off: off, text: text, seq: len(s.edits)})
+}
+
+func (s *fileState) apply(name string) []byte {
+	sort.SliceStable(s.edits, func(i, j int) bool {
+		if s.edits[i].off != s.edits[j].off {
+			return s.edits[i].off < s.edits[j].off
+		}
+		return s.edits[i].seq < s.edits[j].seq
+	})
+	var b bytes.Buffer
+	last := 0
+	for _, e := range s.edits {
+		b.Write(s.src[last:e.off])
+		b.WriteString(e.text)
+		last = e.off
+	}
+	b.Write(s.src[last:])
+	if len(s.funcs) == 0 {
+		return b.Bytes()
+	}
+	// The table: an array whose initializer is a declared function, not
+	// a literal, so it takes no number from the package's literals.
+	var tab strings.Builder
+	for _, f := range s.funcs {
+		fmt.Fprintf(&tab, "%s\t%d\n", f.Name, f.Line)
+	}
+	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\nvar %s = %s_init()\n\nfunc %s_init() (ids [%d]__xray.ID) {\n\t__xray.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
+		s.ids, s.ids, s.ids, len(s.funcs), strconv.Quote(name), strconv.Quote(tab.String()))
+	return b.Bytes()
+}
+
+// declName is the linker's name of a declared function or method.
+func (s *fileState) declName(d *ast.FuncDecl) string {
+	if d.Recv == nil {
+		if d.Name.Name == "init" {
+			n := s.inits
+			s.inits++
+			return s.prefix + ".init." + strconv.Itoa(n)
+		}
+		if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
+			return s.prefix + "." + d.Name.Name + "[...]"
+		}
+		return s.prefix + "." + d.Name.Name
+	}
+	t := d.Recv.List[0].Type
+	ptr := false
+	if st, ok := t.(*ast.StarExpr); ok {
+		ptr, t = true, st.X
+	}
+	for {
+		if p, ok := t.(*ast.ParenExpr); ok {
+			t = p.X
+			continue
+		}
+		break
+	}
+	typ := ""
+	switch t := t.(type) {
+	case *ast.Ident:
+		typ = t.Name
+	case *ast.IndexExpr:
+		typ = exprIdent(t.X) + "[...]"
+	case *ast.IndexListExpr:
+		typ = exprIdent(t.X) + "[...]"
+	}
+	if ptr {
+		return s.prefix + ".(*" + typ + ")." + d.Name.Name
+	}
+	return s.prefix + "." + typ + "." + d.Name.Name
+}
+
+func exprIdent(e ast.Expr) string {
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return "?"
+}
+
+// directives reads a doc comment's //xray: and //go: lines.
+func directives(doc *ast.CommentGroup) (never, always, goDirective bool) {
+	if doc == nil {
+		return
+	}
+	for _, c := range doc.List {
+		t := c.Text
+		switch {
+		case t == "//xray:never" || strings.HasPrefix(t, "//xray:never "):
+			never = true
+		case t == "//xray:always" || strings.HasPrefix(t, "//xray:always "):
+			always = true
+		case strings.HasPrefix(t, "//go:") && !strings.HasPrefix(t, "//go:noinline") && !strings.HasPrefix(t, "//go:build"):
+			goDirective = true
+		}
+	}
+	return
+}
+
+// symbolPrefix is the linker's prefix for a package's symbols: the import
+// path with control bytes, '%', '"' and, in the last element, '.'
+// escaped as %xx; "main" for commands.
+func symbolPrefix(importPath, pkgName string) string {
+	if pkgName == "main" {
+		return "main"
+	}
+	last := strings.LastIndexByte(importPath, '/')
+	var b strings.Builder
+	for i := 0; i < len(importPath); i++ {
+		c := importPath[i]
+		if c <= ' ' || c == '%' || c == '"' || c >= 0x7f || (c == '.' && i > last) {
+			fmt.Fprintf(&b, "%%%02x", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// identSafe turns a file name into a unique identifier suffix.
+func identSafe(base string) string {
+	h := fnv.New32a()
+	h.Write([]byte(base))
+	var b strings.Builder
+	for _, r := range strings.TrimSuffix(base, ".go") {
+		if r < 0x80 && (r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return fmt.Sprintf("%s_%08x", b.String(), h.Sum32())
+}
