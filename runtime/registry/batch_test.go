@@ -29,7 +29,7 @@ func TestRegisterAllAssignsInOrderAndKeepsExisting(t *testing.T) {
 	}
 	again := make([]uint32, len(fs))
 	RegisterAll(fs, again)
-	if (again[0] != ids[0] || again[3] != ids[3]) {
+	if again[0] != ids[0] || again[3] != ids[3] {
 		t.Errorf("second registration changed ids: %v then %v", ids, again)
 	}
 }
