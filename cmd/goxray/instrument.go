@@ -1,0 +1,656 @@
+package main
+
+// goxray build, test and run: the go command's build, test and run on
+// instrumented copies of the main module's sources.
+//
+// Mechanism: the rewritten files are handed to the go command with
+// -overlay, and, when the main module does not require goxray yet, a
+// temporary go.mod (and go.sum) that does is handed with -modfile. The go
+// command hashes overlaid files like any source, so the build cache keys
+// follow the rewritten content: a plain build afterwards reuses the plain
+// objects, and a repeated instrumented build finds its own. The overlay
+// files are content-addressed under the user cache directory, so repeated
+// builds name the same paths. The user's tree is only read.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goxray/xray/internal/instrument"
+)
+
+func init() {
+	register(command{name: "build", summary: "go build with every function of the main module traced", run: func(a []string) int { return goVerb("build", a) }})
+	register(command{name: "test", summary: "go test with every function of the main module traced", run: func(a []string) int { return goVerb("test", a) }})
+	register(command{name: "run", summary: "go run with every function of the main module traced", run: func(a []string) int { return goVerb("run", a) }})
+}
+
+const xrayModule = "github.com/goxray/xray"
+
+// options are goxray's own flags, given as -xray.NAME[=value] anywhere
+// among the go command's arguments (no go flag starts with -xray.).
+type options struct {
+	threshold int
+	pkgs      []string // more package patterns to instrument
+	generated bool
+	replace   string // directory of the goxray module for the temporary go.mod
+	verbose   bool
+	noHooks   bool
+}
+
+const instrumentUsage = `usage: goxray build|test|run [-xray.flags] [go flags] [packages] [arguments]
+
+Runs the go command on instrumented copies of the main module's sources:
+every function, method and function literal whose body has at least
+-xray.threshold syntax nodes (or whose doc comment says //xray:always, and
+never one that says //xray:never) records its entry and exit. Start
+tracing with XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr
+xray_logfile_base=DIR/" and flush with SIGUSR1; the program also writes a
+final file when main returns, on os.Exit from package main, and at the end
+of each test binary.
+
+goxray flags (anywhere among the arguments):
+  -xray.threshold=N    smallest body (syntax nodes) instrumented; default %d, 0 = all
+  -xray.pkgs=P1,P2     also instrument these package patterns (e.g. example.com/dep/...)
+  -xray.generated      also instrument generated files (// Code generated … DO NOT EDIT.)
+  -xray.noexit         no final flush at the end of main/TestMain
+  -xray.replace=DIR    goxray module source for a module that does not require goxray
+                       (default: $GOXRAY_REPLACE; else this binary's own module version)
+  -xray.v              print what was instrumented
+`
+
+func parseOptions(args []string) (options, []string, error) {
+	o := options{threshold: instrument.DefaultThreshold, replace: os.Getenv("GOXRAY_REPLACE")}
+	var rest []string
+	for i, a := range args {
+		if a == "--" || a == "-args" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-xray.") {
+			rest = append(rest, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "-xray."), "=")
+		switch name {
+		case "threshold":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return o, nil, fmt.Errorf("-xray.threshold=%q: want a number ≥ 0", val)
+			}
+			o.threshold = n
+		case "pkgs":
+			for _, p := range strings.Split(val, ",") {
+				if p != "" {
+					o.pkgs = append(o.pkgs, p)
+				}
+			}
+		case "generated":
+			o.generated = !hasVal || val == "true"
+		case "noexit":
+			o.noHooks = !hasVal || val == "true"
+		case "replace":
+			o.replace = val
+		case "v":
+			o.verbose = !hasVal || val == "true"
+		default:
+			return o, nil, fmt.Errorf("unknown flag -xray.%s", name)
+		}
+	}
+	return o, rest, nil
+}
+
+// Flags of go build/test/run that take a value as the next argument when
+// written without '='.
+var valueFlags = map[string]bool{
+	"C": true, "o": true, "p": true, "tags": true, "gcflags": true, "ldflags": true, "asmflags": true,
+	"gccgoflags": true, "mod": true, "modfile": true, "overlay": true, "pkgdir": true, "toolexec": true,
+	"buildmode": true, "compiler": true, "installsuffix": true, "pgo": true, "covermode": true,
+	"coverpkg": true, "exec": true, "vet": true, "run": true, "bench": true, "count": true,
+	"timeout": true, "cpu": true, "parallel": true, "benchtime": true, "coverprofile": true,
+	"cpuprofile": true, "memprofile": true, "memprofilerate": true, "blockprofile": true,
+	"blockprofilerate": true, "mutexprofile": true, "mutexprofilefraction": true, "outputdir": true,
+	"trace": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
+	"list": true, "skip": true, "reqcount": true,
+}
+
+// splitArgs separates the go command's flags from its package arguments.
+// For run, everything after the first package argument (or after the
+// .go files) belongs to the program.
+func splitArgs(verb string, args []string) (flags, pkgs, tail []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-args" || a == "--" {
+			tail = append(tail, args[i:]...)
+			return
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && valueFlags[name] && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+			continue
+		}
+		if verb == "run" {
+			pkgs = append(pkgs, a)
+			for strings.HasSuffix(a, ".go") && i+1 < len(args) && strings.HasSuffix(args[i+1], ".go") {
+				i++
+				a = args[i]
+				pkgs = append(pkgs, a)
+			}
+			tail = append(tail, args[i+1:]...)
+			return
+		}
+		pkgs = append(pkgs, a)
+	}
+	return
+}
+
+// flagValue returns the last value of -name in flags.
+func flagValue(flags []string, name string) (string, bool) {
+	val, found := "", false
+	for i := 0; i < len(flags); i++ {
+		f := strings.TrimLeft(flags[i], "-")
+		if f == name && i+1 < len(flags) {
+			val, found = flags[i+1], true
+			i++
+		} else if v, ok := strings.CutPrefix(f, name+"="); ok {
+			val, found = v, true
+		}
+	}
+	return val, found
+}
+
+type listModule struct {
+	Path, Dir, GoMod, GoVersion string
+	Main                        bool
+}
+
+type listPackage struct {
+	ImportPath, Name, Dir, ForTest string
+	Standard                       bool
+	GoFiles, TestGoFiles           []string
+	XTestGoFiles                   []string
+	Module                         *listModule
+	Error                          *struct{ Err string }
+}
+
+func goVerb(verb string, args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintf(os.Stderr, instrumentUsage, instrument.DefaultThreshold)
+		return 2
+	}
+	o, args, err := parseOptions(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goxray %s: %v\n", verb, err)
+		fmt.Fprintf(os.Stderr, instrumentUsage, instrument.DefaultThreshold)
+		return 2
+	}
+	extra, cleanup, err := prepare(verb, o, args)
+	defer cleanup()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goxray %s: %v\n", verb, err)
+		return 1
+	}
+	// -C must stay first.
+	full := []string{verb}
+	if len(args) > 0 && (args[0] == "-C" || strings.HasPrefix(args[0], "-C=")) {
+		n := 1
+		if args[0] == "-C" && len(args) > 1 {
+			n = 2
+		}
+		full, args = append(full, args[:n]...), args[n:]
+	}
+	full = append(append(full, extra...), args...)
+	if o.verbose {
+		fmt.Fprintf(os.Stderr, "goxray: go %s\n", strings.Join(full, " "))
+	}
+	cmd := exec.Command(goBin(), full...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "goxray %s: %v\n", verb, err)
+		return 1
+	}
+	return 0
+}
+
+func goBin() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// prepare writes the overlay (and the temporary go.mod when needed) and
+// returns the flags that hand them to the go command.
+func prepare(verb string, o options, args []string) (extra []string, cleanup func(), err error) {
+	cleanup = func() {}
+	flags, pkgs, _ := splitArgs(verb, args)
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	// Flags that change which packages and files the build sees.
+	var listFlags []string
+	if c, ok := flagValue(flags, "C"); ok {
+		workDir = c
+	}
+	for _, name := range []string{"tags", "mod", "modfile"} {
+		if v, ok := flagValue(flags, name); ok {
+			listFlags = append(listFlags, "-"+name+"="+v)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "goxray-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+
+	// The temporary go.mod comes first: go list needs goxray resolvable
+	// only for the final build, but must see the same module graph.
+	mainMod, err := goJSON[listModule](append([]string{"list", "-m", "-json"}, listFlags...)...)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if len(mainMod) == 0 || mainMod[0].GoMod == "" {
+		return nil, cleanup, errors.New("not in a module: goxray needs a go.mod")
+	}
+	mm := mainMod[0]
+	if mm.Path != xrayModule && !requires(mm, listFlags) {
+		modfile, err := tempModfile(o, mm, flags, tmp)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		extra = append(extra, "-modfile="+modfile)
+		listFlags = append(withoutFlag(listFlags, "modfile"), "-modfile="+modfile)
+		if _, ok := flagValue(flags, "mod"); !ok {
+			extra = append(extra, "-mod=mod")
+			listFlags = append(listFlags, "-mod=mod")
+		}
+	}
+
+	listArgs := append([]string{"list", "-e", "-deps", "-json=ImportPath,Name,Dir,ForTest,Standard,GoFiles,TestGoFiles,XTestGoFiles,Module,Error"}, listFlags...)
+	if verb == "test" {
+		listArgs = append(listArgs, "-test")
+	}
+	list, err := goJSON[listPackage](append(listArgs, pkgs...)...)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	extraPkgs := map[string]bool{}
+	if len(o.pkgs) > 0 {
+		more, err := goJSON[listPackage](append(append([]string{"list", "-e", "-json=ImportPath"}, listFlags...), o.pkgs...)...)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		for _, p := range more {
+			extraPkgs[p.ImportPath] = true
+		}
+	}
+	_, trim := flagValue(flags, "trimpath")
+	if !trim {
+		for _, f := range flags {
+			if f == "-trimpath" || f == "--trimpath" || f == "-trimpath=true" {
+				trim = true
+			}
+		}
+	}
+	units := collectUnits(list, extraPkgs)
+	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
+	overlay := map[string]string{}
+	total, files := 0, 0
+	for _, u := range units {
+		in := make([]instrument.File, 0, len(u.files))
+		for _, f := range u.files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				return nil, cleanup, err
+			}
+			name := f
+			if trim && u.mod != nil {
+				if rel, err := filepath.Rel(u.mod.Dir, f); err == nil {
+					name = u.mod.Path + "/" + filepath.ToSlash(rel)
+				}
+			}
+			in = append(in, instrument.File{Path: f, Name: name, Src: src})
+		}
+		rs, err := instrument.Package(u.importPath, in, cfg)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		for _, r := range rs {
+			if r.Src == nil {
+				continue
+			}
+			p, err := storeOverlay(r.Path, r.Src)
+			if err != nil {
+				return nil, cleanup, err
+			}
+			overlay[r.Path] = p
+			files++
+			total += len(r.Funcs)
+			if o.verbose {
+				for _, f := range r.Funcs {
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d)\n", r.Path, f.Line, f.Name, f.Size)
+				}
+			}
+		}
+		if verb == "test" && cfg.ExitHooks && u.needsTestMain {
+			name := filepath.Join(u.dir, "zz_goxray_testmain_test.go")
+			src := fmt.Sprintf(testMainSrc, u.pkgName)
+			p, err := storeOverlay(name, []byte(src))
+			if err != nil {
+				return nil, cleanup, err
+			}
+			overlay[name] = p
+		}
+	}
+	if o.verbose {
+		fmt.Fprintf(os.Stderr, "goxray: %d functions instrumented in %d files\n", total, files)
+	}
+	if ov, ok := flagValue(flags, "overlay"); ok {
+		if err := mergeOverlay(overlay, ov); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	js, err := json.Marshal(struct{ Replace map[string]string }{overlay})
+	if err != nil {
+		return nil, cleanup, err
+	}
+	ovPath := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ovPath, js, 0o644); err != nil {
+		return nil, cleanup, err
+	}
+	extra = append(extra, "-overlay="+ovPath)
+	return extra, cleanup, nil
+}
+
+const testMainSrc = `// Code generated by goxray. DO NOT EDIT.
+
+package %s
+
+import (
+	"os"
+	"testing"
+
+	__xray "github.com/goxray/xray"
+)
+
+// TestMain writes the final trace when the tests end.
+func TestMain(m *testing.M) { os.Exit(__xray.AutoExit(m.Run())) }
+`
+
+// A unit is what the compiler compiles as one package: a package with its
+// internal test files, or an external test package.
+type unit struct {
+	importPath, pkgName, dir string
+	files                    []string // absolute, compile order
+	mod                      *listModule
+	needsTestMain            bool
+}
+
+func selected(p listPackage, extra map[string]bool) bool {
+	if p.Standard || p.Module == nil && !extra[p.ImportPath] {
+		return false
+	}
+	if p.Module != nil && p.Module.Path == xrayModule && p.Name != "main" {
+		return false // goxray itself, except its commands
+	}
+	if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") && p.ForTest == "" && len(p.TestGoFiles) == 0 {
+		if p.Module == nil || !strings.HasPrefix(p.Dir, p.Module.Dir) {
+			return false // a generated test main
+		}
+	}
+	return extra[p.ImportPath] || p.Module != nil && p.Module.Main
+}
+
+func collectUnits(list []listPackage, extra map[string]bool) []*unit {
+	byPath := map[string]*unit{}
+	var order []string
+	hasTestMain := map[string]bool{} // by directory
+	testDirs := map[string]string{}  // dir → package name, for dirs with tests
+	for _, p := range list {
+		path, _, _ := strings.Cut(p.ImportPath, " ")
+		if p.Error != nil && len(p.GoFiles) == 0 {
+			continue
+		}
+		if !selected(p, extra) {
+			continue
+		}
+		isX := strings.HasSuffix(p.Name, "_test")
+		u := byPath[path]
+		if u == nil {
+			u = &unit{importPath: path, pkgName: p.Name, dir: p.Dir, mod: p.Module}
+			byPath[path] = u
+			order = append(order, path)
+		}
+		have := map[string]bool{}
+		for _, f := range u.files {
+			have[f] = true
+		}
+		for _, f := range append(append([]string(nil), p.GoFiles...), p.TestGoFiles...) {
+			f = filepath.Join(p.Dir, f)
+			if !have[f] {
+				have[f] = true
+				u.files = append(u.files, f)
+			}
+		}
+		if (len(p.TestGoFiles) > 0 || len(p.XTestGoFiles) > 0) && !isX {
+			testDirs[p.Dir] = p.Name
+		}
+	}
+	var out []*unit
+	for _, path := range order {
+		u := byPath[path]
+		sort.SliceStable(u.files, func(i, j int) bool {
+			ti, tj := strings.HasSuffix(u.files[i], "_test.go"), strings.HasSuffix(u.files[j], "_test.go")
+			if ti != tj {
+				return !ti
+			}
+			return u.files[i] < u.files[j]
+		})
+		for _, f := range u.files {
+			if strings.HasSuffix(f, "_test.go") && declaresTestMain(f) {
+				hasTestMain[u.dir] = true
+			}
+		}
+		out = append(out, u)
+	}
+	for _, u := range out {
+		if name, ok := testDirs[u.dir]; ok && name == u.pkgName && !hasTestMain[u.dir] {
+			u.needsTestMain = true
+		}
+	}
+	return out
+}
+
+func declaresTestMain(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(b, []byte("func TestMain("))
+}
+
+// storeOverlay writes src under the user cache directory, named by its
+// content, and returns the path.
+func storeOverlay(orig string, src []byte) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256(append([]byte(orig+"\x00"), src...))
+	dir := filepath.Join(base, "goxray", "overlay", hex.EncodeToString(sum[:12]))
+	p := filepath.Join(dir, filepath.Base(orig))
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, src) {
+		return p, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	t, err := os.CreateTemp(dir, "tmp-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := t.Write(src); err != nil {
+		t.Close()
+		os.Remove(t.Name())
+		return "", err
+	}
+	if err := t.Close(); err != nil {
+		return "", err
+	}
+	return p, os.Rename(t.Name(), p)
+}
+
+func mergeOverlay(into map[string]string, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var ov struct{ Replace map[string]string }
+	if err := json.Unmarshal(b, &ov); err != nil {
+		return fmt.Errorf("-overlay %s: %v", path, err)
+	}
+	for k, v := range ov.Replace {
+		if _, ok := into[k]; !ok {
+			into[k] = v
+		}
+	}
+	return nil
+}
+
+// requires reports whether the main module's go.mod requires goxray.
+func requires(mm listModule, listFlags []string) bool {
+	gomod := mm.GoMod
+	for _, f := range listFlags {
+		if v, ok := strings.CutPrefix(f, "-modfile="); ok {
+			gomod = v
+		}
+	}
+	cmd := exec.Command(goBin(), "mod", "edit", "-json", gomod)
+	cmd.Dir = workDir
+	out, err := cmd.Output()
+	if err != nil {
+		return false
+	}
+	var m struct{ Require []struct{ Path string } }
+	if json.Unmarshal(out, &m) != nil {
+		return false
+	}
+	for _, r := range m.Require {
+		if r.Path == xrayModule {
+			return true
+		}
+	}
+	return false
+}
+
+// tempModfile writes a go.mod requiring goxray beside a copy of go.sum,
+// in a directory named after their content, and returns its path.
+func tempModfile(o options, mm listModule, flags []string, tmp string) (string, error) {
+	src := mm.GoMod
+	if v, ok := flagValue(flags, "modfile"); ok {
+		src = v
+	}
+	gomod, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	gosum, _ := os.ReadFile(strings.TrimSuffix(src, ".mod") + ".sum")
+	version := "v0.0.0"
+	if o.replace == "" {
+		bi, ok := debug.ReadBuildInfo()
+		if !ok || bi.Main.Path != xrayModule || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+			return "", fmt.Errorf("module %s does not require %s, and this goxray was not built from a published version: "+
+				"run `go get -tool %s/cmd/goxray` in the module, or give -xray.replace=DIR (or GOXRAY_REPLACE) naming a goxray source tree", mm.Path, xrayModule, xrayModule)
+		}
+		version = bi.Main.Version
+	} else if o.replace, err = filepath.Abs(o.replace); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(tmp, "mod")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	modfile := filepath.Join(dir, "go.mod")
+	if err := os.WriteFile(modfile, gomod, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644); err != nil {
+		return "", err
+	}
+	edit := []string{"mod", "edit", "-modfile=" + modfile, "-require=" + xrayModule + "@" + version}
+	if o.replace != "" {
+		edit = append(edit, "-replace="+xrayModule+"="+o.replace)
+	}
+	ed := exec.Command(goBin(), edit...)
+	ed.Dir = workDir
+	if out, err := ed.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s: %v: %s", strings.Join(edit, " "), err, out)
+	}
+	// Resolve goxray's own requirements into the temporary go.sum.
+	get := exec.Command(goBin(), "mod", "download", "-modfile="+modfile, xrayModule)
+	get.Dir = mm.Dir
+	if out, err := get.CombinedOutput(); err != nil && o.replace == "" {
+		return "", fmt.Errorf("go mod download %s: %v: %s", xrayModule, err, out)
+	}
+	return modfile, nil
+}
+
+func withoutFlag(flags []string, name string) []string {
+	var out []string
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "-"+name+"=") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// workDir is where prepare runs the go command: the -C directory.
+var workDir string
+
+// goJSON runs the go command and decodes its stream of JSON values.
+func goJSON[T any](args ...string) ([]T, error) {
+	cmd := exec.Command(goBin(), args...)
+	cmd.Dir = workDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var vs []T
+	for {
+		var v T
+		if err := dec.Decode(&v); err == io.EOF {
+			return vs, nil
+		} else if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+}
