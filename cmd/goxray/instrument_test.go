@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goxray/xray/internal/xraytool"
+)
+
+// autoRepoRoot is the goxray module's directory (the fixtures replace the
+// module with it).
+func autoRepoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// autoBuildTool builds this command into dir.
+func autoBuildTool(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "goxray")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build goxray: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// autoModule copies testdata/auto into a new module. With require, its
+// go.mod has the tool directive and the requirements `go get -tool`
+// writes (goxray replaced by this tree), and go.sum is the repo's;
+// without, it has neither.
+func autoModule(t *testing.T, root string, require bool) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "mod")
+	if err := os.CopyFS(dir, os.DirFS("testdata/auto")); err != nil {
+		t.Fatal(err)
+	}
+	mod := "module example.com/fixture.v1\n\ngo 1.26.0\n"
+	if require {
+		mod += "\ntool github.com/goxray/xray/cmd/goxray\n\nrequire (\n\tgithub.com/goxray/xray v0.0.0 // indirect\n\tgolang.org/x/sys v0.49.0 // indirect\n)\n\nreplace github.com/goxray/xray => " + root + "\n"
+		sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// autoTreeHash hashes every file name and content under dir.
+func autoTreeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		h.Write([]byte(p + "\x00"))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func autoRun(t *testing.T, dir string, env []string, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// autoMarkLine is the line of the fixture file holding marker.
+func autoMarkLine(t *testing.T, file, marker string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s: no %s", file, marker)
+	return 0
+}
+
+type autoRow struct {
+	count int
+	file  string
+	line  int
+}
+
+var accountRow = regexp.MustCompile(`^\s*\d+\s+(\d+)\s+\[[^\]]*\]\s+\S+\s+(\S+?):(\d+):\d+: (.+)$`)
+
+// autoAccount runs `account` of every llvm-xray on trace with its map and
+// returns, per tool, each function's row.
+func autoAccount(t *testing.T, trace string) map[string]map[string]autoRow {
+	t.Helper()
+	bins := []string{xraytool.Bin(t)}
+	if p, err := exec.LookPath("llvm-xray-19"); err == nil && p != bins[0] {
+		bins = append(bins, p)
+	}
+	out := map[string]map[string]autoRow{}
+	for _, bin := range bins {
+		text, err := xraytool.Run(bin, "account", "-instr_map="+trace+".map", trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]autoRow{}
+		for _, l := range strings.Split(text, "\n") {
+			m := accountRow.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			line, _ := strconv.Atoi(m[3])
+			rows[m[4]] = autoRow{n, m[2], line}
+		}
+		if len(rows) == 0 {
+			t.Fatalf("%s account: no rows:\n%s", bin, text)
+		}
+		out[bin] = rows
+	}
+	return out
+}
+
+// autoTraces lists the trace files (not maps) in dir, newest last.
+func autoTraces(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".map") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func autoXrayEnv(dir string) []string {
+	return []string{"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base=" + dir + "/"}
+}
+
+// TestAutoFixture builds testdata/auto with `goxray build` and checks the
+// contract of issue 10 on it: names and declaration lines in the map are
+// the runtime's, call counts in llvm-xray are exact, semantics and
+// positions are unchanged, the user's tree is untouched, the build cache
+// stays honest, and `goxray test` traces tests with unchanged failures and
+// coverage.
+func TestAutoFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	before := autoTreeHash(t, mod)
+	bin := filepath.Join(t.TempDir(), "auto")
+	traces := t.TempDir()
+
+	if _, e, code := autoRun(t, mod, nil, tool, "build", "-xray.threshold=0", "-tags", "fixturetag", "-o", bin, "."); code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+
+	t.Run("names-lines-counts", func(t *testing.T) {
+		out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin)
+		if code != 0 || strings.Contains(out, "FAIL") {
+			t.Fatalf("fixture: exit %d\n%s\n%s", code, out, e)
+		}
+		if !strings.Contains(out, "TAG on\n") {
+			t.Errorf("build tags: %s", out)
+		}
+		if want := autoMarkLine(t, filepath.Join(mod, "main.go"), "CALLER-MARK"); !strings.Contains(out, "CALLER "+strconv.Itoa(want)+"\n") {
+			t.Errorf("runtime.Caller: want line %d in\n%s", want, out)
+		}
+		type probe struct{ line, count int }
+		probes := map[string]probe{}
+		sc := bufio.NewScanner(strings.NewReader(out))
+		for sc.Scan() {
+			f := strings.Split(sc.Text(), "\t")
+			if len(f) == 4 && f[0] == "PROBE" {
+				l, _ := strconv.Atoi(f[2])
+				c, _ := strconv.Atoi(f[3])
+				probes[f[1]] = probe{l, c}
+			}
+		}
+		if len(probes) < 15 {
+			t.Fatalf("only %d probes:\n%s", len(probes), out)
+		}
+		ts := autoTraces(t, traces)
+		if len(ts) != 1 {
+			t.Fatalf("want one final trace (os.Exit in main), got %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			for name, p := range probes {
+				if name == "main.main" {
+					continue // open: main ends in os.Exit, which runs no deferred Exit
+				}
+				r, ok := rows[name]
+				if !ok {
+					t.Errorf("%s: %s (called %d times) not in account", bin, name, p.count)
+					continue
+				}
+				if r.count != p.count || r.line != p.line {
+					t.Errorf("%s: %s: account says %d calls at line %d; the runtime saw %d calls, declared at line %d", bin, name, r.count, r.line, p.count, p.line)
+				}
+			}
+			lib := "example.com/fixture.v1/lib%2ex."
+			for _, absent := range []string{lib + "Nosplit", lib + "Never", lib + "Generated", lib + "Probe", lib + "nanotime"} {
+				if _, ok := rows[absent]; ok {
+					t.Errorf("%s: %s is instrumented", bin, absent)
+				}
+			}
+			if _, ok := rows[lib+"Add"]; ok && runtime.GOARCH == "amd64" {
+				t.Errorf("%s: the assembly function is instrumented", bin)
+			}
+			// The panic unwound through middle and inner: both have
+			// their Exit (account counts only complete calls).
+			if rows["main.inner"].count != 1 || rows["main.middle"].count != 1 {
+				t.Errorf("%s: unwound frames: inner %+v middle %+v", bin, rows["main.inner"], rows["main.middle"])
+			}
+		}
+	})
+
+	t.Run("panic-position", func(t *testing.T) {
+		_, e, code := autoRun(t, mod, nil, bin, "panic")
+		want := filepath.Join(mod, "main.go") + ":" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "main.go"), "PANIC-MARK"))
+		if code != 2 || !strings.Contains(e, "main.crash()") || !strings.Contains(e, want+" ") {
+			t.Errorf("panic: exit %d, want a trace naming main.crash() at %s:\n%s", code, want, e)
+		}
+	})
+
+	t.Run("cache", func(t *testing.T) {
+		plain := filepath.Join(t.TempDir(), "plain")
+		if _, e, code := autoRun(t, mod, nil, "go", "build", "-tags", "fixturetag", "-o", plain, "."); code != 0 {
+			t.Fatalf("go build: %s", e)
+		}
+		syms, e, code := autoRun(t, mod, nil, "go", "tool", "nm", plain)
+		if code != 0 {
+			t.Fatal(e)
+		}
+		if strings.Contains(syms, "goxray") || strings.Contains(syms, "__xray") {
+			t.Errorf("a plain build after an instrumented one links goxray code")
+		}
+		again := filepath.Join(t.TempDir(), "again")
+		_, e, code = autoRun(t, mod, nil, tool, "build", "-x", "-xray.threshold=0", "-tags", "fixturetag", "-o", again, ".")
+		if code != 0 {
+			t.Fatalf("rebuild: %s", e)
+		}
+		for _, l := range strings.Split(e, "\n") {
+			if strings.Contains(l, "/compile ") || strings.HasPrefix(l, "compile ") {
+				t.Errorf("the second instrumented build compiled again: %s", l)
+			}
+		}
+		syms, _, _ = autoRun(t, mod, nil, "go", "tool", "nm", again)
+		if !strings.Contains(syms, "github.com/goxray/xray.RegisterTable") {
+			t.Error("the instrumented rebuild has no goxray code")
+		}
+	})
+
+	t.Run("test", func(t *testing.T) {
+		dir := t.TempDir()
+		out, e, code := autoRun(t, mod, autoXrayEnv(dir), tool, "test", "-count=1", "-xray.threshold=0", "./lib.x")
+		if code != 0 {
+			t.Fatalf("goxray test: exit %d\n%s\n%s", code, out, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("want the test binary's final trace, got %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			for name, n := range map[string]int{
+				"example.com/fixture.v1/lib%2ex.TestWork":          1,
+				"example.com/fixture.v1/lib%2ex_test.TestExternal": 1,
+				"example.com/fixture.v1/lib%2ex_test.helper":       1,
+				"example.com/fixture.v1/lib%2ex.Work":              1,
+				"example.com/fixture.v1/lib%2ex.Twice":             2,
+			} {
+				if rows[name].count != n {
+					t.Errorf("%s: %s: %+v, want %d calls", bin, name, rows[name], n)
+				}
+			}
+		}
+	})
+
+	t.Run("test-failure-position", func(t *testing.T) {
+		out, _, code := autoRun(t, mod, []string{"FIXTURE_FAIL=1"}, tool, "test", "-count=1", "./lib.x")
+		want := "x_test.go:" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "lib.x", "x_test.go"), "FAIL-MARK")) + ": deliberate failure"
+		if code == 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, want %q in\n%s", code, want, out)
+		}
+	})
+
+	t.Run("coverage", func(t *testing.T) {
+		dir := t.TempDir()
+		plain, auto := filepath.Join(dir, "plain.out"), filepath.Join(dir, "auto.out")
+		if o, e, code := autoRun(t, mod, nil, "go", "test", "-count=1", "-coverprofile="+plain, "./lib.x"); code != 0 {
+			t.Fatalf("go test -cover: %s%s", o, e)
+		}
+		if o, e, code := autoRun(t, mod, nil, tool, "test", "-count=1", "-coverprofile="+auto, "./lib.x"); code != 0 {
+			t.Fatalf("goxray test -cover: %s%s", o, e)
+		}
+		p, _ := os.ReadFile(plain)
+		a, _ := os.ReadFile(auto)
+		if len(p) < 50 || !bytes.Equal(p, a) {
+			t.Errorf("coverage profiles differ:\nplain:\n%s\ninstrumented:\n%s", p, a)
+		}
+	})
+
+	if after := autoTreeHash(t, mod); after != before {
+		t.Error("the user's module tree changed")
+	}
+}
+
+// TestAutoTemporaryModfile builds a module whose go.mod does not mention
+// goxray: the build gets a temporary go.mod, the user's go.mod and go.sum
+// stay as they were (no go.sum appears).
+func TestAutoTemporaryModfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, false)
+	before := autoTreeHash(t, mod)
+	bin := filepath.Join(t.TempDir(), "auto")
+	if _, e, code := autoRun(t, mod, nil, tool, "build", "-o", bin, "."); code == 0 || !strings.Contains(e, "-xray.replace") {
+		t.Errorf("without a requirement or -xray.replace: exit %d, %s", code, e)
+	}
+	if _, e, code := autoRun(t, mod, []string{"GOXRAY_REPLACE=" + root}, tool, "build", "-xray.threshold=0", "-o", bin, "."); code != 0 {
+		t.Fatalf("goxray build: %s", e)
+	}
+	traces := t.TempDir()
+	if out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin); code != 0 {
+		t.Fatalf("fixture: %s%s", out, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		if rows["main.outer"].count != 1 {
+			t.Errorf("%s: main.outer %+v", bin, rows["main.outer"])
+		}
+	}
+	if autoTreeHash(t, mod) != before {
+		t.Error("the user's module tree changed")
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !fixturetag
+
+package lib
+
+func Tagged() string { Probe(); return "off" }

@@ -1,0 +1,115 @@
+// Command auto is the fixture of goxray's automatic instrumentation tests:
+// it has no goxray line. Every probed function calls lib.Probe, which
+// records the name and declaration line the runtime reports for the
+// caller; main prints them with their call counts for the test to compare
+// with llvm-xray's account of the trace.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	lib "example.com/fixture.v1/lib.x"
+)
+
+// An initializer of package main that calls instrumented code: its ids
+// must already exist.
+var mainEarly = lib.Twice(21)
+
+type T struct{ n int }
+
+func (t *T) Inc() { lib.Probe(); t.n++ }
+
+func (t T) Get() int { lib.Probe(); return t.n }
+
+type Box[E any] struct{ v E }
+
+func (b *Box[E]) Put(v E) { lib.Probe(); b.v = v }
+
+func Gen[E any](v E) E { lib.Probe(); return v }
+
+// divide sets its named results in a deferred closure after recover.
+func divide(a, b int) (q int, err error) {
+	lib.Probe()
+	defer func() {
+		lib.Probe()
+		if r := recover(); r != nil {
+			q, err = -1, fmt.Errorf("recovered: %v", r)
+		}
+	}()
+	return a / b, nil
+}
+
+func outer() (err error) {
+	lib.Probe()
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New(fmt.Sprint(r))
+		}
+	}()
+	middle()
+	return nil
+}
+
+func middle() { lib.Probe(); inner() }
+
+func inner() { lib.Probe(); panic("inner panics") }
+
+func crash() {
+	lib.Probe()
+	panic("crash requested") // PANIC-MARK
+}
+
+func check(ok bool, what string) {
+	if !ok {
+		fmt.Println("FAIL", what)
+		status = 1
+	}
+}
+
+var status int
+
+func main() {
+	lib.Probe()
+	if len(os.Args) > 1 && os.Args[1] == "panic" {
+		crash()
+	}
+	check(mainEarly == 42 && lib.Early == 7, "initializers")
+	t := &T{}
+	t.Inc()
+	t.Inc()
+	check(t.Get() == 2, "methods")
+	var bi Box[int]
+	var bs Box[string]
+	bi.Put(1)
+	bs.Put("x")
+	check(Gen(3) == 3 && Gen("s") == "s", "generics")
+	q, err := divide(6, 3)
+	check(q == 2 && err == nil, "divide")
+	q, err = divide(1, 0)
+	check(q == -1 && err != nil, "divide by zero")
+	check(outer() != nil, "panic through middle and inner")
+	var wg sync.WaitGroup
+	results := make([]int, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			lib.Probe()
+			defer wg.Done()
+			results[i] = lib.Work(i)
+		}()
+	}
+	wg.Wait()
+	check(results[3] == 9, "goroutines")
+	check(lib.Add(2, 3) == 5, "assembly")
+	check(lib.Nosplit(1) == 2 && lib.Never() == 3 && lib.Generated() == 4, "uninstrumented")
+	check(lib.Now() > 0, "linkname")
+	fmt.Println("TAG", lib.Tagged())
+	_, _, line, _ := runtime.Caller(0) // CALLER-MARK
+	fmt.Println("CALLER", line)
+	lib.Report(os.Stdout)
+	os.Exit(status)
+}
