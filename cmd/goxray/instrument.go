@@ -281,11 +281,12 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	mm := mainMod[0]
 	if mm.Path != xrayModule && !requires(mm, listFlags) {
-		modfile, err := tempModfile(o, mm, flags, tmp)
+		modfile, lang, err := tempModfile(o, mm, flags, tmp)
 		if err != nil {
 			return nil, cleanup, err
 		}
 		extra = append(extra, "-modfile="+modfile)
+		langPin = lang
 		listFlags = append(withoutFlag(listFlags, "modfile"), "-modfile="+modfile)
 		if _, ok := flagValue(flags, "mod"); !ok {
 			extra = append(extra, "-mod=mod")
@@ -321,6 +322,11 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	units := collectUnits(list, extraPkgs)
 	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
+	if langPin != "" {
+		if o.verbose {
+			fmt.Fprintf(os.Stderr, "goxray: the main module's files keep language version %s\n", langPin)
+		}
+	}
 	overlay := map[string]string{}
 	total, files := 0, 0
 	for _, u := range units {
@@ -338,7 +344,11 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 			}
 			in = append(in, instrument.File{Path: f, Name: name, Src: src})
 		}
-		rs, err := instrument.Package(u.importPath, in, cfg)
+		ucfg := cfg
+		if u.mod != nil && u.mod.Main {
+			ucfg.Lang = langPin
+		}
+		rs, err := instrument.Package(u.importPath, in, ucfg)
 		if err != nil {
 			return nil, cleanup, err
 		}
@@ -570,44 +580,49 @@ func requires(mm listModule, listFlags []string) bool {
 
 // tempModfile writes a go.mod requiring goxray beside a copy of go.sum,
 // in a directory named after their content, and returns its path.
-func tempModfile(o options, mm listModule, flags []string, tmp string) (string, error) {
+//
+// When goxray needs a newer go line than the module's, the go command
+// raises it, which would change the language version of the module's
+// files; lang is then the original version ("go1.18") for
+// instrument.Config.Lang to pin.
+func tempModfile(o options, mm listModule, flags []string, tmp string) (modfile, lang string, err error) {
 	src := mm.GoMod
 	if v, ok := flagValue(flags, "modfile"); ok {
 		src = v
 	}
 	gomod, err := os.ReadFile(src)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	gosum, _ := os.ReadFile(strings.TrimSuffix(src, ".mod") + ".sum")
 	version := "v0.0.0"
 	if o.replace == "" {
 		bi, ok := debug.ReadBuildInfo()
 		if !ok || bi.Main.Path != xrayModule || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
-			return "", fmt.Errorf("module %s does not require %s, and this goxray was not built from a published version: "+
+			return "", "", fmt.Errorf("module %s does not require %s, and this goxray was not built from a published version: "+
 				"run `go get -tool %s/cmd/goxray` in the module, or give -xray.replace=DIR (or GOXRAY_REPLACE) naming a goxray source tree", mm.Path, xrayModule, xrayModule)
 		}
 		version = bi.Main.Version
 	} else if o.replace, err = filepath.Abs(o.replace); err != nil {
-		return "", err
+		return "", "", err
 	}
 	dir := filepath.Join(tmp, "mod")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
-	modfile := filepath.Join(dir, "go.mod")
+	modfile = filepath.Join(dir, "go.mod")
 	if err := os.WriteFile(modfile, gomod, 0o644); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if o.replace != "" {
 		edit := []string{"mod", "edit", "-modfile=" + modfile, "-replace=" + xrayModule + "=" + o.replace}
 		ed := exec.Command(goBin(), edit...)
 		ed.Dir = workDir
 		if out, err := ed.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s: %v: %s", strings.Join(edit, " "), err, out)
+			return "", "", fmt.Errorf("go %s: %v: %s", strings.Join(edit, " "), err, out)
 		}
 	}
 	// go get adds goxray's requirements and checksums, and raises the go
@@ -616,11 +631,29 @@ func tempModfile(o options, mm listModule, flags []string, tmp string) (string, 
 	get := exec.Command(goBin(), "get", "-modfile="+modfile, xrayModule+"@"+version)
 	get.Dir = workDir
 	if out, err := get.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go get -modfile=%s %s@%s: %v: %s", modfile, xrayModule, version, err, out)
+		return "", "", fmt.Errorf("go get -modfile=%s %s@%s: %v: %s", modfile, xrayModule, version, err, out)
 	} else if bytes.Contains(out, []byte("upgraded go ")) {
 		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s: %s", xrayModule, out)
 	}
-	return modfile, nil
+	before, after := goLine(mm.GoMod), goLine(modfile)
+	if before != after && before != "" {
+		major, minor, _ := strings.Cut(before, ".")
+		minor, _, _ = strings.Cut(minor, ".")
+		lang = "go" + major + "." + minor
+	}
+	return modfile, lang, nil
+}
+
+// goLine is the go version a go.mod declares.
+func goLine(gomod string) string {
+	cmd := exec.Command(goBin(), "mod", "edit", "-json", gomod)
+	cmd.Dir = workDir
+	out, err := cmd.Output()
+	var m struct{ Go string }
+	if err != nil || json.Unmarshal(out, &m) != nil {
+		return ""
+	}
+	return m.Go
 }
 
 func withoutFlag(flags []string, name string) []string {
@@ -632,6 +665,10 @@ func withoutFlag(flags []string, name string) []string {
 	}
 	return out
 }
+
+// langPin is the language version the main module's files keep when the
+// temporary go.mod raised its go line.
+var langPin string
 
 // workDir is where prepare runs the go command: the -C directory.
 var workDir string

@@ -27,6 +27,12 @@ type Config struct {
 	Threshold int
 	// Generated instruments generated files too.
 	Generated bool
+	// Lang, e.g. "go1.18", pins every file's language version (see
+	// pinLang): the go command applies the main module's go line to its
+	// packages, and a temporary go.mod that had to raise it for goxray
+	// must not change what the user's code means or what vet reports.
+	// Every file is then rewritten.
+	Lang string
 	// ExitHooks adds the final flush to main.main, TestMain and the
 	// os.Exit calls of package main and test files (see the package doc).
 	ExitHooks bool
@@ -94,6 +100,7 @@ var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 
 type edit struct {
 	off  int
+	del  int // bytes of the original replaced by text (build lines only)
 	text string
 	seq  int // keeps insertions at one offset in the order they were made
 }
@@ -158,15 +165,19 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 		}
 	}
 	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
-	if len(s.edits) == 0 {
-		return res, nil
-	}
 	name := f.Name
 	if name == "" {
 		name = f.Path
 	}
-	// The import goes on the package clause's line: no line moves.
-	s.insert(s.tf.Offset(af.Name.End()), `; import __xray "`+ImportPath+`"`)
+	if len(s.edits) > 0 {
+		// The import goes on the package clause's line: no line moves.
+		s.insert(s.tf.Offset(af.Name.End()), `; import __xray "`+ImportPath+`"`)
+	} else if p.cfg.Lang == "" {
+		return res, nil
+	}
+	if p.cfg.Lang != "" {
+		s.pinLang(af, f.Path)
+	}
 	res.Src = s.apply(name)
 	return res, nil
 }
@@ -263,6 +274,36 @@ func (s *fileState) wrapExits(body *ast.BlockStmt) {
 	})
 }
 
+// pinLang gives the file the language version Config.Lang through its
+// build constraint, which the compiler and vet honour per file: the
+// //go:build line becomes "//go:build (expr) && goX.Y" on the same line
+// (a file that asks for a newer version keeps it), "// +build" lines,
+// which would no longer match it, become plain comments, and a file
+// without constraint gets one above everything, followed by a //line
+// directive that gives its first line back its number.
+func (s *fileState) pinLang(af *ast.File, name string) {
+	found := false
+	for _, g := range af.Comments {
+		if g.Pos() >= af.Package {
+			break
+		}
+		for _, c := range g.List {
+			off := s.tf.Offset(c.Pos())
+			switch {
+			case strings.HasPrefix(c.Text, "//go:build ") && !found:
+				found = true
+				expr := strings.TrimSpace(strings.TrimPrefix(c.Text, "//go:build "))
+				s.edits = append(s.edits, edit{off: off, del: len(c.Text), text: "//go:build (" + expr + ") && " + s.cfg.Lang, seq: len(s.edits)})
+			case strings.HasPrefix(c.Text, "// +build "):
+				s.edits = append(s.edits, edit{off: off + 3, del: 1, text: " ", seq: len(s.edits)})
+			}
+		}
+	}
+	if !found {
+		s.edits = append(s.edits, edit{off: 0, text: "//go:build " + s.cfg.Lang + "\n//line " + name + ":1:1\n", seq: -1})
+	}
+}
+
 // insert records text to insert at off, followed by a line directive
 // that gives what follows its original position back.
 func (s *fileState) insert(off int, text string) {
@@ -283,7 +324,7 @@ func (s *fileState) apply(name string) []byte {
 	for _, e := range s.edits {
 		b.Write(s.src[last:e.off])
 		b.WriteString(e.text)
-		last = e.off
+		last = e.off + e.del
 	}
 	b.Write(s.src[last:])
 	if len(s.funcs) == 0 {

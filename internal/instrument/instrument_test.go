@@ -208,3 +208,23 @@ func TestPositionsKept(t *testing.T) {
 		t.Fatalf("original token %d %+v not found at its position in the rewrite:\n%s", i, orig[i], rs[0].Src)
 	}
 }
+
+func TestLangPinned(t *testing.T) {
+	plain := "// Doc.\npackage q\n\nfunc F() {}\n"
+	tagged := "//go:build linux\n// +build linux\n\npackage q\n"
+	upgraded := "//go:build go1.23\n\npackage q\n"
+	rs, err := Package("q", []File{{Path: "/s/a.go", Src: []byte(plain)}, {Path: "/s/b.go", Src: []byte(tagged)}, {Path: "/s/c.go", Src: []byte(upgraded)}}, Config{Lang: "go1.18", Threshold: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"//go:build go1.18\n//line /s/a.go:1:1\n" + plain,
+		"//go:build (linux) && go1.18\n//  build linux\n\npackage q\n",
+		"//go:build (go1.23) && go1.18\n\npackage q\n",
+	}
+	for i, r := range rs {
+		if string(r.Src) != want[i] {
+			t.Errorf("file %d:\n got %q\nwant %q", i, r.Src, want[i])
+		}
+	}
+}
