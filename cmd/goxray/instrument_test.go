@@ -385,3 +385,32 @@ func TestAutoTemporaryModfile(t *testing.T) {
 		t.Error("the user's module tree changed")
 	}
 }
+
+// TestAutoDemo builds testdata/autodemo (cmd/xraydemo with every goxray
+// line removed) with `goxray build` at the default threshold and checks
+// that XRAY_OPTIONS alone traces it, with names.
+func TestAutoDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the demo")
+	}
+	tool := autoBuildTool(t, t.TempDir())
+	bin := filepath.Join(t.TempDir(), "autodemo")
+	if _, e, code := autoRun(t, ".", nil, tool, "build", "-o", bin, "./testdata/autodemo"); code != 0 {
+		t.Fatalf("goxray build: %s", e)
+	}
+	traces := t.TempDir()
+	if o, e, code := autoRun(t, ".", autoXrayEnv(traces), bin, "-duration=1s", "-clients=2"); code != 0 {
+		t.Fatalf("autodemo: %s%s", o, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		for _, name := range []string{"main.(*Server).handleUser", "main.(*Cache).Get", "main.(*DB).Query", "main.main"} {
+			if r := rows[name]; r.count == 0 || r.file != "main.go" {
+				t.Errorf("%s: %s: %+v", bin, name, r)
+			}
+		}
+	}
+}

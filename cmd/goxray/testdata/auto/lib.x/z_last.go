@@ -1,0 +1,3 @@
+package lib
+
+func late() int { Probe(); return 1 }
