@@ -40,7 +40,6 @@ func inlinedLeaf(a, b int) int { return a*b + a }
 
 var leafSink int
 
-
 func BenchmarkLeafInlined(b *testing.B) {
 	s := 0
 	for i := 0; b.Loop(); i++ {
