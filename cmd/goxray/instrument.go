@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goxray/xray/internal/instrument"
 )
@@ -320,6 +321,7 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 			}
 		}
 	}
+	pruneOverlays()
 	units := collectUnits(list, extraPkgs)
 	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
 	if langPin != "" {
@@ -504,17 +506,44 @@ func declaresTestMain(path string) bool {
 	return err == nil && bytes.Contains(b, []byte("func TestMain("))
 }
 
-// storeOverlay writes src under the user cache directory, named by its
-// content, and returns the path.
-func storeOverlay(orig string, src []byte) (string, error) {
+// overlayStore is where rewritten files live: the user cache directory,
+// so that an unchanged file keeps its overlay path from build to build.
+func overlayStore() string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
+	return filepath.Join(base, "goxray", "overlay")
+}
+
+// overlayMaxAge is how long an overlay file unused by any build is kept.
+const overlayMaxAge = 14 * 24 * time.Hour
+
+// pruneOverlays removes the overlay files no build used for overlayMaxAge
+// (storeOverlay touches the ones it reuses). A build that needs one again
+// writes it again, byte for byte, at the same path.
+func pruneOverlays() {
+	store := overlayStore()
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > overlayMaxAge {
+			os.RemoveAll(filepath.Join(store, e.Name()))
+		}
+	}
+}
+
+// storeOverlay writes src under the overlay store, named by its content,
+// and returns the path.
+func storeOverlay(orig string, src []byte) (string, error) {
 	sum := sha256.Sum256(append([]byte(orig+"\x00"), src...))
-	dir := filepath.Join(base, "goxray", "overlay", hex.EncodeToString(sum[:12]))
+	dir := filepath.Join(overlayStore(), hex.EncodeToString(sum[:12]))
 	p := filepath.Join(dir, filepath.Base(orig))
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, src) {
+		now := time.Now()
+		os.Chtimes(dir, now, now)
 		return p, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

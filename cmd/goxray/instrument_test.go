@@ -260,6 +260,23 @@ func TestAutoFixture(t *testing.T) {
 		}
 	})
 
+	t.Run("run", func(t *testing.T) {
+		dir := t.TempDir()
+		out, e, code := autoRun(t, mod, autoXrayEnv(dir), tool, "run", "-xray.threshold=0", "-tags", "fixturetag", ".", "extra-arg")
+		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
+			t.Fatalf("goxray run: exit %d\n%s\n%s", code, out, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("traces %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["main.divide"].count != 2 {
+				t.Errorf("%s: main.divide %+v", bin, rows["main.divide"])
+			}
+		}
+	})
+
 	t.Run("panic-position", func(t *testing.T) {
 		_, e, code := autoRun(t, mod, nil, bin, "panic")
 		want := filepath.Join(mod, "main.go") + ":" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "main.go"), "PANIC-MARK"))
@@ -317,6 +334,23 @@ func TestAutoFixture(t *testing.T) {
 				if rows[name].count != n {
 					t.Errorf("%s: %s: %+v, want %d calls", bin, name, rows[name], n)
 				}
+			}
+		}
+	})
+
+	t.Run("test-own-TestMain", func(t *testing.T) {
+		dir := t.TempDir()
+		out, e, code := autoRun(t, mod, autoXrayEnv(dir), tool, "test", "-count=1", "-xray.threshold=0", "./tm")
+		if code != 0 {
+			t.Fatalf("goxray test: exit %d\n%s\n%s", code, out, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("want the final trace written through the user's TestMain, got %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["example.com/fixture.v1/tm.Sum"].count != 1 || rows["example.com/fixture.v1/tm.TestSum"].count != 1 {
+				t.Errorf("%s: %+v", bin, rows)
 			}
 		}
 	})
