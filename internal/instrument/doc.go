@@ -48,7 +48,8 @@
 //     (nosplit, systemstack, norace, …: code that must not grow a call or
 //     a defer);
 //   - functions named _, bodiless declarations (assembly, linkname pulls);
-//   - files that import "C" (cgo), and generated files ("// Code generated
+//   - files that import "C" (cgo) or github.com/goxray/xray (instrumented
+//     by hand already), and generated files ("// Code generated
 //     … DO NOT EDIT." before the package clause) unless
 //     Config.Generated.
 //
