@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// TestCollectUnits checks which packages of a `go list -deps -test`
+// answer get instrumented, and in what file order.
+func TestCollectUnits(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.go", "b.go", "a_test.go", "x_test.go"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("package p\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	main := &listModule{Path: "example.com/m", Dir: dir, Main: true}
+	dep := &listModule{Path: "example.com/dep", Dir: "/mod/dep"}
+	self := &listModule{Path: xrayModule, Dir: "/mod/xray", Main: true} // building inside the goxray repo (a workspace would do the same)
+	list := []listPackage{
+		{ImportPath: "fmt", Name: "fmt", Dir: "/goroot/src/fmt", Standard: true, GoFiles: []string{"print.go"}},
+		{ImportPath: xrayModule, Name: "xray", Dir: "/mod/xray", GoFiles: []string{"xray.go"}, Module: self},
+		{ImportPath: xrayModule + "/cmd/xraydemo", Name: "main", Dir: "/mod/xray/cmd/xraydemo", GoFiles: []string{"main.go"}, Module: self},
+		{ImportPath: "example.com/dep/d", Name: "d", Dir: "/mod/dep/d", GoFiles: []string{"d.go"}, Module: dep},
+		{ImportPath: "example.com/dep/e", Name: "e", Dir: "/mod/dep/e", GoFiles: []string{"e.go"}, Module: dep},
+		{ImportPath: "example.com/m/p", Name: "p", Dir: dir, GoFiles: []string{"b.go", "a.go"}, TestGoFiles: []string{"a_test.go"}, XTestGoFiles: []string{"x_test.go"}, Module: main},
+		{ImportPath: "example.com/m/p [example.com/m/p.test]", Name: "p", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"a.go", "b.go", "a_test.go"}, Module: main},
+		{ImportPath: "example.com/m/p_test [example.com/m/p.test]", Name: "p_test", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"x_test.go"}, Module: main},
+		{ImportPath: "example.com/m/p.test", Name: "main", Dir: dir, GoFiles: []string{"/cache/_testmain.go"}, Module: main},
+	}
+	units := collectUnits(list, map[string]bool{"example.com/dep/e": true})
+	type got struct {
+		path  string
+		files []string
+		tm    bool
+	}
+	var gs []got
+	for _, u := range units {
+		var fs []string
+		for _, f := range u.files {
+			fs = append(fs, filepath.Base(f))
+		}
+		gs = append(gs, got{u.importPath, fs, u.needsTestMain})
+	}
+	want := []got{
+		{xrayModule + "/cmd/xraydemo", []string{"main.go"}, false},
+		{"example.com/dep/e", []string{"e.go"}, false},
+		{"example.com/m/p", []string{"a.go", "b.go", "a_test.go"}, true},
+		{"example.com/m/p_test", []string{"x_test.go"}, false},
+	}
+	if !reflect.DeepEqual(gs, want) {
+		t.Errorf("units:\n got %+v\nwant %+v", gs, want)
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for _, c := range []struct {
+		verb              string
+		args              []string
+		flags, pkgs, tail []string
+	}{
+		{"build", []string{"-o", "svc", "-tags", "x", "./cmd/svc"}, []string{"-o", "svc", "-tags", "x"}, []string{"./cmd/svc"}, nil},
+		{"test", []string{"-run", "TestX", "./...", "-count=1", "-args", "-v"}, []string{"-run", "TestX", "-count=1"}, []string{"./..."}, []string{"-args", "-v"}},
+		{"run", []string{"-race", ".", "-port", "80"}, []string{"-race"}, []string{"."}, []string{"-port", "80"}},
+		{"run", []string{"a.go", "b.go", "x"}, nil, []string{"a.go", "b.go"}, []string{"x"}},
+	} {
+		f, p, tl := splitArgs(c.verb, c.args)
+		if !reflect.DeepEqual(f, c.flags) || !reflect.DeepEqual(p, c.pkgs) || !reflect.DeepEqual(tl, c.tail) {
+			t.Errorf("%s %q: flags %q pkgs %q tail %q", c.verb, c.args, f, p, tl)
+		}
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	o, rest, err := parseOptions([]string{"-xray.threshold=7", "-o", "x", "-xray.pkgs=a/...,b", "-xray.generated", "."})
+	if err != nil || o.threshold != 7 || !reflect.DeepEqual(o.pkgs, []string{"a/...", "b"}) || !o.generated || !reflect.DeepEqual(rest, []string{"-o", "x", "."}) {
+		t.Errorf("%+v %q %v", o, rest, err)
+	}
+	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope"} {
+		if _, _, err := parseOptions([]string{bad}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
