@@ -58,7 +58,8 @@
 // Names are the linker's symbol names, as runtime.FuncForPC, pprof and
 // panics print them: path.F, path.T.M, path.(*T).M, path.F.func1,
 // path.F.func1.2 (nested literal), path.init.0 (the first init function),
-// path.init.func1 (a literal in a package-level initializer), and generic
+// path.init.func1 (a literal in a package-level initializer, numbered in
+// initialization order as the compiler does: see initorder.go), and generic
 // code once per declaration, as the runtime names every instantiation:
 // path.F[...], path.(*T[...]).M. path is the import path with the
 // linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for

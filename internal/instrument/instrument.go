@@ -73,12 +73,17 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	fset := token.NewFileSet()
 	p := &pkgState{cfg: cfg, importPath: importPath}
 	out := make([]Result, len(files))
+	afs := make([]*ast.File, len(files))
 	for i, f := range files {
 		af, err := parser.ParseFile(fset, f.Path, f.Src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return nil, err
 		}
-		r, err := p.file(fset, af, f)
+		afs[i] = af
+	}
+	p.globBase = initLiteralBases(afs)
+	for i, f := range files {
+		r, err := p.file(fset, afs[i], f)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +98,7 @@ type pkgState struct {
 	cfg        Config
 	importPath string
 	inits      int
-	globLits   int
+	globBase   map[initKey]int // see initLiteralBases
 }
 
 var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
@@ -161,10 +166,22 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 			s.funcDecl(d)
 		case *ast.GenDecl:
 			for _, sp := range d.Specs {
-				if vs, ok := sp.(*ast.ValueSpec); ok {
-					for _, v := range vs.Values {
-						s.literals(v, s.prefix+".init", &p.globLits, false, true)
+				vs, ok := sp.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				for i, v := range vs.Values {
+					k := initKey{vs, i}
+					if len(vs.Values) != len(vs.Names) {
+						k.idx = -1
 					}
+					n := p.globBase[k]
+					if k.idx == -1 {
+						// One initializer for all names: numbered as one
+						// run, in source order.
+						n += litsBefore(vs.Values[:i])
+					}
+					s.literals(v, s.prefix+".init", &n, false, true)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package instrument
 import (
 	"go/scanner"
 	"go/token"
+	"strconv"
 	"reflect"
 	"strings"
 	"testing"
@@ -226,6 +227,33 @@ func TestLangPinned(t *testing.T) {
 	for i, r := range rs {
 		if string(r.Src) != want[i] {
 			t.Errorf("file %d:\n got %q\nwant %q", i, r.Src, want[i])
+		}
+	}
+}
+
+// TestInitOrderNumbering: literals of package-level initializers are
+// numbered in initialization order, which dependencies decide (measured
+// with runtime.FuncForPC on Go 1.26: B1 → func3, Z1 → func4, A0 → func5).
+func TestInitOrderNumbering(t *testing.T) {
+	a := "package q\n\nvar G = func() string { return \"\" }()\nvar H = func() string { return \"\" }\n"
+	b := "package q\n\nvar B1 = func() string { return \"\" }()\nvar A0 = func() string { return Z1 + helper() }()\n"
+	c := "package q\n\nvar Z1 = func() string { return \"\" }()\n\nfunc helper() string { return W.m() }\n\ntype w struct{}\n\nfunc (w) m() string { return Late }\n\nvar W w\n\nvar Late = func() string { return \"x\" }()\n"
+	rs, err := Package("q", []File{{Path: "a.go", Src: []byte(a)}, {Path: "b.go", Src: []byte(b)}, {Path: "c.go", Src: []byte(c)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range rs {
+		for _, f := range r.Funcs {
+			got[r.Path+":"+strconv.Itoa(f.Line)] = 0
+			got[f.Name] = f.Line
+		}
+	}
+	// Order: G, H, B1, then A0 waits for Z1 and (through helper and the
+	// method m) Late: Z1, Late, A0.
+	for name, line := range map[string]int{"q.init.func1": 3, "q.init.func2": 4, "q.init.func3": 3, "q.init.func4": 3, "q.init.func5": 13, "q.init.func6": 4} {
+		if got[name] != line {
+			t.Errorf("%s at line %d, want %d (%v)", name, got[name], line, names(rs))
 		}
 	}
 }

@@ -77,7 +77,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "panic" {
 		crash()
 	}
-	check(mainEarly == 42 && lib.Early == 7 && lib.First == 1, "initializers")
+	check(mainEarly == 42 && lib.Early == 7 && lib.First == 1 && lib.Glob1 == 2, "initializers")
 	t := &T{}
 	t.Inc()
 	t.Inc()
