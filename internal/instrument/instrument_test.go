@@ -3,8 +3,8 @@ package instrument
 import (
 	"go/scanner"
 	"go/token"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
