@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
 
 	xrt "github.com/goxray/xray/runtime"
@@ -20,7 +21,7 @@ import (
 type ID int32
 
 // MaxID is the largest function id a record can carry.
-const MaxID ID = 1<<28 - 1
+const MaxID ID = fdr.MaxFuncID
 
 // Mode says what happens when every buffer is full.
 type Mode int

@@ -12,10 +12,12 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+
+	"github.com/goxray/xray/fdr"
 )
 
-// MaxID is the largest id a function record can carry (28 bits).
-const MaxID = 1<<28 - 1
+// MaxID is the largest id a function record can carry (fdr.MaxFuncID).
+const MaxID = fdr.MaxFuncID
 
 // Func describes a registered id.
 type Func struct {
