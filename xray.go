@@ -1,7 +1,6 @@
 package xray
 
 import (
-	"fmt"
 	"io"
 	"log"
 	"os"
@@ -23,27 +22,18 @@ type ID int32
 // MaxID is the largest function id a record can carry.
 const MaxID ID = fdr.MaxFuncID
 
-// Mode says what happens when every buffer is full.
-type Mode int
+// Mode says what happens when every buffer is full: FlightRecorder or
+// Fill. (It is the buffer queue's own type, so that it has one String.)
+type Mode = buffer.Mode
 
 const (
 	// FlightRecorder recycles the oldest sealed buffer, so a flush always
 	// holds the most recent window (the default).
-	FlightRecorder Mode = iota
+	FlightRecorder = buffer.FlightRecorder
 	// Fill stops recording when the buffers are full and counts the drops;
 	// a flush then holds the beginning of the session.
-	Fill
+	Fill = buffer.Fill
 )
-
-func (m Mode) String() string {
-	switch m {
-	case FlightRecorder:
-		return "flight-recorder"
-	case Fill:
-		return "fill"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
 
 // NoSignal as Options.FlushSignal makes Start listen to no signal.
 var NoSignal os.Signal = noSignal{}
@@ -63,7 +53,8 @@ const (
 
 // Options configure Start. The zero value is a working configuration.
 type Options struct {
-	// Dir is where Flush and Stop write files; default os.TempDir().
+	// Dir is where Flush and Stop write files; default os.TempDir(). Start
+	// checks that it exists, is a directory and takes new files.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
@@ -74,17 +65,23 @@ type Options struct {
 	// padding small; see runtime/flush for the details.
 	Version int
 	// BufferSize is the size of each buffer in bytes: a multiple of 64
-	// between 4 KiB and 1 GiB; default 64 KiB. An event's payload must fit
+	// between 4 KiB and 2 GiB; default 64 KiB. An event's payload must fit
 	// in one buffer with 80 bytes to spare.
 	BufferSize int
-	// BufferCount is the number of buffers; default max(64, 8×GOMAXPROCS).
+	// BufferCount is the number of buffers, 2 to 2^30; default
+	// max(64, 8×GOMAXPROCS).
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int
 	// Mode: FlightRecorder (default) or Fill.
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
-	// NoSignal listens to none.
+	// NoSignal listens to none. Start refuses the signals XRAY_FDR_OPTIONS'
+	// flush_signal refuses (see internal/xrayflags): SIGKILL, SIGSTOP,
+	// SIGINT, SIGTERM, SIGQUIT, SIGABRT (use FlushOnExit), SIGURG and
+	// SIGPROF (the Go runtime's preemption and profiler), the synchronous
+	// SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, and SIGPIPE and
+	// job control.
 	FlushSignal os.Signal
 	// Logf receives one line per signal-triggered flush and per Stop;
 	// default: the standard logger with an "xray: " prefix. Use
@@ -94,7 +91,9 @@ type Options struct {
 	// default: the executable's base name.
 	Program string
 	// FilePrefix starts file names; default "xray-log." (compiler-rt's
-	// xray_logfile_base).
+	// xray_logfile_base). Neither it nor Program may hold '/' or NUL, and
+	// the two together at most 239 bytes, so that every name a flush
+	// creates fits in 255 bytes.
 	FilePrefix string
 	// MinDuration erases calls shorter than it from the trace, as
 	// compiler-rt's func_duration_threshold_us does: an Exit that comes
@@ -146,29 +145,13 @@ func (o Options) config() (xrt.Config, error) {
 	if c.Version == 0 {
 		c.Version = 5
 	}
-	if c.Version != 1 && c.Version != 5 {
-		return c, fmt.Errorf("xray: Options.Version %d: only FDR versions 1 and 5 are written", o.Version)
-	}
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize
-	}
-	if c.BufferSize < 4<<10 || c.BufferSize > 1<<30 || c.BufferSize%64 != 0 {
-		return c, fmt.Errorf("xray: Options.BufferSize %d: want a multiple of 64 between 4 KiB and 1 GiB", o.BufferSize)
 	}
 	if c.BufferCount == 0 {
 		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0))
 	}
-	if c.BufferCount < 2 {
-		return c, fmt.Errorf("xray: Options.BufferCount %d: want at least 2", o.BufferCount)
-	}
-	switch o.Mode {
-	case FlightRecorder:
-		c.Mode = buffer.FlightRecorder
-	case Fill:
-		c.Mode = buffer.Fill
-	default:
-		return c, fmt.Errorf("xray: Options.Mode %v: unknown", o.Mode)
-	}
+	c.Mode = o.Mode
 	switch o.FlushSignal {
 	case nil:
 		c.FlushSignal = syscall.SIGUSR1
@@ -215,6 +198,9 @@ func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
 var (
 	ErrRunning    = xrt.ErrRunning
 	ErrNotRunning = xrt.ErrNotRunning
+	// ErrInvalidOptions is wrapped by every error Start returns for Options
+	// it refuses; the message names the field.
+	ErrInvalidOptions = xrt.ErrConfig
 )
 
 // Statistics describes the current session, or the last one after Stop.

@@ -121,15 +121,15 @@ func now() (uint64, uint32) {
 	return tsc.Now()
 }
 
-// Start begins a session.
+// Start begins a session, after cfg.Validate.
 func Start(cfg Config) error {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != nil {
 		return ErrRunning
 	}
-	if cfg.Version != 1 && cfg.Version != 5 {
-		return fmt.Errorf("xray: FDR version %d is not supported (only 1 and 5)", cfg.Version)
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
