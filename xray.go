@@ -1,11 +1,15 @@
 package xray
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -171,14 +175,57 @@ func (o Options) config() (xrt.Config, error) {
 	return c, nil
 }
 
-// Start begins tracing. It returns an error if tracing is already on or the
-// options are invalid; nothing changes then.
+// Start begins tracing. It returns an error wrapping ErrInvalidOptions
+// for options it refuses, and ErrRunning if tracing is already on; nothing
+// changes then.
+//
+// One exception composes Start with the environment: when XRAY_OPTIONS
+// (patch_premain=true) started tracing before main, the first Start
+// returns nil and applies to that session what a running session can
+// change — Dir, Program, FilePrefix, NoFinalFile, Logf, FlushSignal,
+// FlushOnExit — so the records since package init are kept. BufferSize,
+// BufferCount, Version, Mode and MinDuration stay as the environment set
+// them; if o asks for other values, one line through Logf says which were
+// not applied. Later Starts return ErrRunning as usual.
 func Start(o Options) error {
 	c, err := o.config()
 	if err != nil {
 		return err
 	}
-	return xrt.Start(c)
+	err = xrt.Start(c)
+	if errors.Is(err, ErrRunning) {
+		if started := envSession.Load(); started != nil {
+			return adopt(o, c, *started)
+		}
+	}
+	return err
+}
+
+// envSession holds Stats().Started of the session XRAY_OPTIONS started,
+// until a Start adopts it.
+var envSession atomic.Pointer[time.Time]
+
+func adopt(o Options, c xrt.Config, started time.Time) error {
+	run, err := xrt.Adopt(c, started)
+	if err != nil {
+		return err
+	}
+	envSession.Store(nil)
+	var kept []string
+	note := func(set bool, field string, want, have any) {
+		if set && want != have {
+			kept = append(kept, fmt.Sprintf("%s %v (running with %v)", field, want, have))
+		}
+	}
+	note(o.BufferSize != 0, "BufferSize", c.BufferSize, run.BufferSize)
+	note(o.BufferCount != 0, "BufferCount", c.BufferCount, run.BufferCount)
+	note(o.Version != 0, "Version", c.Version, run.Version)
+	note(o.Mode != FlightRecorder, "Mode", c.Mode, run.Mode)
+	note(o.MinDuration != 0, "MinDuration", c.MinDuration, run.MinDuration)
+	if len(kept) > 0 {
+		c.Logf("tracing was started by XRAY_OPTIONS; Start applied the other options but not: %s", strings.Join(kept, ", "))
+	}
+	return nil
 }
 
 // Stop ends tracing: recording stops, a final file is written to Dir (its
