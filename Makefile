@@ -11,9 +11,13 @@ FUZZTIME ?= 15s
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
 # llvm-xray-19 when it is installed, cross-builds, and every fuzz target
 # for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
+# GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
+# here instead of skipping them as a plain `go test ./...` does.
+test: export GOXRAY_REQUIRE_TOOLS := 1
 test: lint
 	@scripts/need-llvm-xray.sh >/dev/null
 	$(GO) test -race -count=1 ./...
+	$(GO) test -tags purego -count=1 ./...
 	@if command -v llvm-xray-19 >/dev/null 2>&1; then \
 		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./..."; \
 		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./...; \
