@@ -250,13 +250,7 @@ var (
 	ErrInvalidOptions = xrt.ErrConfig
 )
 
-// Statistics describes the current session, or the last one after Stop.
-// (It cannot share the name of the Stats function.)
-type Statistics = xrt.Stats
-
-// Drops counts records not written, by reason.
-type Drops = xrt.Drops
-
 // Stats returns the runtime's counters: records, drops by reason, buffers
-// recycled, flushes and their bytes, the clock in use.
-func Stats() Statistics { return xrt.ReadStats() }
+// recycled, flushes and their bytes, the clock in use. It takes a lock
+// briefly; poll it, do not call it per traced call.
+func Stats() Statistics { return statistics(xrt.ReadStats()) }
