@@ -1,11 +1,11 @@
-# goxray: make test (what CI runs), make demo, make bench, make lint.
+# goxray: make test (what CI runs), make demo, make docs, make bench, make lint.
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 GOBIN := $(shell $(GO) env GOPATH)/bin
 # Time per fuzz target in make test (scripts/fuzz.sh); FUZZTIME=2m for a longer run.
 FUZZTIME ?= 15s
 
-.PHONY: test demo bench lint vet staticcheck race interop19
+.PHONY: test demo docs bench lint vet staticcheck race interop19
 
 # test: lint, then every test under the race detector against llvm-xray
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
@@ -26,8 +26,14 @@ test: lint
 	GOARCH=386 $(GO) build ./...
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
+# demo: everything goes to out/demo (ignored by git); the clone stays clean.
 demo:
 	@scripts/demo.sh
+
+# docs: run the demo, then refresh the tracked docs/flame.{svg,png} and the
+# README's demo excerpt from it.
+docs:
+	@scripts/demo.sh --docs
 
 bench:
 	@scripts/bench.sh
