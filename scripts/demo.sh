@@ -86,7 +86,7 @@ step_account() {
 # blank line), never inside one.
 step_stack() {
   show_stack() {
-    "$xray" stack "$@" | awk '/^Sum:/ { n++ } n > 4 { exit } { print }'
+    "$xray" stack "$@" | awk '/^Sum:/ { n++ } n <= 4 { print }'
   }
   local shown=${trace#"$OUT"/}
   say "\$ llvm-xray stack -instr_map=$shown.map $shown   (the 4 hottest stacks)"
