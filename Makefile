@@ -1,19 +1,23 @@
-# goxray: make test (what CI runs), make demo, make bench, make lint.
+# goxray: make test (what CI runs), make demo, make docs, make bench, make lint.
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 GOBIN := $(shell $(GO) env GOPATH)/bin
 # Time per fuzz target in make test (scripts/fuzz.sh); FUZZTIME=2m for a longer run.
 FUZZTIME ?= 15s
 
-.PHONY: test demo bench lint vet staticcheck race interop19 realmod
+.PHONY: test demo docs bench lint vet staticcheck race interop19 realmod
 
 # test: lint, then every test under the race detector against llvm-xray
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
 # llvm-xray-19 when it is installed, cross-builds, and every fuzz target
 # for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
+# GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
+# here instead of skipping them as a plain `go test ./...` does.
+test: export GOXRAY_REQUIRE_TOOLS := 1
 test: lint
 	@scripts/need-llvm-xray.sh >/dev/null
 	$(GO) test -race -count=1 ./...
+	$(GO) test -tags purego -count=1 ./...
 	@if command -v llvm-xray-19 >/dev/null 2>&1; then \
 		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./..."; \
 		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 ./...; \
@@ -22,8 +26,14 @@ test: lint
 	GOARCH=386 $(GO) build ./...
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
+# demo: everything goes to out/demo (ignored by git); the clone stays clean.
 demo:
 	@scripts/demo.sh
+
+# docs: run the demo, then refresh the tracked docs/flame.{svg,png} and the
+# README's demo excerpt from it.
+docs:
+	@scripts/demo.sh --docs
 
 bench:
 	@scripts/bench.sh

@@ -3,10 +3,12 @@
 // graph, convert and fdr-dump.
 //
 // Bracket the functions to trace with Enter and a deferred Exit, using one
-// ID per function (package-level constants or variables, so that no call
-// pays for a lookup):
+// ID per function, kept in a package-level variable or constant so that no
+// call pays for a lookup:
 //
-//	const idHandle xray.ID = 1
+//	var idHandle xray.ID
+//
+//	func init() { idHandle = xray.FuncOf(handle) } // name, file:line for llvm-xray
 //
 //	func handle(r *Request) {
 //		xray.Enter(idHandle)
@@ -28,6 +30,24 @@
 // every goroutine is one block, so llvm-xray rebuilds each goroutine's
 // stack however goroutines moved between Ps.
 //
+// # Function ids
+//
+// A record carries a 28-bit id, 1 to MaxID, in two ranges that never meet:
+//
+//   - registered ids, MaxManualID+1 and up: Register (any name) and FuncOf
+//     (a Go function, with its file:line) hand them out in order, the same
+//     id for the same name; the automatic instrumentation registers every
+//     function this way at package init. Register panics if the range is
+//     ever exhausted (2^28−2^10 names).
+//   - hand-picked ids, 1 to MaxManualID (1023): constants the program
+//     chooses, for code that wants no init step. Name(id, name) gives one
+//     a name in llvm-xray's output; unnamed, it shows as "#<id>".
+//
+// Mixing the two is safe: a hand-picked id can never be one Register
+// handed out. The range is small because llvm-xray numbers its map entries
+// by position, so each trace's map holds an entry for every id up to the
+// largest in use.
+//
 // # What happens to bad input
 //
 //   - Calls before Start or after Stop do nothing.
@@ -41,11 +61,16 @@
 //     FlightRecorder mode recycles the oldest buffer (BuffersRecycled); a
 //     file then holds the window in which every goroutine's records are
 //     complete.
-//   - Start while started returns ErrRunning; Flush, WriteTo and Stop while
-//     stopped return ErrNotRunning. A flush that fails (a missing
+//   - Options Start cannot honour (a Dir it cannot write to, a FlushSignal
+//     the Go runtime needs, sizes out of range…) make it return an error
+//     wrapping ErrInvalidOptions, naming the field; nothing starts.
+//   - Start while started returns ErrRunning, except the first Start after
+//     XRAY_OPTIONS started tracing, which adopts that session (see Start);
+//     Flush, WriteTo and Stop while stopped return ErrNotRunning. A flush that fails (a missing
 //     directory, a full disk) leaves no file behind, is counted in
 //     FlushErrors, and recording goes on.
 //
 // Go has no atexit: call Stop (defer xray.Stop() in main) to get a final
-// file.
+// file, or set Options.FlushOnExit (XRAY_FDR_OPTIONS flush_on_exit=true)
+// for a final file on SIGTERM and SIGINT.
 package xray

@@ -18,6 +18,9 @@ import (
 // flags print one line each on standard error and are otherwise ignored;
 // the rest applies. patch_premain=true with xray_mode=xray-fdr starts
 // tracing before main, with the environment's settings over the defaults.
+// A later Start with Options composes with that session instead of
+// failing (see Start), so a program written for the Quick start can also
+// be traced from the environment.
 //
 // Precedence, lowest first: built-in defaults, the environment, then the
 // non-zero fields of the Options given to Start (Options.IgnoreEnv skips
@@ -27,6 +30,7 @@ import (
 //	func_duration_threshold_us   Options.MinDuration (compiler-rt's default is 5 µs; ours 0)
 //	buffer_size, buffer_max      Options.BufferSize, BufferCount
 //	no_file_flush                Options.NoFinalFile
+//	flush_on_exit                Options.FlushOnExit (goxray's: a final file on SIGTERM/SIGINT)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
 //	flush_signal                 Options.FlushSignal (ours: USR1, USR2, HUP, none, or a number)
 //	verbosity                    ≥ 1 logs the configuration at Start
@@ -43,7 +47,10 @@ func init() {
 	if env.Start {
 		if err := Start(Options{}); err != nil {
 			fmt.Fprintf(os.Stderr, "xray: XRAY_OPTIONS asked to start tracing: %v\n", err)
-		} else if env.Verbosity > 0 {
+		} else {
+			envSession.Store(new(Stats().Started))
+		}
+		if env.Verbosity > 0 && Stats().Running {
 			x, f := env.Flags()
 			fmt.Fprintf(os.Stderr, "xray: started by XRAY_OPTIONS=%q XRAY_FDR_OPTIONS=%q\n", x, f)
 		}
@@ -69,6 +76,9 @@ func envDefaults(o Options) Options {
 	}
 	if o.BufferCount == 0 && env.Has(xrayflags.FieldBufferMax) {
 		o.BufferCount = env.BufferMax
+	}
+	if !o.FlushOnExit && env.Has(xrayflags.FieldFlushOnExit) {
+		o.FlushOnExit = env.FlushOnExit
 	}
 	if !o.NoFinalFile && env.Has(xrayflags.FieldNoFileFlush) {
 		o.NoFinalFile = env.NoFileFlush

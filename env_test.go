@@ -2,6 +2,7 @@ package xray
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestEnvironmentFillsZeroOptions(t *testing.T) {
 // The subprocess tests re-run this test binary with GOXRAY_TEST_CHILD set:
 // TestChildProcess then plays the traced program.
 func TestChildProcess(t *testing.T) {
-	switch os.Getenv("GOXRAY_TEST_CHILD") {
+	switch mode := os.Getenv("GOXRAY_TEST_CHILD"); mode {
 	case "premain":
 		// Started by XRAY_OPTIONS before main (package init).
 		if !Stats().Running {
@@ -81,9 +82,31 @@ func TestChildProcess(t *testing.T) {
 		}
 		os.Stdout.WriteString("ok " + Stats().LastFlushPath + "\n")
 		os.Exit(0)
-	case "exit":
-		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), FlushOnExit: true, FlushSignal: NoSignal, Logf: quiet}); err != nil {
-			os.Exit(5)
+	case "premain-start":
+		// The Quick start's Start, in a program XRAY_OPTIONS already traces.
+		Enter(1)
+		var logged []string
+		logf := func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), BufferSize: 1 << 20, Logf: logf}); err != nil {
+			os.Stdout.WriteString("Start: " + err.Error() + "\n")
+			os.Exit(7)
+		}
+		if err := Start(Options{}); !errors.Is(err, ErrRunning) {
+			os.Stdout.WriteString(fmt.Sprintf("second Start: %v\n", err))
+			os.Exit(8)
+		}
+		Exit(1)
+		if err := Stop(); err != nil {
+			os.Stdout.WriteString(err.Error())
+			os.Exit(4)
+		}
+		os.Stdout.WriteString("ok " + Stats().LastFlushPath + "\n" + strings.Join(logged, "\n") + "\n")
+		os.Exit(0)
+	case "exit", "env-exit":
+		if mode == "exit" {
+			if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), FlushOnExit: true, FlushSignal: NoSignal, Logf: quiet}); err != nil {
+				os.Exit(5)
+			}
 		}
 		Enter(2)
 		Enter(3)
@@ -122,6 +145,44 @@ func TestEnvironmentStartsTracingBeforeMain(t *testing.T) {
 	}
 }
 
+// TestStartComposesWithEnvironment: the Quick start's Start in a program
+// that XRAY_OPTIONS started tracing returns nil, takes the Options' Dir,
+// keeps the records made before it, says which option it could not apply,
+// and a second Start is ErrRunning as usual.
+func TestStartComposesWithEnvironment(t *testing.T) {
+	envDir, dir := t.TempDir(), t.TempDir()
+	cmd := child(t, "premain-start", "GOXRAY_TEST_DIR="+dir,
+		"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base="+envDir+"/env-",
+		"XRAY_FDR_OPTIONS=flush_signal=none")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	path := strings.TrimPrefix(lines[0], "ok ")
+	if filepath.Dir(path) != dir {
+		t.Fatalf("child wrote %q, want a file in Options.Dir %s\n%s", path, dir, out)
+	}
+	if !strings.Contains(string(out), "not: BufferSize 1048576 (running with 65536)") {
+		t.Errorf("no log line about the BufferSize not applied:\n%s", out)
+	}
+	f, err := fdr.ParseFileStrict(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := f.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%v %d", e.Type, e.FuncID))
+	}
+	if len(got) != 2 || !strings.HasSuffix(got[0], " 1") || !strings.HasSuffix(got[1], " 1") {
+		t.Errorf("records %v, want the Enter before Start and the Exit after it", got)
+	}
+}
+
 func TestEnvironmentBadFlagsWarnAndContinue(t *testing.T) {
 	cmd := child(t, "none", "XRAY_FDR_OPTIONS=bufer_size=10 buffer_max=abc")
 	out, err := cmd.CombinedOutput()
@@ -138,9 +199,21 @@ func TestEnvironmentBadFlagsWarnAndContinue(t *testing.T) {
 // TestFlushOnExit: SIGTERM writes the final file, then the process dies of
 // the signal as it would have.
 func TestFlushOnExit(t *testing.T) {
+	t.Run("Options", func(t *testing.T) {
+		dir := t.TempDir()
+		testFlushOnExit(t, dir, child(t, "exit", "GOXRAY_TEST_DIR="+dir))
+	})
+	// XRAY_OPTIONS alone, with flush_on_exit=true in XRAY_FDR_OPTIONS.
+	t.Run("environment", func(t *testing.T) {
+		dir := t.TempDir()
+		testFlushOnExit(t, dir, child(t, "env-exit",
+			"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base="+dir+"/xray-log.",
+			"XRAY_FDR_OPTIONS=flush_on_exit=true flush_signal=none"))
+	})
+}
+
+func testFlushOnExit(t *testing.T, dir string, cmd *exec.Cmd) {
 	bin := xraytool.Bin(t)
-	dir := t.TempDir()
-	cmd := child(t, "exit", "GOXRAY_TEST_DIR="+dir)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

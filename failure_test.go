@@ -57,35 +57,41 @@ func record(n int) {
 // behind; recording goes on, and once the directory is usable again the
 // next flush works and holds the calls made meanwhile.
 func TestFlushIntoUnwritableDirectories(t *testing.T) {
+	// Start checks Dir, so each case starts with a usable directory, breaks
+	// it (brk), and repairs it (fix).
 	type tcase struct {
 		name  string
-		setup func() (dir string, fix func())
+		setup func() (dir string, brk, fix func())
 	}
 	cases := []tcase{
-		{"missing", func() (string, func()) {
+		{"missing", func() (string, func(), func()) {
 			dir := filepath.Join(t.TempDir(), "missing")
-			return dir, func() { os.Mkdir(dir, 0o700) }
+			os.Mkdir(dir, 0o700)
+			return dir, func() { os.Remove(dir) }, func() { os.Mkdir(dir, 0o700) }
 		}},
-		{"read-only", func() (string, func()) {
+		{"read-only", func() (string, func(), func()) {
 			dir := mountTmpfs(t, "size=16m")
 			if dir == "" {
-				return "/proc/self", nil // not a directory files can be created in
-			}
-			if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-				t.Fatalf("remount read-only: %v", err)
+				// Not root: permission bits stop this process.
+				dir = t.TempDir()
+				return dir, func() { os.Chmod(dir, 0o500) }, func() { os.Chmod(dir, 0o700) }
 			}
 			return dir, func() {
-				if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, "size=16m"); err != nil {
-					t.Fatalf("remount read-write: %v", err)
+					if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+						t.Fatalf("remount read-only: %v", err)
+					}
+				}, func() {
+					if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, "size=16m"); err != nil {
+						t.Fatalf("remount read-write: %v", err)
+					}
 				}
-			}
 		}},
-		{"full", func() (string, func()) {
+		{"full", func() (string, func(), func()) {
 			dir := mountTmpfs(t, "size=64k")
 			if dir == "" {
 				t.Fatal("the full-disk case needs a small tmpfs: run as root (CI does)")
 			}
-			return dir, func() {
+			return dir, func() {}, func() {
 				if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, "size=16m"); err != nil {
 					t.Fatalf("grow the tmpfs: %v", err)
 				}
@@ -94,8 +100,9 @@ func TestFlushIntoUnwritableDirectories(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir, fix := c.setup()
+			dir, brk, fix := c.setup()
 			start(t, Options{Dir: dir})
+			brk()
 			record(20000)
 			path, err := Flush()
 			if err == nil {
@@ -104,9 +111,6 @@ func TestFlushIntoUnwritableDirectories(t *testing.T) {
 			st := Stats()
 			if st.FlushErrors != 1 || st.Flushes != 0 || !strings.Contains(st.LastError, "flush") {
 				t.Errorf("stats after the failure: errors %d flushes %d last %q", st.FlushErrors, st.Flushes, st.LastError)
-			}
-			if fix == nil {
-				return
 			}
 			if left := entries(t, dir); len(left) != 0 {
 				t.Errorf("a failed flush left %v", left)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,9 +58,10 @@ func TestInteropNamesFromTheMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`names_test\.go:16:0: github\.com/goxray/xray\.\(\*namedServer\)\.Handle`),
-		regexp.MustCompile(`names_test\.go:22:0: github\.com/goxray/xray\.namedQuery`),
-		regexp.MustCompile(`custom/pkg\.Thing\.do`),
+		regexp.MustCompile(`names_test\.go:17:0: github\.com/goxray/xray\.\(\*namedServer\)\.Handle`),
+		regexp.MustCompile(`names_test\.go:23:0: github\.com/goxray/xray\.namedQuery`),
+		// A registered name reads cleanly: the position of its Register call.
+		regexp.MustCompile(`names_test\.go:33:0: custom/pkg\.Thing\.do`),
 		regexp.MustCompile(`#268435450`),
 	} {
 		if !want.MatchString(acc) {
@@ -102,5 +104,44 @@ func TestInteropNamesFromTheMap(t *testing.T) {
 	acc2, err := xraytool.Run(bin, "account", "-instr_map="+m2, p2)
 	if err != nil || !strings.Contains(acc2, "(*namedServer).Handle") {
 		t.Errorf("WriteTo + WriteMapTo: %v\n%s", err, acc2)
+	}
+}
+
+// TestHandPickedAndRegisteredIDsStayApart: the mix that once merged two
+// functions under one name (a hand-picked 1 and Register's first id) now
+// gives llvm-xray account two functions with their own names and counts.
+func TestHandPickedAndRegisteredIDsStayApart(t *testing.T) {
+	bin := xraytool.Bin(t)
+	const idHandPicked ID = 1
+	Name(idHandPicked, "handpicked.handle")
+	idOther := Register("handpicked.other")
+	if idOther <= MaxManualID {
+		t.Fatalf("Register gave %d, a hand-picked id", idOther)
+	}
+	dir := t.TempDir()
+	start(t, Options{Dir: dir})
+	for i := 0; i < 100; i++ {
+		Enter(idHandPicked)
+		Exit(idHandPicked)
+	}
+	for i := 0; i < 200; i++ {
+		Enter(idOther)
+		Exit(idOther)
+	}
+	path, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := xraytool.Run(bin, "account", "-instr_map="+path+".map", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^\s+1\s+100 .* names_test\.go:\d+:0: handpicked\.handle$`),
+		regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(int(idOther)) + `\s+200 .*handpicked\.other$`),
+	} {
+		if !want.MatchString(acc) {
+			t.Errorf("account output lacks %v:\n%s", want, acc)
+		}
 	}
 }

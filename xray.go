@@ -1,15 +1,19 @@
 package xray
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
 
 	xrt "github.com/goxray/xray/runtime"
@@ -20,29 +24,20 @@ import (
 type ID int32
 
 // MaxID is the largest function id a record can carry.
-const MaxID ID = 1<<28 - 1
+const MaxID ID = fdr.MaxFuncID
 
-// Mode says what happens when every buffer is full.
-type Mode int
+// Mode says what happens when every buffer is full: FlightRecorder or
+// Fill. (It is the buffer queue's own type, so that it has one String.)
+type Mode = buffer.Mode
 
 const (
 	// FlightRecorder recycles the oldest sealed buffer, so a flush always
 	// holds the most recent window (the default).
-	FlightRecorder Mode = iota
+	FlightRecorder = buffer.FlightRecorder
 	// Fill stops recording when the buffers are full and counts the drops;
 	// a flush then holds the beginning of the session.
-	Fill
+	Fill = buffer.Fill
 )
-
-func (m Mode) String() string {
-	switch m {
-	case FlightRecorder:
-		return "flight-recorder"
-	case Fill:
-		return "fill"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
 
 // NoSignal as Options.FlushSignal makes Start listen to no signal.
 var NoSignal os.Signal = noSignal{}
@@ -62,7 +57,8 @@ const (
 
 // Options configure Start. The zero value is a working configuration.
 type Options struct {
-	// Dir is where Flush and Stop write files; default os.TempDir().
+	// Dir is where Flush and Stop write files; default os.TempDir(). Start
+	// checks that it exists, is a directory and takes new files.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
@@ -73,17 +69,23 @@ type Options struct {
 	// padding small; see runtime/flush for the details.
 	Version int
 	// BufferSize is the size of each buffer in bytes: a multiple of 64
-	// between 4 KiB and 1 GiB; default 64 KiB. An event's payload must fit
+	// between 4 KiB and 2 GiB; default 64 KiB. An event's payload must fit
 	// in one buffer with 80 bytes to spare.
 	BufferSize int
-	// BufferCount is the number of buffers; default max(64, 8×GOMAXPROCS).
+	// BufferCount is the number of buffers, 2 to 2^30; default
+	// max(64, 8×GOMAXPROCS).
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int
 	// Mode: FlightRecorder (default) or Fill.
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
-	// NoSignal listens to none.
+	// NoSignal listens to none. Start refuses the signals XRAY_FDR_OPTIONS'
+	// flush_signal refuses (see internal/xrayflags): SIGKILL, SIGSTOP,
+	// SIGINT, SIGTERM, SIGQUIT, SIGABRT (use FlushOnExit), SIGURG and
+	// SIGPROF (the Go runtime's preemption and profiler), the synchronous
+	// SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, and SIGPIPE and
+	// job control.
 	FlushSignal os.Signal
 	// Logf receives one line per signal-triggered flush and per Stop;
 	// default: the standard logger with an "xray: " prefix. Use
@@ -93,7 +95,9 @@ type Options struct {
 	// default: the executable's base name.
 	Program string
 	// FilePrefix starts file names; default "xray-log." (compiler-rt's
-	// xray_logfile_base).
+	// xray_logfile_base). Neither it nor Program may hold '/' or NUL, and
+	// the two together at most 239 bytes, so that every name a flush
+	// creates fits in 255 bytes.
 	FilePrefix string
 	// MinDuration erases calls shorter than it from the trace, as
 	// compiler-rt's func_duration_threshold_us does: an Exit that comes
@@ -145,29 +149,13 @@ func (o Options) config() (xrt.Config, error) {
 	if c.Version == 0 {
 		c.Version = 5
 	}
-	if c.Version != 1 && c.Version != 5 {
-		return c, fmt.Errorf("xray: Options.Version %d: only FDR versions 1 and 5 are written", o.Version)
-	}
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize
-	}
-	if c.BufferSize < 4<<10 || c.BufferSize > 1<<30 || c.BufferSize%64 != 0 {
-		return c, fmt.Errorf("xray: Options.BufferSize %d: want a multiple of 64 between 4 KiB and 1 GiB", o.BufferSize)
 	}
 	if c.BufferCount == 0 {
 		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0))
 	}
-	if c.BufferCount < 2 {
-		return c, fmt.Errorf("xray: Options.BufferCount %d: want at least 2", o.BufferCount)
-	}
-	switch o.Mode {
-	case FlightRecorder:
-		c.Mode = buffer.FlightRecorder
-	case Fill:
-		c.Mode = buffer.Fill
-	default:
-		return c, fmt.Errorf("xray: Options.Mode %v: unknown", o.Mode)
-	}
+	c.Mode = o.Mode
 	switch o.FlushSignal {
 	case nil:
 		c.FlushSignal = syscall.SIGUSR1
@@ -187,14 +175,57 @@ func (o Options) config() (xrt.Config, error) {
 	return c, nil
 }
 
-// Start begins tracing. It returns an error if tracing is already on or the
-// options are invalid; nothing changes then.
+// Start begins tracing. It returns an error wrapping ErrInvalidOptions
+// for options it refuses, and ErrRunning if tracing is already on; nothing
+// changes then.
+//
+// One exception composes Start with the environment: when XRAY_OPTIONS
+// (patch_premain=true) started tracing before main, the first Start
+// returns nil and applies to that session what a running session can
+// change — Dir, Program, FilePrefix, NoFinalFile, Logf, FlushSignal,
+// FlushOnExit — so the records since package init are kept. BufferSize,
+// BufferCount, Version, Mode and MinDuration stay as the environment set
+// them; if o asks for other values, one line through Logf says which were
+// not applied. Later Starts return ErrRunning as usual.
 func Start(o Options) error {
 	c, err := o.config()
 	if err != nil {
 		return err
 	}
-	return xrt.Start(c)
+	err = xrt.Start(c)
+	if errors.Is(err, ErrRunning) {
+		if started := envSession.Load(); started != nil {
+			return adopt(o, c, *started)
+		}
+	}
+	return err
+}
+
+// envSession holds Stats().Started of the session XRAY_OPTIONS started,
+// until a Start adopts it.
+var envSession atomic.Pointer[time.Time]
+
+func adopt(o Options, c xrt.Config, started time.Time) error {
+	run, err := xrt.Adopt(c, started)
+	if err != nil {
+		return err
+	}
+	envSession.Store(nil)
+	var kept []string
+	note := func(set bool, field string, want, have any) {
+		if set && want != have {
+			kept = append(kept, fmt.Sprintf("%s %v (running with %v)", field, want, have))
+		}
+	}
+	note(o.BufferSize != 0, "BufferSize", c.BufferSize, run.BufferSize)
+	note(o.BufferCount != 0, "BufferCount", c.BufferCount, run.BufferCount)
+	note(o.Version != 0, "Version", c.Version, run.Version)
+	note(o.Mode != FlightRecorder, "Mode", c.Mode, run.Mode)
+	note(o.MinDuration != 0, "MinDuration", c.MinDuration, run.MinDuration)
+	if len(kept) > 0 {
+		c.Logf("tracing was started by XRAY_OPTIONS; Start applied the other options but not: %s", strings.Join(kept, ", "))
+	}
+	return nil
 }
 
 // Stop ends tracing: recording stops, a final file is written to Dir (its
@@ -214,15 +245,12 @@ func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
 var (
 	ErrRunning    = xrt.ErrRunning
 	ErrNotRunning = xrt.ErrNotRunning
+	// ErrInvalidOptions is wrapped by every error Start returns for Options
+	// it refuses; the message names the field.
+	ErrInvalidOptions = xrt.ErrConfig
 )
 
-// Statistics describes the current session, or the last one after Stop.
-// (It cannot share the name of the Stats function.)
-type Statistics = xrt.Stats
-
-// Drops counts records not written, by reason.
-type Drops = xrt.Drops
-
 // Stats returns the runtime's counters: records, drops by reason, buffers
-// recycled, flushes and their bytes, the clock in use.
-func Stats() Statistics { return xrt.ReadStats() }
+// recycled, flushes and their bytes, the clock in use. It takes a lock
+// briefly; poll it, do not call it per traced call.
+func Stats() Statistics { return statistics(xrt.ReadStats()) }

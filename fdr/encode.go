@@ -44,6 +44,21 @@ func PutNewBuffer(dst []byte, tid int32) {
 	putMeta(dst, introducer(KindNewBuffer)|uint64(uint32(tid))<<8, 0)
 }
 
+// PutNewBufferGoroutine writes NewBuffer for a goroutine: the id's low 32
+// bits are the thread id llvm-xray shows; the high 32 bits ride in payload
+// bytes 4–7 (record bytes 5–8), which every reader ignores, so that a
+// tracer's own flusher can tell goroutines apart after 2^32 of them.
+// NewBufferGoroutine reads them back.
+func PutNewBufferGoroutine(dst []byte, goid uint64) {
+	putMeta(dst, introducer(KindNewBuffer)|goid<<32>>24|goid>>32<<40, goid>>56)
+}
+
+// NewBufferGoroutine returns the goroutine id a NewBuffer record written by
+// PutNewBufferGoroutine carries (record bytes 1–8, little-endian).
+func NewBufferGoroutine(rec []byte) uint64 {
+	return binary.LittleEndian.Uint64(rec[1:9])
+}
+
 // PutEndOfBuffer writes EndOfBuffer (version 1 only): no payload.
 func PutEndOfBuffer(dst []byte) {
 	putMeta(dst, introducer(KindEndOfBuffer), 0)

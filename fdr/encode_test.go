@@ -274,3 +274,23 @@ func TestStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestNewBufferGoroutine pins the tracer's convention: the goroutine id's
+// low half is the thread id any reader sees, the high half rides in bytes
+// readers ignore, and NewBufferGoroutine reads back the whole id.
+func TestNewBufferGoroutine(t *testing.T) {
+	for _, g := range []uint64{1, 0x12345678, 0x1_0000_0002, 0xfedcba98_76543210, 1<<64 - 1} {
+		rec := make([]byte, MetadataSize)
+		for i := range rec {
+			rec[i] = 0xaa // old bytes must not leak
+		}
+		PutNewBufferGoroutine(rec, g)
+		if got := NewBufferGoroutine(rec); got != g {
+			t.Errorf("goroutine %#x: read back %#x", g, got)
+		}
+		want := AppendNewBuffer(nil, int32(uint32(g)))
+		if !bytes.Equal(rec[:5], want[:5]) || !bytes.Equal(rec[9:], want[9:]) {
+			t.Errorf("goroutine %#x: % x differs from NewBuffer(%d) % x outside bytes 5–8", g, rec, int32(uint32(g)), want)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // TestLLVMXRayInterop checks Parse against the real reader: every file
@@ -30,15 +32,7 @@ import (
 // The binary is $LLVM_XRAY, default "llvm-xray" (Debian's llvm 14; run it
 // again with LLVM_XRAY=llvm-xray-19 for the newer reader).
 func TestLLVMXRayInterop(t *testing.T) {
-	bin := os.Getenv("LLVM_XRAY")
-	if bin == "" {
-		bin = "llvm-xray"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		t.Fatalf("llvm-xray binary %q not found (%v): this test needs it, install it with `apt-get install llvm` "+
-			"or point LLVM_XRAY at one", bin, err)
-	}
+	path := xraytool.Bin(t)
 	dir := t.TempDir()
 
 	var good []goodFile

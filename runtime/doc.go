@@ -15,10 +15,16 @@
 //
 // Each buffer holds a sequence of FDR blocks (NewBuffer WallClock PID
 // NewCPUId body…): a new block starts whenever a different goroutine
-// records on the P, so every block belongs to one goroutine. The high 32
-// bits of the goroutine id ride in NewBuffer's unused payload bytes.
+// records on the P, so every block belongs to one goroutine. NewBuffer
+// carries the whole goroutine id (fdr.PutNewBufferGoroutine: the high 32
+// bits in payload bytes readers ignore). Every record is encoded by the
+// fdr package's Put* functions, the one home of the layout.
 // Within a buffer TSCs never decrease (a lagging CPU's reading is clamped),
 // and a TSCWrap is written when a delta would exceed INT32_MAX.
+//
+// Config.Validate is the one place a configuration is checked; Start
+// calls it. Adopt lets xray.Start take over a session the environment
+// started.
 //
 // Start, Stop, Flush and WriteTo may be called concurrently: flushes run
 // one at a time, copy the buffers without stopping the writers, and encode

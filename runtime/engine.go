@@ -121,15 +121,15 @@ func now() (uint64, uint32) {
 	return tsc.Now()
 }
 
-// Start begins a session.
+// Start begins a session, after cfg.Validate.
 func Start(cfg Config) error {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != nil {
 		return ErrRunning
 	}
-	if cfg.Version != 1 && cfg.Version != 5 {
-		return fmt.Errorf("xray: FDR version %d is not supported (only 1 and 5)", cfg.Version)
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -165,26 +165,7 @@ func Start(cfg Config) error {
 	// The assembly path knows nothing of rewinding or test clocks.
 	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
 	cur = s
-	if cfg.FlushSignal != nil {
-		name := signalName(cfg.FlushSignal)
-		s.stopSig = flush.Notify(cfg.FlushSignal, func() {
-			path, err := Flush()
-			switch {
-			case errors.Is(err, ErrNotRunning):
-			case err != nil:
-				cfg.Logf("flush on %s failed: %v", name, err)
-			default:
-				cfg.Logf("flush on %s: wrote %s", name, path)
-			}
-		})
-	}
-	if cfg.FlushOnExit {
-		s.stopExit = flush.NotifyExit(func() {
-			if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
-				cfg.Logf("stop on exit: %v", err)
-			}
-		}, syscall.SIGTERM, syscall.SIGINT)
-	}
+	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
 	return nil
@@ -202,12 +183,7 @@ func Stop() error {
 		return ErrNotRunning
 	}
 	state.Store(stateOff)
-	if s.stopSig != nil {
-		s.stopSig()
-	}
-	if s.stopExit != nil {
-		s.stopExit()
-	}
+	s.unnotify()
 	quiesce()
 	setFast(nil, false)
 	// Entries still erasable belong in the final file: nothing can erase

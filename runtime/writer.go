@@ -82,7 +82,7 @@ func function(id uint32, a fdr.Action) {
 	g := asm.Goid()
 	d := t - w.last
 	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size && w.s.minTicks == 0 {
-		w.put64(w.pos, uint64(id)<<4|uint64(a)<<1|d<<32)
+		fdr.PutFunction(w.bytes(w.pos, fdr.FunctionSize), a, id, uint32(d))
 		w.pos += fdr.FunctionSize
 		w.count++
 		w.last = t
@@ -132,12 +132,10 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 	if !ok {
 		return
 	}
-	w.put64(w.pos, uint64(id)<<4|uint64(a)<<1|(t-w.last)<<32)
+	fdr.PutFunction(w.bytes(w.pos, fdr.FunctionSize), a, id, uint32(t-w.last))
 	w.pos += fdr.FunctionSize
 	for _, v := range args {
-		w.put64(w.pos, uint64(fdr.KindCallArgument)<<1|1)
-		w.put64(w.pos+8, 0)
-		binary.LittleEndian.PutUint64(w.bytes(w.pos+1, 8), v)
+		fdr.PutCallArgument(w.bytes(w.pos, fdr.MetadataSize), v)
 		w.pos += fdr.MetadataSize
 	}
 	w.count++
@@ -192,13 +190,12 @@ func (w *writer) event(typed bool, typ uint16, data []byte, t uint64, cpu uint32
 	if !ok {
 		return
 	}
-	kind := fdr.KindCustomEvent
+	// prepare keeps t-w.last ≤ maxDelta, so the delta fits the marker's i32.
 	if typed {
-		kind = fdr.KindTypedEvent
+		fdr.PutTypedEventMarker(w.bytes(w.pos, fdr.MetadataSize), int32(n), int32(t-w.last), typ)
+	} else {
+		fdr.PutCustomEventMarker(w.bytes(w.pos, fdr.MetadataSize), int32(n), int32(t-w.last))
 	}
-	w.put64(w.pos, uint64(kind)<<1|1|uint64(n)<<8|(t-w.last)<<40)
-	// byte 8 holds the delta's top byte; a typed event's type follows at 9.
-	w.put64(w.pos+8, (t-w.last)>>24&0xff|uint64(typ)<<8)
 	copy(w.bytes(w.pos+fdr.MetadataSize, n), data)
 	w.pos += fdr.MetadataSize + n
 	w.count++
@@ -240,8 +237,7 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 	case cpu != w.cpu:
 		w.newCPU(cpu, t)
 	case meta != 0:
-		w.put64(w.pos, uint64(fdr.KindTSCWrap)<<1|1|t<<8)
-		w.put64(w.pos+8, t>>56)
+		fdr.PutTSCWrap(w.bytes(w.pos, fdr.MetadataSize), t)
 		w.pos += fdr.MetadataSize
 		w.last = t
 	}
@@ -267,31 +263,22 @@ func (w *writer) next(t uint64) bool {
 }
 
 func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
-	// NewBuffer: the goroutine id's low 32 bits are the thread id llvm-xray
-	// shows; the high 32 bits ride in payload bytes the reader ignores, so
-	// the flusher can tell goroutines apart after 2^32 of them.
-	w.put64(w.pos, uint64(fdr.KindNewBuffer)<<1|1|(g&0xffffffff)<<8|(g>>32)<<40)
-	w.put64(w.pos+8, g>>56)
+	// The whole goroutine id goes in (see fdr.PutNewBufferGoroutine): the
+	// flusher tells goroutines apart by it.
+	fdr.PutNewBufferGoroutine(w.bytes(w.pos, fdr.MetadataSize), g)
 	sec, usec := w.s.wall(t)
-	w.put64(w.pos+16, uint64(fdr.KindWallClock)<<1|1|sec<<8)
-	w.put64(w.pos+24, sec>>56|uint64(usec)<<8)
-	w.put64(w.pos+32, uint64(fdr.KindPID)<<1|1|uint64(uint32(w.s.pid))<<8)
-	w.put64(w.pos+40, 0)
+	fdr.PutWallClock(w.bytes(w.pos+16, fdr.MetadataSize), sec, usec)
+	fdr.PutPID(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid)
 	w.pos += 3 * fdr.MetadataSize
 	w.goid = g
 	w.newCPU(cpu, t)
 }
 
 func (w *writer) newCPU(cpu uint32, t uint64) {
-	w.put64(w.pos, uint64(fdr.KindNewCPUId)<<1|1|uint64(cpu&0xffff)<<8|t<<24)
-	w.put64(w.pos+8, t>>40)
+	fdr.PutNewCPUId(w.bytes(w.pos, fdr.MetadataSize), uint16(cpu), t)
 	w.pos += fdr.MetadataSize
 	w.cpu = cpu
 	w.last = t
-}
-
-func (w *writer) put64(off uint32, v uint64) {
-	binary.LittleEndian.PutUint64(w.bytes(off, 8), v)
 }
 
 func (w *writer) bytes(off, n uint32) []byte {

@@ -76,6 +76,10 @@
 //	mode=flight-recorder|fill       goxray: what happens when buffers run out (Config.Mode)
 //	flush_signal=USR1|USR2|HUP|none|<number>
 //	                                goxray: signal that triggers a flush (Config.FlushSignal)
+//	flush_on_exit=bool              goxray: on SIGTERM or SIGINT, write a final file, then
+//	                                die of the signal as the process would have
+//	                                (Config.FlushOnExit, xray.Options.FlushOnExit): with
+//	                                XRAY_OPTIONS alone, the way to get a file at exit
 //
 // goxray's own flags live in XRAY_FDR_OPTIONS because they configure the
 // FDR writer, which is all goxray has; XRAY_OPTIONS keeps compiler-rt's set

@@ -40,6 +40,7 @@ const (
 	FieldVersion
 	FieldMode
 	FieldFlushSignal
+	FieldFlushOnExit
 )
 
 // Config is what the two variables set. A field means something only when
@@ -63,6 +64,7 @@ type Config struct {
 	Version     int            // 1 or 5
 	Mode        string         // ModeFlightRecorder or ModeFill
 	FlushSignal syscall.Signal // 0: no signal (flush_signal=none)
+	FlushOnExit bool           // flush_on_exit: a final file on SIGTERM/SIGINT
 
 	set Field
 }
@@ -435,6 +437,7 @@ var fdrFlags = []flagDef{
 	{"buffer_size", intFlag(FieldBufferSize, 0, math.MaxInt, wantSize, func(c *Config) *int { return &c.BufferSize })},
 	{"buffer_max", intFlag(FieldBufferMax, 0, math.MaxInt, wantSize, func(c *Config) *int { return &c.BufferMax })},
 	{"no_file_flush", boolFlag(FieldNoFileFlush, func(c *Config) *bool { return &c.NoFileFlush })},
+	{"flush_on_exit", boolFlag(FieldFlushOnExit, func(c *Config) *bool { return &c.FlushOnExit })},
 	{"fdr_version", func(p *parser, v string) string {
 		if n, ok := parseInt(v, 1, 5); ok && (n == 1 || n == 5) {
 			p.c.Version = int(n)
@@ -483,6 +486,11 @@ var refusedSignals = map[syscall.Signal]bool{
 	syscall.SIGCONT: true,
 }
 
+// RefusedSignal reports whether sig may not serve as a flush trigger (see
+// the package documentation for the list and why). xray.Options.FlushSignal
+// is held to the same rule.
+func RefusedSignal(sig syscall.Signal) bool { return refusedSignals[sig] }
+
 const wantSignal = "USR1, USR2, HUP, none, or a signal number a flush may take over"
 
 func parseSignal(v string) (syscall.Signal, string) {
@@ -494,7 +502,7 @@ func parseSignal(v string) (syscall.Signal, string) {
 		return s, ""
 	}
 	n, ok := parseInt(v, 1, 64)
-	if !ok || refusedSignals[syscall.Signal(n)] {
+	if !ok || RefusedSignal(syscall.Signal(n)) {
 		return 0, wantSignal
 	}
 	return syscall.Signal(n), ""
@@ -549,6 +557,9 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 			}
 		}
 		f = append(f, "flush_signal="+s)
+	}
+	if c.Has(FieldFlushOnExit) {
+		f = append(f, "flush_on_exit="+strconv.FormatBool(c.FlushOnExit))
 	}
 	return strings.Join(x, " "), strings.Join(f, " ")
 }

@@ -193,6 +193,9 @@ func TestFDROptions(t *testing.T) {
 		{name: "no_file_flush False", fdr: "no_file_flush=False", want: cfg(Config{}, FieldNoFileFlush)},
 		{name: "no_file_flush no", fdr: "no_file_flush=no", want: cfg(Config{}, FieldNoFileFlush)},
 		{name: "no_file_flush 2", fdr: "no_file_flush=2", warns: warn("no_file_flush", "2", wantBool)},
+		{name: "flush_on_exit true", fdr: "flush_on_exit=true", want: cfg(Config{FlushOnExit: true}, FieldFlushOnExit)},
+		{name: "flush_on_exit 0", fdr: "flush_on_exit=0", want: cfg(Config{}, FieldFlushOnExit)},
+		{name: "flush_on_exit maybe", fdr: "flush_on_exit=maybe", warns: warn("flush_on_exit", "maybe", wantBool)},
 		{name: "version 1", fdr: "fdr_version=1", want: cfg(Config{Version: 1}, FieldVersion)},
 		{name: "version 5", fdr: "fdr_version=5", want: cfg(Config{Version: 5}, FieldVersion)},
 		{name: "version 05", fdr: "fdr_version=05", want: cfg(Config{Version: 5}, FieldVersion)},
@@ -316,7 +319,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	if c2, w2 := Parse(gx, gf); !reflect.DeepEqual(c2, c) || len(w2) != 0 {
 		t.Errorf("round trip: %+v %v, want %+v", c2, w2, c)
 	}
-	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none"
+	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true"
 	c, _ = Parse("", f)
 	if _, gf := c.Flags(); gf != f {
 		t.Errorf("Flags() fdr = %q, want %q", gf, f)

@@ -1,7 +1,10 @@
 package xraytool
 
 import (
+	"os"
+	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +33,36 @@ records:
 	}}
 	if !reflect.DeepEqual(tr, want) {
 		t.Errorf("got  %+v\nwant %+v", tr, want)
+	}
+}
+
+// TestNeedExec: a missing tool skips the test naming the install command,
+// unless GOXRAY_REQUIRE_TOOLS=1, which makes it fail. Run in a child test
+// binary so that the outcome can be observed.
+func TestNeedExec(t *testing.T) {
+	if os.Getenv("XRAYTOOL_CHILD") == "1" {
+		NeedExec(t, "goxray-no-such-tool", "apt-get install -y no-such-package")
+		t.Log("reached after NeedExec")
+		return
+	}
+	if p := NeedExec(t, "go", "install Go"); p == "" {
+		t.Fatal("NeedExec(go) returned no path")
+	}
+	for _, c := range []struct {
+		require  string
+		fail     bool
+		contains string
+	}{
+		{"", false, "--- SKIP: TestNeedExec"},
+		{"0", false, "--- SKIP: TestNeedExec"},
+		{"1", true, "--- FAIL: TestNeedExec"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeedExec$", "-test.v")
+		cmd.Env = append(os.Environ(), "XRAYTOOL_CHILD=1", RequireToolsVar+"="+c.require)
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != c.fail || !strings.Contains(string(out), c.contains) ||
+			!strings.Contains(string(out), "apt-get install -y no-such-package") || strings.Contains(string(out), "reached after") {
+			t.Errorf("%s=%q: err %v, output:\n%s", RequireToolsVar, c.require, err, out)
+		}
 	}
 }

@@ -73,7 +73,7 @@ func index(segs [][]byte) ([]chunk, error) {
 					chunks[cur].end = off
 				}
 				cur = -2
-				goid = uint64(le32(s[off+1:])) | uint64(binaryHigh(s[off:]))<<32
+				goid = fdr.NewBufferGoroutine(s[off:])
 			case fdr.KindNewCPUId:
 				if cur == -2 {
 					chunks = append(chunks, chunk{goid: goid, seg: int32(si), start: off + n, end: len(s),
@@ -117,12 +117,6 @@ func recordSize(s []byte, off int) (int, error) {
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
-
-// binaryHigh reads the high 32 bits of a goroutine id that the runtime keeps
-// in the unused payload bytes 5..8 of its NewBuffer records.
-func binaryHigh(b []byte) uint32 {
-	return uint32(b[5]) | uint32(b[6])<<8 | uint32(b[7])<<16 | uint32(b[8])<<24
-}
 
 // piece is a run of bytes to copy from a segment, or (seg < 0) a synthetic
 // state record: NewCPUId(cpu, tsc) or, when cpu is unchanged, TSCWrap(tsc).

@@ -1,53 +1,91 @@
-// Package registry gives function names their ids: 1, 2, 3, … in the order
-// they are registered, stable for the life of the process. The ids are
-// what the runtime's records carry and what the instrumentation map lists
-// in order, so llvm-xray can turn them back into names.
+// Package registry gives function names their ids, in two ranges that
+// never meet:
 //
-// Register and FuncOf may be called from any goroutine; they take a lock
-// and are not meant for the hot path (call them once, into a package-level
-// variable). Funcs returns a consistent copy of the table.
+//   - hand-picked ids, 1 ≤ id < FirstRegistered, chosen by the program
+//     (const idHandle xray.ID = 1) and optionally named with Name;
+//   - registered ids, FirstRegistered ≤ id ≤ MaxID, handed out in order of
+//     first registration by Register and FuncOf (and by the automatic
+//     instrumentation, which registers every function at package init),
+//     stable for the life of the process.
+//
+// The ids are what the runtime's records carry and what the
+// instrumentation map lists, so llvm-xray can turn them back into names.
+// llvm-xray numbers map entries by position, so the map holds an entry for
+// every id up to the largest one in use: the hand-picked range is kept
+// small (1023 ids, about 60 KiB of placeholders in each map once a
+// registered id is used) rather than, say, 2^24, which would make every
+// map half a gigabyte.
+//
+// Register, FuncOf and Name may be called from any goroutine; they take a
+// lock and are not meant for the hot path (call them once, into a
+// package-level variable). Funcs returns a consistent copy of the table.
 package registry
 
 import (
+	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
+
+	"github.com/goxray/xray/fdr"
 )
 
-// MaxID is the largest id a function record can carry (28 bits).
-const MaxID = 1<<28 - 1
+// Id ranges.
+const (
+	// MaxID is the largest id a function record can carry (fdr.MaxFuncID).
+	MaxID = fdr.MaxFuncID
+	// FirstRegistered is the first id Register hands out; the ids below it
+	// are the program's to pick.
+	FirstRegistered = 1 << 10
+)
 
-// Func describes a registered id.
+// Func describes an id with a name.
 type Func struct {
 	ID   uint32
-	Name string // as given to Register, or the Go symbol name for FuncOf
-	File string // FuncOf only: the function's source file
-	Line int    // FuncOf only: the line of its declaration
+	Name string // as given to Register or Name, or the Go symbol name for FuncOf
+	// File and Line: for FuncOf, the function's declaration; for RegisterAt
+	// and NameAt, the call that named the id. llvm-xray account prints
+	// them before the name, and "<invalid>:0:0" for a name without them.
+	File string
+	Line int
+
+	decl bool // File and Line are FuncOf's declaration, which a call site never replaces
 }
 
 var (
 	mu     sync.Mutex
-	funcs  []Func // funcs[id-1]
-	byName = map[string]uint32{}
+	manual = map[uint32]*Func{} // hand-picked ids named by Name
+	funcs  []Func               // funcs[id-FirstRegistered]
+	byName                      = map[string]uint32{}
+
+	// lastID is the largest id Register may hand out; tests lower it.
+	lastID uint32 = MaxID
 )
 
-// Register returns the id of name, assigning the next one the first time.
-// The empty name, and any name once every id is taken, get 0: an id that
-// the runtime drops and counts.
-func Register(name string) uint32 {
+// Register returns the id of name, assigning the next registered id the
+// first time; a name already given to Name keeps its hand-picked id. The
+// empty name gets 0, an id the runtime drops and counts. Register panics
+// when every registered id is taken (2^28 − 2^10 names): silently reusing
+// or dropping ids would merge or lose functions in every trace.
+func Register(name string) uint32 { return RegisterAt(name, "", 0) }
+
+// RegisterAt is Register recording a source position for the name, that of
+// the call (xray.Register passes its caller's).
+func RegisterAt(name, file string, line int) uint32 {
 	if name == "" {
 		return 0
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return add(Func{Name: name})
+	return add(Func{Name: name, File: file, Line: line})
 }
 
 // FuncOf registers a Go function value under its full symbol name (e.g.
 // main.(*Server).Handle), with the file and line of its declaration from
-// the runtime's symbol table. A function registered earlier by name keeps
-// its id; FuncOf fills in its file and line. Passing anything but a
-// non-nil func returns 0.
+// the runtime's symbol table. A function registered (or named) earlier by
+// name keeps its id; FuncOf fills in its file and line. Passing anything
+// but a non-nil func returns 0. It panics as Register does.
 //
 // Use method expressions ((*Server).Handle), not method values (s.Handle):
 // a method value is a compiler-made wrapper named ...Handle-fm.
@@ -63,46 +101,97 @@ func FuncOf(fn any) uint32 {
 	file, line := f.FileLine(f.Entry())
 	mu.Lock()
 	defer mu.Unlock()
-	return add(Func{Name: f.Name(), File: file, Line: line})
+	return add(Func{Name: f.Name(), File: file, Line: line, decl: true})
+}
+
+// Name gives the hand-picked id (1 ≤ id < FirstRegistered) a name for the
+// instrumentation map. Naming an id again with the same name does nothing.
+// It fails for an id outside the hand-picked range, an empty name, an id
+// that already has another name, and a name that already has another id.
+func Name(id uint32, name string) error { return NameAt(id, name, "", 0) }
+
+// NameAt is Name recording a source position for the name, that of the
+// call (xray.Name passes its caller's).
+func NameAt(id uint32, name, file string, line int) error {
+	if id == 0 || id >= FirstRegistered {
+		return fmt.Errorf("xray: Name(%d, %q): hand-picked ids are 1 to %d; Register hands out the others", id, name, FirstRegistered-1)
+	}
+	if name == "" {
+		return fmt.Errorf("xray: Name(%d, \"\"): empty name", id)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if f := manual[id]; f != nil {
+		if f.Name == name {
+			return nil
+		}
+		return fmt.Errorf("xray: Name(%d, %q): id %d is already named %q", id, name, id, f.Name)
+	}
+	if other, ok := byName[name]; ok {
+		return fmt.Errorf("xray: Name(%d, %q): the name already has id %d", id, name, other)
+	}
+	manual[id] = &Func{ID: id, Name: name, File: file, Line: line}
+	byName[name] = id
+	return nil
 }
 
 // add assigns or completes f's entry. Called with mu held.
 func add(f Func) uint32 {
 	if id, ok := byName[f.Name]; ok {
-		if e := &funcs[id-1]; e.File == "" && f.File != "" {
-			e.File, e.Line = f.File, f.Line
+		if e := entry(id); f.File != "" && (e.File == "" || f.decl && !e.decl) {
+			e.File, e.Line, e.decl = f.File, f.Line, f.decl
 		}
 		return id
 	}
-	if len(funcs) >= MaxID {
-		return 0
+	id := FirstRegistered + uint32(len(funcs))
+	if id > lastID {
+		panic(fmt.Sprintf("xray: cannot register %q: every registered id (%d to %d) is taken", f.Name, FirstRegistered, lastID))
 	}
-	f.ID = uint32(len(funcs) + 1)
+	f.ID = id
 	funcs = append(funcs, f)
 	byName[f.Name] = f.ID
 	return f.ID
 }
 
-// Funcs returns the registered functions in id order (a copy).
+// entry returns the table entry of a named id. Called with mu held.
+func entry(id uint32) *Func {
+	if id < FirstRegistered {
+		return manual[id]
+	}
+	return &funcs[id-FirstRegistered]
+}
+
+// Funcs returns the named functions in id order (a copy).
 func Funcs() []Func {
 	mu.Lock()
 	defer mu.Unlock()
-	return append([]Func(nil), funcs...)
+	out := make([]Func, 0, len(manual)+len(funcs))
+	for _, f := range manual {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b Func) int { return int(a.ID) - int(b.ID) })
+	return append(out, funcs...)
 }
 
-// Len returns the number of registered ids.
+// Len returns the number of registered ids (hand-picked ones not counted).
 func Len() int {
 	mu.Lock()
 	defer mu.Unlock()
 	return len(funcs)
 }
 
-// Lookup returns the function registered under id.
+// Lookup returns the function named under id.
 func Lookup(id uint32) (Func, bool) {
 	mu.Lock()
 	defer mu.Unlock()
-	if id == 0 || int(id) > len(funcs) {
+	if id < FirstRegistered {
+		if f := manual[id]; f != nil {
+			return *f, true
+		}
 		return Func{}, false
 	}
-	return funcs[id-1], true
+	if int(id-FirstRegistered) >= len(funcs) {
+		return Func{}, false
+	}
+	return funcs[id-FirstRegistered], true
 }

@@ -17,7 +17,7 @@ func TestRegisterAssignsDenseStableIDs(t *testing.T) {
 	base := Len()
 	a := Register("pkg.A")
 	b := Register("pkg.B")
-	if a != uint32(base+1) || b != uint32(base+2) {
+	if a != uint32(FirstRegistered+base) || b != uint32(FirstRegistered+base+1) {
 		t.Fatalf("ids %d %d after %d registered", a, b, base)
 	}
 	if Register("pkg.A") != a {
@@ -27,8 +27,8 @@ func TestRegisterAssignsDenseStableIDs(t *testing.T) {
 		t.Error("the empty name got an id")
 	}
 	fs := Funcs()
-	if fs[a-1].Name != "pkg.A" || fs[b-1].ID != b {
-		t.Errorf("Funcs: %+v", fs[a-1:b])
+	if fs[len(fs)-2].Name != "pkg.A" || fs[len(fs)-1].ID != b {
+		t.Errorf("Funcs: %+v", fs[len(fs)-2:])
 	}
 }
 
@@ -89,3 +89,90 @@ func TestRegisterConcurrently(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestNameAndRegisterNeverCollide: hand-picked ids carry names without
+// taking a registered id, Register never hands out a hand-picked id, and
+// every conflicting Name is refused.
+func TestNameAndRegisterNeverCollide(t *testing.T) {
+	if err := Name(1, "manual.one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Name(1, "manual.one"); err != nil {
+		t.Errorf("naming again with the same name: %v", err)
+	}
+	r := Register("registered.after.name")
+	if r < FirstRegistered {
+		t.Fatalf("Register gave hand-picked id %d", r)
+	}
+	if Register("manual.one") != 1 {
+		t.Error("Register of a Name'd name did not return its id")
+	}
+	for _, c := range []struct {
+		id   uint32
+		name string
+	}{
+		{0, "zero"}, {FirstRegistered, "registered range"}, {MaxID, "max"},
+		{1, "manual.other"},          // id taken by another name
+		{2, "registered.after.name"}, // name taken by another id
+		{3, ""},
+	} {
+		if err := Name(c.id, c.name); err == nil {
+			t.Errorf("Name(%d, %q) succeeded", c.id, c.name)
+		}
+	}
+	if f, ok := Lookup(1); !ok || f.Name != "manual.one" {
+		t.Errorf("Lookup(1) = %+v, %v", f, ok)
+	}
+	fs := Funcs()
+	for i := 1; i < len(fs); i++ {
+		if fs[i].ID <= fs[i-1].ID {
+			t.Fatalf("Funcs not in id order at %d: %+v", i, fs[i-1:i+1])
+		}
+	}
+}
+
+// TestRegisterExhaustedPanics: once every registered id is taken, Register
+// fails loudly instead of reusing or dropping ids; names already
+// registered still get theirs.
+func TestRegisterExhaustedPanics(t *testing.T) {
+	mu.Lock()
+	old := lastID
+	lastID = FirstRegistered + uint32(len(funcs)) // room for one more
+	mu.Unlock()
+	t.Cleanup(func() { mu.Lock(); lastID = old; mu.Unlock() })
+	last := Register("exhaust.last")
+	defer func() {
+		if recover() == nil {
+			t.Error("Register past the last id did not panic")
+		}
+		if Register("exhaust.last") != last {
+			t.Error("a registered name lost its id")
+		}
+	}()
+	Register("exhaust.one.too.many")
+}
+
+// TestPositions: a Register call site names the position until FuncOf gives
+// the declaration, which a later call site never replaces.
+func TestPositions(t *testing.T) {
+	name := "github.com/goxray/xray/runtime/registry.positioned"
+	id := RegisterAt(name, "site.go", 3)
+	if f, _ := Lookup(id); f.File != "site.go" || f.Line != 3 {
+		t.Fatalf("RegisterAt: %+v", f)
+	}
+	if FuncOf(positioned) != id {
+		t.Fatal("FuncOf gave a new id")
+	}
+	RegisterAt(name, "other.go", 9)
+	if f, _ := Lookup(id); !strings.HasSuffix(f.File, "registry_test.go") {
+		t.Errorf("the declaration did not win: %+v", f)
+	}
+	if err := NameAt(5, "positioned.manual", "m.go", 7); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := Lookup(5); f.File != "m.go" || f.Line != 7 {
+		t.Errorf("NameAt: %+v", f)
+	}
+}
+
+func positioned() {}

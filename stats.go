@@ -1,0 +1,126 @@
+package xray
+
+import (
+	"time"
+
+	xrt "github.com/goxray/xray/runtime"
+)
+
+// Statistics describes the current session, or the last one after Stop.
+// (It cannot share the name of the Stats function.) Counters only grow
+// during a session and start from zero at Start.
+type Statistics struct {
+	// Running reports whether tracing is on; Started is when it began.
+	Running bool
+	Started time.Time
+
+	// Records counts function records and events written to buffers,
+	// including those later recycled in flight-recorder mode; Bytes the
+	// bytes they and their metadata take.
+	Records, Bytes uint64
+	// Drops counts records not written, by reason.
+	Drops Drops
+
+	// BufferSize and BufferCount are the session's buffers (Options, after
+	// defaults and the environment).
+	BufferSize, BufferCount int
+	// BuffersRecycled counts buffers the flight recorder reused for newer
+	// data, and RecycledRecords the records they held.
+	BuffersRecycled uint64
+	RecycledRecords uint64
+
+	// Flushes and FlushErrors count successful and failed flushes
+	// (signal, Flush, WriteTo, Stop); FlushedBytes the bytes written.
+	Flushes, FlushErrors uint64
+	FlushedBytes         uint64
+	// LastFlush is how long the last successful flush took; LastFlushPath
+	// the file it wrote (empty for WriteTo); LastError the last failure.
+	LastFlush     time.Duration
+	LastFlushPath string
+	LastError     string
+	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
+	// the flusher left out of files: Exits whose Entry was not in the window
+	// (or never happened), and records outside the window.
+	UnmatchedExits, TrimmedRecords uint64
+	// TypedEventsDropped counts, over all flushes, the typed events left
+	// out of version-1 files, which have no typed-event record.
+	TypedEventsDropped uint64
+	// RewoundCalls counts calls erased because they were shorter than
+	// Options.MinDuration.
+	RewoundCalls uint64
+	// ReconstructedEntries counts, over all flushes, the Entries written at
+	// the start of a window for calls that were open when it began (their
+	// own Entries were recycled): their durations are lower bounds.
+	ReconstructedEntries uint64
+	// FlushDiscardedBuffers counts buffers recycled while a flush copied
+	// them (their data is not in that file).
+	FlushDiscardedBuffers uint64
+
+	// Clock is the clock records carry: "rdtscp" or the fallback.
+	Clock string
+	// Frequency is the ticks per second written in file headers, and
+	// FrequencySource where it came from (CPUID or a calibration).
+	Frequency       uint64
+	FrequencySource string
+	// GoroutineIDSource says how the goroutine id (a file's thread id) is read.
+	GoroutineIDSource string
+	// RecordPath says how Enter and Exit record: "assembly (…)" for the
+	// fast path, or "Go (…)" with the reason (no assembly in this build,
+	// the race detector, MinDuration, or the offsets check that failed).
+	RecordPath string
+}
+
+// Drops counts records that were not written, by reason.
+type Drops struct {
+	// BadID: function id 0, negative, or above MaxID.
+	BadID uint64
+	// Full: no buffer to write into (Fill mode ran out, or every buffer
+	// was held by a writer).
+	Full uint64
+	// OversizedEvent: an event payload larger than a buffer can hold
+	// (Options.BufferSize less 80 bytes).
+	OversizedEvent uint64
+	// EmptyEvent: an event with no payload (llvm-xray refuses size 0).
+	EmptyEvent uint64
+	// ArgsTruncated: EnterArgs arguments past the 64th.
+	ArgsTruncated uint64
+}
+
+// Total is the sum over all reasons.
+func (d Drops) Total() uint64 {
+	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated
+}
+
+// statistics copies the runtime's counters into the documented type.
+// TestStatisticsCoversRuntimeStats fails if a field is added to one and
+// not the other.
+func statistics(s xrt.Stats) Statistics {
+	return Statistics{
+		Running:               s.Running,
+		Started:               s.Started,
+		Records:               s.Records,
+		Bytes:                 s.Bytes,
+		Drops:                 Drops(s.Drops),
+		BufferSize:            s.BufferSize,
+		BufferCount:           s.BufferCount,
+		BuffersRecycled:       s.BuffersRecycled,
+		RecycledRecords:       s.RecycledRecords,
+		Flushes:               s.Flushes,
+		FlushErrors:           s.FlushErrors,
+		FlushedBytes:          s.FlushedBytes,
+		LastFlush:             s.LastFlush,
+		LastFlushPath:         s.LastFlushPath,
+		LastError:             s.LastError,
+		UnmatchedExits:        s.UnmatchedExits,
+		TrimmedRecords:        s.TrimmedRecords,
+		TypedEventsDropped:    s.TypedEventsDropped,
+		RewoundCalls:          s.RewoundCalls,
+		ReconstructedEntries:  s.ReconstructedEntries,
+		FlushDiscardedBuffers: s.FlushDiscardedBuffers,
+		Clock:                 s.Clock,
+		Frequency:             s.Frequency,
+		FrequencySource:       s.FrequencySource,
+		GoroutineIDSource:     s.GoroutineIDSource,
+		RecordPath:            s.RecordPath,
+	}
+}

@@ -1,0 +1,61 @@
+package xray
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	xrt "github.com/goxray/xray/runtime"
+)
+
+// TestStatisticsCoversRuntimeStats: the documented Statistics has every
+// field of the runtime's Stats, and statistics copies each one (every
+// field is set to a distinct non-zero value and must arrive).
+func TestStatisticsCoversRuntimeStats(t *testing.T) {
+	var in xrt.Stats
+	v := reflect.ValueOf(&in).Elem()
+	n := uint64(0)
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		n++
+		switch v.Kind() {
+		case reflect.Struct:
+			if v.Type() == reflect.TypeFor[time.Time]() {
+				v.Set(reflect.ValueOf(time.Unix(int64(n), 0)))
+				return
+			}
+			for i := range v.NumField() {
+				fill(v.Field(i))
+			}
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			v.SetInt(int64(n))
+		case reflect.Uint64:
+			v.SetUint(n)
+		case reflect.String:
+			v.SetString(string(rune('a' + n%26)))
+		default:
+			t.Fatalf("field of kind %v: extend this test", v.Kind())
+		}
+	}
+	fill(v)
+	out := reflect.ValueOf(statistics(in))
+	if out.NumField() != v.NumField() {
+		t.Errorf("Statistics has %d fields, runtime.Stats %d", out.NumField(), v.NumField())
+	}
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		f := out.FieldByName(name)
+		if !f.IsValid() {
+			t.Errorf("Statistics lacks %s", name)
+			continue
+		}
+		if !reflect.DeepEqual(reflect.ValueOf(f.Interface()).Convert(v.Field(i).Type()).Interface(), v.Field(i).Interface()) {
+			t.Errorf("%s not copied: %v, want %v", name, f, v.Field(i))
+		}
+	}
+	if got, want := statistics(in).Drops.Total(), in.Drops.Total(); got != want {
+		t.Errorf("Drops.Total %d, want %d", got, want)
+	}
+}
