@@ -3,7 +3,6 @@ package analysis
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -27,6 +26,12 @@ type Map struct {
 	Addr map[uint32]uint64 // id → function address
 	name map[uint32]string
 	loc  map[uint32]string
+	src  map[uint32]srcPos
+}
+
+type srcPos struct {
+	file string
+	line int
 }
 
 const sledSize = 32
@@ -50,7 +55,7 @@ func ReadMap(p string) (*Map, error) {
 		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), sledSize)
 	}
 	bo := f.ByteOrder
-	m := &Map{Addr: map[uint32]uint64{}, name: map[uint32]string{}, loc: map[uint32]string{}}
+	m := &Map{Addr: map[uint32]uint64{}, name: map[uint32]string{}, loc: map[uint32]string{}, src: map[uint32]srcPos{}}
 	id, cur := uint32(1), uint64(0)
 	for i := 0; i < len(b); i += sledSize {
 		s := b[i : i+sledSize]
@@ -95,7 +100,11 @@ func (m *Map) symbolize(f *elf.File) {
 		if i >= 0 && (a < funcs[i].Value+funcs[i].Size || a == funcs[i].Value) {
 			m.name[id] = funcs[i].Name
 		}
-		m.loc[id] = lines.at(a)
+		var sp srcPos
+		m.loc[id], sp = lines.at(a)
+		if sp.file != "" {
+			m.src[id] = sp
+		}
 	}
 }
 
@@ -125,8 +134,9 @@ func (m *Map) Location(id uint32) string {
 
 // lineIndex finds the line-table row covering an address.
 type lineIndex struct {
-	d   *dwarf.Data
-	cus []cuRange
+	d    *dwarf.Data
+	cus  []cuRange
+	decl map[uint64]int // subprogram low_pc → DW_AT_decl_line
 }
 
 type cuRange struct {
@@ -139,12 +149,20 @@ func newLineIndex(f *elf.File) *lineIndex {
 	if err != nil {
 		return &lineIndex{}
 	}
-	li := &lineIndex{d: d}
+	li := &lineIndex{d: d, decl: map[uint64]int{}}
 	r := d.Reader()
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil {
 			break
+		}
+		if e.Tag == dwarf.TagSubprogram {
+			lo, ok1 := e.Val(dwarf.AttrLowpc).(uint64)
+			line, ok2 := e.Val(dwarf.AttrDeclLine).(int64)
+			if ok1 && ok2 {
+				li.decl[lo] = int(line)
+			}
+			continue
 		}
 		if e.Tag == dwarf.TagCompileUnit {
 			rs, err := d.Ranges(e)
@@ -153,13 +171,37 @@ func newLineIndex(f *elf.File) *lineIndex {
 					li.cus = append(li.cus, cuRange{rg[0], rg[1], e})
 				}
 			}
+			continue // into the unit's subprograms
 		}
-		r.SkipChildren()
+		if e.Children {
+			r.SkipChildren()
+		}
 	}
 	return li
 }
 
-func (li *lineIndex) at(a uint64) string {
+// line prefers a subprogram's declaration line when the row at its entry
+// (where the XRay sled sits, before the prologue) says 0.
+func (li *lineIndex) line(a uint64, row int) int {
+	if row == 0 {
+		if d, ok := li.decl[a]; ok {
+			return d
+		}
+	}
+	return row
+}
+
+// Source returns the file (as the line table names it) and line of id's
+// entry, or "" and 0.
+func (m *Map) Source(id uint32) (string, int) {
+	if m == nil {
+		return "", 0
+	}
+	sp := m.src[id]
+	return sp.file, sp.line
+}
+
+func (li *lineIndex) at(a uint64) (string, srcPos) {
 	const invalid = "<invalid>:0:0"
 	for _, c := range li.cus {
 		if a < c.lo || a >= c.hi {
@@ -167,19 +209,16 @@ func (li *lineIndex) at(a uint64) string {
 		}
 		lr, err := li.d.LineReader(c.cu)
 		if err != nil || lr == nil {
-			return invalid
+			return invalid, srcPos{}
 		}
 		var e dwarf.LineEntry
 		if err := lr.SeekPC(a, &e); err != nil {
-			if errors.Is(err, dwarf.ErrUnknownPC) {
-				return invalid
-			}
-			return invalid
+			return invalid, srcPos{}
 		}
 		if e.File == nil {
-			return invalid
+			return invalid, srcPos{}
 		}
-		return path.Base(e.File.Name) + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column)
+		return path.Base(e.File.Name) + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column), srcPos{e.File.Name, li.line(a, e.Line)}
 	}
-	return invalid
+	return invalid, srcPos{}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/goxray/xray/internal/xraytool"
 )
 
-func profile(t testing.TB, path string, o ProfileOptions) *Profile {
+func buildProfile(t testing.TB, path string, o ProfileOptions) *Profile {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -86,7 +86,7 @@ func TestStackMatchesLLVMXRay(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := profile(t, in.trace, ProfileOptions{})
+		p := buildProfile(t, in.trace, ProfileOptions{})
 		for _, agg := range []string{"time", "count"} {
 			args := []string{"stack", "-all-stacks", "-stack-format=flame", "-aggregation-type=" + agg}
 			if in.imap != "" {
