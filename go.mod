@@ -7,3 +7,5 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.2
 	golang.org/x/sys v0.49.0
 )
+
+require google.golang.org/protobuf v1.36.12
