@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strconv"
@@ -43,6 +44,19 @@ func ReadMap(p string) (*Map, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readMap(f, p)
+}
+
+// ParseMap reads an instrumentation map from r (see ReadMap).
+func ParseMap(r io.ReaderAt) (*Map, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	return readMap(f, "map")
+}
+
+func readMap(f *elf.File, p string) (*Map, error) {
 	sec := f.Section("xray_instr_map")
 	if sec == nil {
 		return nil, fmt.Errorf("%s: no xray_instr_map section (not built with -fxray-instrument, or not a goxray map)", p)

@@ -16,6 +16,10 @@ type ProfileOptions struct {
 	// under the call open in its parent when it first ran, as a subtree
 	// marked Spawned whose time is not added to the parent's.
 	Lineage bool
+	// Since, when non-zero, keeps only time at or after this TSC: calls
+	// that ended before it are left out and calls that started before it
+	// count from it (the last N seconds of a window).
+	Since uint64
 }
 
 // Node is one call path of the merged tree: a function under its caller.
@@ -129,7 +133,10 @@ func (p *Profile) Add(e *Event) {
 func (p *Profile) close(s *gstack, i int, tsc uint64) {
 	for j := len(s.frames) - 1; j >= i; j-- {
 		f := s.frames[j]
-		d := diff(tsc, f.enter)
+		if tsc < p.opt.Since {
+			continue
+		}
+		d := diff(tsc, max(f.enter, p.opt.Since))
 		n := &p.Nodes[f.node]
 		n.Calls++
 		n.Total += d
