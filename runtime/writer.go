@@ -275,8 +275,11 @@ func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
 	sec, usec := w.s.wall(t)
 	w.put64(w.pos+16, uint64(fdr.KindWallClock)<<1|1|sec<<8)
 	w.put64(w.pos+24, sec>>56|uint64(usec)<<8)
-	w.put64(w.pos+32, uint64(fdr.KindPID)<<1|1|uint64(uint32(w.s.pid))<<8)
-	w.put64(w.pos+40, 0)
+	// PID, with the parent goroutine's id in payload bytes 5–12, which the
+	// flusher turns into the lineage event (fdr's doc) and zeroes in files.
+	par := asm.ParentGoid()
+	w.put64(w.pos+32, uint64(fdr.KindPID)<<1|1|uint64(uint32(w.s.pid))<<8|par<<40)
+	w.put64(w.pos+40, par>>24)
 	w.pos += 3 * fdr.MetadataSize
 	w.goid = g
 	w.newCPU(cpu, t)

@@ -116,7 +116,16 @@ func buildPProf(w io.Writer, trace, imap []byte, secs float64, lineage bool) err
 			since = last - uint64(ticks)
 		}
 	}
-	p := analysis.NewProfile(h, analysis.ProfileOptions{CloseOpen: true, Lineage: lineage, Since: since})
+	o := analysis.ProfileOptions{CloseOpen: true, Since: since}
+	if lineage {
+		l := analysis.NewLineage()
+		if err := pass(func(_ *analysis.Reader, e *analysis.Event) { l.Scan(e) }); err != nil {
+			return err
+		}
+		l.Done()
+		o.Lineage = l
+	}
+	p := analysis.NewProfile(h, o)
 	if err := pass(func(_ *analysis.Reader, e *analysis.Event) { p.Add(e) }); err != nil {
 		return err
 	}

@@ -30,12 +30,25 @@ func loadProfile(trace string, pf profileFlags) (*analysis.Profile, *analysis.Ma
 	if err != nil {
 		return nil, nil, err
 	}
+	o := analysis.ProfileOptions{CloseOpen: *pf.open}
+	if *pf.lineage {
+		// First pass: who started whom, and when each child first ran.
+		l := analysis.NewLineage()
+		if err := each(trace, nil, l.Scan); err != nil {
+			return nil, nil, err
+		}
+		l.Done()
+		if l.Len() == 0 {
+			fmt.Fprintf(os.Stderr, "goxray: %s: no lineage events (recorded by goxray since issue 11, Go ≥ 1.21 on amd64/arm64)\n", trace)
+		}
+		o.Lineage = l
+	}
 	f, r, err := openTrace(trace)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	p := analysis.NewProfile(r.Header(), analysis.ProfileOptions{CloseOpen: *pf.open, Lineage: *pf.lineage})
+	p := analysis.NewProfile(r.Header(), o)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {

@@ -71,3 +71,31 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// events reads every event of a trace, copying what the Reader reuses.
+func events(t testing.TB, path string) []Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Event
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := *e
+		c.Args = append([]uint64(nil), e.Args...)
+		c.Data = append([]byte(nil), e.Data...)
+		out = append(out, c)
+	}
+}

@@ -12,10 +12,11 @@ type ProfileOptions struct {
 	// at the trace's last TSC (a flight-recorder window cuts them). Off,
 	// they are left out, as llvm-xray stack does.
 	CloseOpen bool
-	// Lineage nests each goroutine whose parent is known (see Lineage)
-	// under the call open in its parent when it first ran, as a subtree
-	// marked Spawned whose time is not added to the parent's.
-	Lineage bool
+	// Lineage, from a first pass over the same file, nests each goroutine
+	// whose parent is known under the call open in its parent when it
+	// first ran, as a subtree marked Spawned whose time is not added to
+	// the parent's (see Lineage).
+	Lineage *Lineage
 	// Since, when non-zero, keeps only time at or after this TSC: calls
 	// that ended before it are left out and calls that started before it
 	// count from it (the last N seconds of a window).
@@ -49,8 +50,8 @@ type pframe struct {
 
 type gstack struct {
 	frames []pframe
-	root   int32 // node the goroutine's outermost calls hang under (0, or a spawned anchor's parent)
-	seen   bool
+	root   int32 // node the goroutine's outermost calls hang under: 0, or its spawning call
+	seen   bool  // a call entry was seen
 }
 
 // Profile merges every goroutine's calls into one tree. Add events in
@@ -68,17 +69,13 @@ type Profile struct {
 	Open    int64  // calls still open at the end
 	Events  int64
 
-	lineage *Lineage
 }
 
 // NewProfile returns an empty profile for a file with header h.
 func NewProfile(h fdr.Header, o ProfileOptions) *Profile {
 	return &Profile{opt: o, Header: h, Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{},
-		stacks: map[int32]*gstack{}, First: math.MaxUint64, lineage: newLineage()}
+		stacks: map[int32]*gstack{}, First: math.MaxUint64}
 }
-
-// Lineage returns the goroutine parentage found in the trace so far.
-func (p *Profile) Lineage() *Lineage { return p.lineage }
 
 func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
 	k := childKey{parent, fn, spawned}
@@ -102,15 +99,18 @@ func (p *Profile) Add(e *Event) {
 		s = &gstack{}
 		p.stacks[e.TID] = s
 	}
-	if !s.seen {
-		s.seen = true
-		p.lineage.firstRecord(e.TID, s, p)
+	if l := p.opt.Lineage; l != nil {
+		// Children that started by now hang under the call open here.
+		l.resolve(e.TID, e.TSC, s, false)
 	}
 	switch e.Type {
 	case fdr.EventCustom, fdr.EventTyped:
-		p.lineage.event(e)
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:
+		if !s.seen {
+			s.seen = true
+			p.spawnedUnder(e.TID, s)
+		}
 		parent, spawned := s.root, false
 		if n := len(s.frames); n > 0 {
 			parent = s.frames[n-1].node
@@ -127,6 +127,28 @@ func (p *Profile) Add(e *Event) {
 		}
 	}
 	p.Orphans++
+}
+
+// spawnedUnder sets where goroutine g's outermost calls hang: under its
+// anchor when Lineage knows one. A child whose parent's records come
+// later in the file, or are not in it, stays a root.
+func (p *Profile) spawnedUnder(g int32, s *gstack) {
+	l := p.opt.Lineage
+	if l == nil {
+		return
+	}
+	par, ok := l.parent[g]
+	if !ok {
+		return
+	}
+	if _, done := l.anchor[g]; !done {
+		// The parent's records ended before this child's first: what is
+		// open in it now was open then.
+		if ps := p.stacks[par]; ps != nil {
+			l.resolve(par, 0, ps, true)
+		}
+	}
+	s.root = l.anchor[g]
 }
 
 // close ends frames[i:] at tsc, innermost first.
