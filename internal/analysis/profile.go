@@ -68,7 +68,6 @@ type Profile struct {
 	Orphans int64  // exits with no matching entry (dropped)
 	Open    int64  // calls still open at the end
 	Events  int64
-
 }
 
 // NewProfile returns an empty profile for a file with header h.
