@@ -113,6 +113,7 @@ type PerfettoWriter struct {
 	names  map[string]uint64 // interned event names
 	anns   map[string]uint64 // interned annotation names
 	stacks map[threadKey][]uint32
+	uuids  map[threadKey]uint64 // small numbers: a track uuid is a varint in every event
 	pkt    []byte
 	te     []byte
 	intern []byte
@@ -124,9 +125,10 @@ type PerfettoWriter struct {
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
 func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter {
 	pw := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), scan: scan, m: m, names: map[string]uint64{},
-		anns: map[string]uint64{}, stacks: map[threadKey][]uint32{}, first: true}
+		anns: map[string]uint64{}, stacks: map[threadKey][]uint32{}, uuids: map[threadKey]uint64{}, first: true}
 	procs := map[int32]bool{}
-	for _, k := range scan.order {
+	for i, k := range scan.order {
+		pw.uuids[k] = uint64(i + 1)
 		if !procs[k.pid] {
 			procs[k.pid] = true
 			var proc []byte
@@ -149,7 +151,7 @@ func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter 
 		thr = protowire.AppendVarint(thr, uint64(int64(k.tid)))
 		thr = appendString(thr, pfThrName, name)
 		var td []byte
-		td = appendUint(td, pfTDUUID, threadUUID(k))
+		td = appendUint(td, pfTDUUID, pw.uuids[k])
 		td = appendString(td, pfTDName, name)
 		td = appendBytes(td, pfTDThread, thr)
 		td = appendUint(td, pfTDParent, procUUID(k.pid))
@@ -158,8 +160,8 @@ func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter 
 	return pw
 }
 
-func procUUID(pid int32) uint64     { return 1<<62 | uint64(uint32(pid)) }
-func threadUUID(k threadKey) uint64 { return uint64(uint32(k.pid))<<32 | uint64(uint32(k.tid)) | 1<<63 }
+// procUUID keeps process tracks apart from thread tracks, which are 1…n.
+func procUUID(pid int32) uint64 { return 1<<62 | uint64(uint32(pid)) }
 
 func appendUint(b []byte, f protowire.Number, v uint64) []byte {
 	b = protowire.AppendTag(b, f, protowire.VarintType)
@@ -222,7 +224,7 @@ func (pw *PerfettoWriter) event(e *Event, typ uint64, name string, anns func([]b
 	te := pw.te[:0]
 	pw.intern = pw.intern[:0]
 	te = appendUint(te, pfTEType, typ)
-	te = appendUint(te, pfTETrackUUID, threadUUID(k))
+	te = appendUint(te, pfTETrackUUID, pw.uuids[k])
 	if name != "" {
 		te = appendUint(te, pfTENameIID, pw.iid(pw.names, pfIDEventNames, name))
 	}
@@ -288,6 +290,9 @@ func (pw *PerfettoWriter) Add(e *Event) {
 			delete(pw.stacks, k)
 		}
 	case fdr.EventCustom, fdr.EventTyped:
+		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
+			return // the flusher's bookkeeping (lineage, anchor), not the program's
+		}
 		name := "event"
 		if e.Type == fdr.EventTyped {
 			name = fmt.Sprintf("typed event %d", e.EventKind)
