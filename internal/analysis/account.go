@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,19 +53,108 @@ type recursion struct {
 	recursive bool
 }
 
+// latencies keeps a function's call durations in fixed-size chunks, so
+// that millions of calls cost 4 bytes each and no slice is ever copied
+// to grow.
 type latencies struct {
-	small []uint32
-	big   []uint64
+	small [][]uint32 // full chunks, then the open one
+	big   []uint64   // durations of 2³² ticks or more (rare)
+	n     int
 	sum   float64 // accumulated in recording order, as llvm-xray does
 }
 
+const chunkLen = 1 << 16
+
 func (l *latencies) add(t uint64) {
-	if t <= math.MaxUint32 {
-		l.small = append(l.small, uint32(t))
-	} else {
-		l.big = append(l.big, t)
-	}
+	l.n++
 	l.sum += float64(t)
+	if t > math.MaxUint32 {
+		l.big = append(l.big, t)
+		return
+	}
+	k := len(l.small)
+	if k == 0 || len(l.small[k-1]) == cap(l.small[k-1]) {
+		c := chunkLen
+		if k == 0 {
+			c = 16 // most functions are called a few times
+		} else if k == 1 && cap(l.small[0]) < chunkLen {
+			// Grow the first chunk in place until it is full size.
+			nc := make([]uint32, len(l.small[0]), min(2*cap(l.small[0]), chunkLen))
+			copy(nc, l.small[0])
+			l.small[0] = append(nc, uint32(t))
+			return
+		}
+		l.small = append(l.small, make([]uint32, 0, c))
+		k++
+	}
+	l.small[k-1] = append(l.small[k-1], uint32(t))
+}
+
+// orderStat returns the k-th smallest value (0-based) of v, reordering v
+// (quickselect, like std::nth_element).
+func orderStat[T uint32 | uint64](v []T, k int) T {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		// Median of three as the pivot.
+		mid := lo + (hi-lo)/2
+		a, b, c := v[lo], v[mid], v[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < p {
+				i++
+			}
+			for v[j] > p {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// stats returns min, median, 90th, 99th percentile and max with
+// llvm-xray's offsets (n/2, ⌊0.9n⌋, ⌊0.99n⌋).
+func stats[T uint32 | uint64](v []T) [5]float64 {
+	n := len(v)
+	mn, mx := v[0], v[0]
+	for _, x := range v {
+		mn, mx = min(mn, x), max(mx, x)
+	}
+	return [5]float64{float64(mn), float64(orderStat(v, n/2)),
+		float64(orderStat(v, int(math.Floor(float64(n)*0.9)))),
+		float64(orderStat(v, int(math.Floor(float64(n)*0.99)))), float64(mx)}
+}
+
+// order returns the row's statistics; it needs one flat copy of the
+// durations (4 bytes each unless some exceed 2³² ticks).
+func (l *latencies) order() [5]float64 {
+	if len(l.big) == 0 {
+		flat := make([]uint32, 0, l.n)
+		for _, c := range l.small {
+			flat = append(flat, c...)
+		}
+		return stats(flat)
+	}
+	flat := make([]uint64, 0, l.n)
+	for _, c := range l.small {
+		for _, x := range c {
+			flat = append(flat, uint64(x))
+		}
+	}
+	return stats(append(flat, l.big...))
 }
 
 // NewAccountant returns an empty Accountant.
@@ -183,19 +271,10 @@ type Row struct {
 // Rows computes the table, unsorted (in function id order).
 func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	rows := make([]Row, 0, len(a.funcs))
-	var buf []uint64
 	for id, l := range a.funcs {
-		buf = buf[:0]
-		for _, v := range l.small {
-			buf = append(buf, uint64(v))
-		}
-		buf = append(buf, l.big...)
-		slices.Sort(buf)
-		n := len(buf)
-		r := Row{FuncID: id, Count: uint64(n), Sum: l.sum,
-			Min: float64(buf[0]), Max: float64(buf[n-1]), Median: float64(buf[n/2]),
-			Pct90: float64(buf[int(math.Floor(float64(n)*0.9))]),
-			Pct99: float64(buf[int(math.Floor(float64(n)*0.99))])}
+		st := l.order()
+		r := Row{FuncID: id, Count: uint64(l.n), Sum: l.sum,
+			Min: st[0], Median: st[1], Pct90: st[2], Pct99: st[3], Max: st[4]}
 		if h.CycleFrequency != 0 {
 			f := float64(h.CycleFrequency)
 			r.Min /= f

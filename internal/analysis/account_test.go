@@ -139,3 +139,34 @@ func sortLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestOrderStat: quickselect agrees with sorting, on adversarial inputs too.
+func TestOrderStat(t *testing.T) {
+	inputs := [][]uint64{{5}, {2, 1}, {3, 3, 3, 3}, {1, 2, 3, 4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1}}
+	r := uint64(1)
+	var big []uint64
+	for range 5000 {
+		r = r*6364136223846793005 + 1442695040888963407
+		big = append(big, r>>50)
+	}
+	inputs = append(inputs, big)
+	for _, in := range inputs {
+		sorted := slices.Clone(in)
+		slices.Sort(sorted)
+		for _, k := range []int{0, len(in) / 2, len(in) * 9 / 10, len(in) - 1} {
+			v := slices.Clone(in)
+			if got := orderStat(v, k); got != sorted[k] {
+				t.Fatalf("orderStat(%d of %d) = %d, want %d", k, len(in), got, sorted[k])
+			}
+		}
+	}
+	var l latencies
+	for i := range 200000 {
+		l.add(uint64((i * 7919) % 100003))
+	}
+	l.add(1 << 40)
+	st := l.order()
+	if st[0] != 0 || st[4] != 1<<40 || l.n != 200001 {
+		t.Fatalf("stats %v n %d", st, l.n)
+	}
+}
