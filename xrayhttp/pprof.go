@@ -28,6 +28,41 @@ const PProfPath = "/debug/xray/pprof"
 //
 // Errors: 405 for methods other than GET/HEAD, 400 for a bad parameter,
 // 503 when tracing is not running, 500 when the snapshot fails.
+//
+// # Fleet collection
+//
+// Continuous profilers that scrape /debug/pprof/* collect it as a custom
+// profile type; with delta enabled they ask for ?seconds=<interval>, so
+// consecutive scrapes cover consecutive windows. Grafana Pyroscope, through
+// Grafana Alloy:
+//
+//	pyroscope.scrape "goxray" {
+//	  targets    = [{"__address__" = "app:6060", "service_name" = "app"}]
+//	  forward_to = [pyroscope.write.default.receiver]
+//	  profiling_config {
+//	    profile.custom "xray_wall" {
+//	      enabled = true
+//	      path    = "/debug/xray/pprof"
+//	      delta   = true
+//	    }
+//	  }
+//	}
+//
+// Parca (parca.yaml):
+//
+//	scrape_configs:
+//	  - job_name: goxray
+//	    static_configs:
+//	      - targets: ["app:6060"]
+//	    profiling_config:
+//	      pprof_config:
+//	        xray_wall:
+//	          enabled: true
+//	          path: /debug/xray/pprof
+//	          delta: true
+//
+// Neither server was run against it here (neither builds from the module
+// proxy in this environment); the endpoint is tested with go tool pprof.
 func PProf(w http.ResponseWriter, r *http.Request) {
 	if !allowed(w, r) {
 		return
