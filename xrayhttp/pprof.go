@@ -61,8 +61,8 @@ const PProfPath = "/debug/xray/pprof"
 //	          path: /debug/xray/pprof
 //	          delta: true
 //
-// Neither server was run against it here (neither builds from the module
-// proxy in this environment); the endpoint is tested with go tool pprof.
+// Neither server was run against it in this project's tests (building
+// them was out of reach); the endpoint is tested with go tool pprof.
 func PProf(w http.ResponseWriter, r *http.Request) {
 	if !allowed(w, r) {
 		return
