@@ -1,12 +1,14 @@
 package xray
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
 	"reflect"
 	goruntime "runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,11 +112,12 @@ func (w *workload) call(depth int) {
 	w.log = append(w.log, step{Kind: "function-exit", ID: uint32(id)})
 }
 
-// steps turns llvm-xray records into steps, dropping a leading anchor.
+// steps turns llvm-xray records into steps, dropping a leading anchor or
+// lineage event.
 func steps(recs []xraytool.Record) []step {
 	var out []step
 	for i, r := range recs {
-		if i == 0 && r.Kind == "custom-event" && r.Data == "\x00" {
+		if i == 0 && r.Kind == "custom-event" && (r.Data == "\x00" || strings.HasPrefix(r.Data, fdr.LineagePrefix)) {
 			continue
 		}
 		s := step{Kind: r.Kind, Args: r.Args}
@@ -137,7 +140,7 @@ func fdrSteps(evs []fdr.Event) []step {
 	}
 	var out []step
 	for i, e := range evs {
-		if i == 0 && e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0 {
+		if i == 0 && e.Type == fdr.EventCustom && (len(e.Data) == 1 && e.Data[0] == 0 || bytes.HasPrefix(e.Data, []byte(fdr.LineagePrefix))) {
 			continue
 		}
 		s := step{Kind: kinds[e.Type], Args: e.Args}

@@ -147,6 +147,30 @@
 // increase (llvm-xray reorders a thread's blocks unless they do, see the
 // note on sorting above).
 //
+// # The lineage event
+//
+// goxray records which goroutine started which. Each goroutine's block in a
+// file written by the goxray runtime (versions 1 and 5) may open with one
+// lineage event: a CustomEventMarker whose payload is the ASCII text
+// LineagePrefix followed by the parent goroutine's id in decimal
+// ("goxray.parent=17"; AppendLineagePayload, ParseLineage). It is an
+// ordinary custom event, so llvm-xray 14 and 19 load it (fdr-dump,
+// convert shows the text as the event's data, account and stack skip it)
+// and ParseStrict accepts it. It sits at the file's minimum TSC, in place
+// of the 1-byte anchor event it replaces (see runtime/flush.Encode): in
+// version 5 as NewCPUId(cpu, minimum), the event with delta 0, then
+// TSCWrap to the block's real base; in version 1 with the minimum as its
+// absolute TSC. It is written once per goroutine per file, only when the
+// parent is known: the runtime reads it from the goroutine (runtime.g's
+// parentGoid, Go 1.21+, at an offset calibrated like the goroutine id's,
+// see asm.ParentGoid) when it opens a block, and carries it to the flusher
+// in bytes 5–12 of the in-memory PID record, which files never contain
+// (the flusher writes its own PID records, reserved bytes zero). Readers
+// should take the event's TSC as meaningless and the goroutine's first
+// function record as the time the child started. Which call of the parent
+// spawned it is not recorded; see internal/analysis.Lineage for how it is
+// inferred.
+//
 // Parse and the Decoder do not copy: Raw.Payload and Event.Data alias the
 // input slice, which must not be modified while they are in use.
 package fdr

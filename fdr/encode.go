@@ -86,6 +86,21 @@ func PutPID(dst []byte, pid int32) {
 	putMeta(dst, introducer(KindPID)|uint64(uint32(pid))<<8, 0)
 }
 
+// PutPIDParent writes PID with a goroutine's parent id in payload bytes
+// 4–11 (record bytes 5–12), which every reader ignores. It is an in-memory
+// convention between the tracer's writer and its flusher: the flusher reads
+// the id back with PIDParent, turns it into the lineage custom event and
+// writes plain PID records (PutPID) to files.
+func PutPIDParent(dst []byte, pid int32, parent uint64) {
+	putMeta(dst, introducer(KindPID)|uint64(uint32(pid))<<8|parent<<40, parent>>24)
+}
+
+// PIDParent returns the parent id a PID record written by PutPIDParent
+// carries (0: unknown).
+func PIDParent(rec []byte) uint64 {
+	return binary.LittleEndian.Uint64(rec[5:13])
+}
+
 // PutCallArgument writes CallArgument: u64 argument at payload offset 0.
 func PutCallArgument(dst []byte, arg uint64) {
 	putMeta(dst, introducer(KindCallArgument)|arg<<8, arg>>56)

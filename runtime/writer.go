@@ -268,7 +268,9 @@ func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
 	fdr.PutNewBufferGoroutine(w.bytes(w.pos, fdr.MetadataSize), g)
 	sec, usec := w.s.wall(t)
 	fdr.PutWallClock(w.bytes(w.pos+16, fdr.MetadataSize), sec, usec)
-	fdr.PutPID(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid)
+	// PID, with the parent goroutine's id that the flusher turns into the
+	// lineage event (fdr's doc).
+	fdr.PutPIDParent(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid, asm.ParentGoid())
 	w.pos += 3 * fdr.MetadataSize
 	w.goid = g
 	w.newCPU(cpu, t)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	goruntime "runtime"
 	"testing"
@@ -31,6 +32,9 @@ func TestWriterBytesExact(t *testing.T) {
 	want = fdr.AppendNewBuffer(want, int32(uint32(g)))
 	want = fdr.AppendWallClock(want, sec, usec)
 	want = fdr.AppendPID(want, s.pid)
+	// The parent goroutine rides in PID payload bytes 5–12 (the flusher
+	// turns it into the lineage event).
+	binary.LittleEndian.PutUint64(want[len(want)-fdr.MetadataSize+5:], asm.ParentGoid())
 	want = fdr.AppendNewCPUId(want, 1, 5100)
 	want = fdr.AppendFunction(want, fdr.Enter, 7, 0)
 	at(5110, 1)

@@ -37,6 +37,7 @@ func init() {
 func Register(mux *http.ServeMux) {
 	mux.HandleFunc(TracePath, Trace)
 	mux.HandleFunc(StatsPath, Stats)
+	mux.HandleFunc(PProfPath, PProf)
 }
 
 // allowed answers 405 to anything but GET and HEAD.

@@ -1,4 +1,11 @@
-// Command xrayflame turns folded stacks into a flame graph SVG. It reads
+// Command xrayflame turns folded stacks into a flame graph SVG.
+//
+// Deprecated: `goxray flame` does the same with the same flags (-values,
+// -unit, -merge-threads, -title, -subtitle, -o, -width, -min-width) and
+// also reads traces directly, in time units and goroutine-aware. This
+// command stays until scripts/demo.sh switches to it.
+//
+// It reads
 // the output of
 //
 //	llvm-xray stack -all-stacks -stack-format=flame TRACE

@@ -151,9 +151,17 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 			return errors.New("flush: internal error: plan does not start with a state record")
 		}
 		anchored := gp.first > min
+		// The lineage event, when the parent is known, takes the anchor's
+		// place: it too sits at the file's minimum TSC, so that account
+		// accepts it (a goroutine's base may be below the minimum).
+		anchor := []byte{AnchorPayload}
+		if gp.parent != 0 {
+			anchor = fdr.AppendLineagePayload(nil, gp.parent)
+			anchored = true
+		}
 		size := preambleSize + gp.size
 		if anchored {
-			size += anchorSize
+			size += anchorSize - 1 + len(anchor)
 		}
 		b = fdr.AppendBufferExtents(b, uint64(size))
 		b = appendPreamble(b, int32(uint32(gp.goid)), gp.first, p)
@@ -171,7 +179,7 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 			switch {
 			case k == 0 && anchored:
 				b = fdr.AppendNewCPUId(b, pc.cpu, min)
-				b = fdr.AppendCustomEvent(b, 0, []byte{AnchorPayload})
+				b = fdr.AppendCustomEvent(b, 0, anchor)
 				b = fdr.AppendTSCWrap(b, pc.tsc)
 			case pc.wrap:
 				b = fdr.AppendTSCWrap(b, pc.tsc)

@@ -96,6 +96,9 @@ type v1Options struct {
 func minV1Size(plans []goPlan) int {
 	need := v1AnchorSize
 	for i := range plans {
+		if plans[i].parent != 0 {
+			need = max(need, fdr.MetadataSize+len(fdr.AppendLineagePayload(nil, plans[i].parent)))
+		}
 		need = max(need, plans[i].maxRec)
 	}
 	return (v1Framing + need + minFiller + 7) &^ 7
@@ -159,7 +162,9 @@ func estimateV1(plans []goPlan, min uint64, b int) (total, most int64) {
 		// Records, and a NewCPUId wherever the CPU changes; TSCWraps are
 		// rare (deltas above 2^31 ticks) and left out.
 		body := int64(gp.recBytes + gp.cpuSwitches*fdr.MetadataSize)
-		if gp.first > min {
+		if gp.parent != 0 {
+			body += int64(fdr.MetadataSize + len(fdr.AppendLineagePayload(nil, gp.parent)))
+		} else if gp.first > min {
 			body += v1AnchorSize
 		}
 		n := max(1, (body+per-1)/per)
@@ -284,7 +289,15 @@ func (v *v1Writer) goroutine(gp *goPlan, anchored bool) (int, error) {
 	v.k, v.open, v.tid = 0, false, int32(uint32(gp.goid))
 	it := v1Units{segs: v.segs, pieces: gp.pieces}
 	var u v1Unit
-	if anchored {
+	if gp.parent != 0 {
+		// The lineage event (fdr.LineagePrefix) takes the anchor's place,
+		// at the file's minimum TSC like it.
+		u = v1Unit{event: true, payload: fdr.AppendLineagePayload(nil, gp.parent), cpu: gp.firstCPU,
+			base: gp.pieces[0].tsc, tsc: v.min}
+		if err := v.put(&u, gp.first); err != nil {
+			return 0, err
+		}
+	} else if anchored {
 		// The anchor sits at the file's minimum TSC. Version-1 events carry
 		// an absolute TSC and leave the base alone, so unlike version 5 it
 		// needs no NewCPUId/TSCWrap of its own.

@@ -42,6 +42,7 @@ func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 // between two switches.
 type chunk struct {
 	goid       uint64
+	parent     uint64 // from the block's PID record (payload bytes 5–12); 0: unknown
 	seg        int32
 	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
 	cpu        uint16 // state at start
@@ -53,7 +54,7 @@ func index(segs [][]byte) ([]chunk, error) {
 	var chunks []chunk
 	for si, s := range segs {
 		cur := -1 // index of the open chunk; -2 while inside a preamble
-		var goid uint64
+		var goid, parent uint64
 		for off := 0; off < len(s); {
 			b0 := s[off]
 			if b0&1 == 0 { // function record: the common case
@@ -74,9 +75,14 @@ func index(segs [][]byte) ([]chunk, error) {
 				}
 				cur = -2
 				goid = fdr.NewBufferGoroutine(s[off:])
+				parent = 0
+			case fdr.KindPID:
+				if cur == -2 {
+					parent = fdr.PIDParent(s[off:])
+				}
 			case fdr.KindNewCPUId:
 				if cur == -2 {
-					chunks = append(chunks, chunk{goid: goid, seg: int32(si), start: off + n, end: len(s),
+					chunks = append(chunks, chunk{goid: goid, parent: parent, seg: int32(si), start: off + n, end: len(s),
 						cpu: le16(s[off+1:]), base: le64(s[off+3:])})
 					cur = len(chunks) - 1
 				}
@@ -130,6 +136,7 @@ type piece struct {
 
 type goPlan struct {
 	goid     uint64
+	parent   uint64 // the goroutine that started this one, 0 if unknown
 	first    uint64 // TSC of the first record
 	firstCPU uint16
 	pieces   []piece
@@ -274,6 +281,9 @@ type synthetic struct {
 // the innermost open call is dropped and counted: llvm-xray refuses it.
 func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic) (goPlan, error) {
 	gp := goPlan{goid: chunks[0].goid}
+	for _, c := range chunks {
+		gp.parent = max(gp.parent, c.parent)
+	}
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {
 		c := &cursor{seq: k, seg: segs[ch.seg], segIdx: ch.seg, cpu: ch.cpu, base: ch.base, chunkEnd: ch.end}

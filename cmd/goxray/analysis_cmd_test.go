@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/goxray/xray/internal/xraytool"
+)
+
+// TestAnalysisCommands runs each analysis subcommand on a runtime-written
+// trace the way a user would (flags after the file too) and checks its
+// output: account equals llvm-xray's, the others are well-formed.
+func TestAnalysisCommands(t *testing.T) {
+	bin := xraytool.Bin(t)
+	trace := "../../fdr/testdata/runtime-v5-4g.xray"
+	dir := t.TempDir()
+	out := func(name string) string { return filepath.Join(dir, name) }
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		c, ok := commands[args[0]]
+		if !ok {
+			t.Fatalf("no command %s", args[0])
+		}
+		if code := c.run(args[1:]); code != 0 {
+			t.Fatalf("goxray %v: exit %d", args, code)
+		}
+	}
+	run("account", trace, "-sort=sum", "-sortorder=dsc", "-o", out("acct"))
+	want, err := xraytool.Run(bin, "account", "-sort=sum", "-sortorder=dsc", trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(out("acct")); got != want {
+		t.Errorf("account:\n%s\nllvm-xray:\n%s", got, want)
+	}
+	run("stack", "-agg=count", trace, "-o", out("stack"))
+	if s := read(out("stack")); !strings.HasPrefix(s, "#") || !strings.Contains(s, ";") {
+		t.Errorf("stack output:\n%s", s)
+	}
+	run("top", trace, "-o", out("top"))
+	if s := read(out("top")); !strings.Contains(s, "flat%") || !strings.Contains(s, "Hottest call paths") {
+		t.Errorf("top output:\n%s", s)
+	}
+	run("flame", trace, "-o", out("f.svg"))
+	if s := read(out("f.svg")); !strings.Contains(s, "<svg") || !strings.Contains(s, "#1") {
+		t.Errorf("flame output is not an SVG of the trace")
+	}
+	folded := out("folded")
+	if err := os.WriteFile(folded, []byte("thread_1;a;b; 10\nthread_1;a; 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("flame", "-merge-threads", folded, "-o", out("g.svg"))
+	if s := read(out("g.svg")); !strings.Contains(s, ">a<") && !strings.Contains(s, ">a ") {
+		t.Errorf("flame of folded input lacks frame a")
+	}
+	run("pprof", trace, "-o", out("p.pb.gz"))
+	f, err := os.Open(out("p.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil || len(p.Sample) == 0 || p.SampleType[1].Type != "wall" {
+		t.Fatalf("pprof output: %v %v", err, p)
+	}
+	run("perfetto", trace, "-o", out("t.pftrace"))
+	if st, err := os.Stat(out("t.pftrace")); err != nil || st.Size() == 0 {
+		t.Fatalf("perfetto output: %v", err)
+	}
+	if code := commands["account"].run([]string{"/nonexistent"}); code != 1 {
+		t.Errorf("account of a missing file: exit %d, want 1", code)
+	}
+}

@@ -1,0 +1,32 @@
+// Package analysis reads XRay FDR traces (versions 1–5, from goxray or
+// compiler-rt) the way a Go engineer wants to look at them, streaming and
+// in bounded memory.
+//
+//   - Reader streams a file event by event (fdr's decoder, llvm-xray's
+//     framing and expansion rules) holding a 1 MiB window, never the file.
+//   - Map reads function names and positions from an instrumentation map:
+//     goxray's TRACE.map side file or a compiler-rt binary's own
+//     xray_instr_map section, numbered the way llvm-xray numbers them.
+//   - Accountant reproduces llvm-xray account's table (same columns,
+//     sorting and numbers; see its doc for the one difference).
+//   - Profile builds call trees per goroutine and merges them by root
+//     function (the view llvm-xray stack -aggregate-threads means to give),
+//     optionally nesting a goroutine under the call that spawned it (see
+//     Lineage); the stack/top, flame, pprof and perfetto commands print it.
+//
+// Memory: Reader holds the window and per-thread expander state; Accountant
+// holds 4 bytes per call (the exact percentiles need every latency); Profile
+// holds the merged call tree and one open stack per live goroutine, not
+// the calls.
+//
+// # Measured
+//
+// On a 1.15 GB goxray trace (8 goroutines, 144 M records, 72 M calls),
+// `goxray account` took 10.7 s and 570 MB peak RSS; llvm-xray 14 account
+// had not finished after 270 s at 22.5 GB RSS and was stopped. On a 314 MB
+// trace both finish with byte-identical output: goxray 3.4 s / 160 MB,
+// llvm-xray 14 48.8 s / 7.99 GB, llvm-xray 19 61.2 s / 7.99 GB (/usr/bin/time
+// -v, 2 shared cores). `goxray pprof` on the 1.15 GB trace: 5.5 s, 5.5 MB.
+// On the demo's trace (4.2 MB) the Perfetto file is 9.4 MB and the pprof
+// file 0.9 KB, against 53.9 MB for llvm-xray convert's JSON timeline.
+package analysis

@@ -1,0 +1,238 @@
+package analysis
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+)
+
+// Map gives function ids their names and source positions, from an ELF
+// object with an xray_instr_map section: goxray's side file (trace.map) or
+// a binary built with clang -fxray-instrument, exactly what llvm-xray takes
+// as -instr_map.
+//
+// Ids are counted the way llvm-xray (and compiler-rt) count them: sleds in
+// section order, the id starting at 1 and going up whenever a sled's
+// function address differs from the previous sled's. Names come from the
+// symbol table (the symbol containing the function address), positions
+// from the DWARF line table (the row covering the address), printed by
+// Location as llvm-xray's account does: "file:line:column" with the file's
+// base name, "<invalid>:0:0" without a row, "(unknown)" for an id the map
+// does not have. Unlike llvm-xray, names are not demangled.
+type Map struct {
+	Addr map[uint32]uint64 // id → function address
+	name map[uint32]string
+	loc  map[uint32]string
+	src  map[uint32]srcPos
+}
+
+type srcPos struct {
+	file string
+	line int
+}
+
+const sledSize = 32
+
+// ReadMap reads the instrumentation map of the ELF object at path.
+func ReadMap(p string) (*Map, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readMap(f, p)
+}
+
+// ParseMap reads an instrumentation map from r (see ReadMap).
+func ParseMap(r io.ReaderAt) (*Map, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	return readMap(f, "map")
+}
+
+func readMap(f *elf.File, p string) (*Map, error) {
+	sec := f.Section("xray_instr_map")
+	if sec == nil {
+		return nil, fmt.Errorf("%s: no xray_instr_map section (not built with -fxray-instrument, or not a goxray map)", p)
+	}
+	b, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: xray_instr_map: %v", p, err)
+	}
+	if len(b)%sledSize != 0 {
+		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), sledSize)
+	}
+	bo := f.ByteOrder
+	m := &Map{Addr: map[uint32]uint64{}, name: map[uint32]string{}, loc: map[uint32]string{}, src: map[uint32]srcPos{}}
+	id, cur := uint32(1), uint64(0)
+	for i := 0; i < len(b); i += sledSize {
+		s := b[i : i+sledSize]
+		fn := bo.Uint64(s[8:])
+		kind, version := s[16], s[18]
+		if kind >= 5 {
+			// llvm-xray rejects the whole map too.
+			return nil, fmt.Errorf("%s: sled %d has kind %d (llvm-xray knows 0-4)", p, i/sledSize, kind)
+		}
+		if version >= 2 {
+			// Position-independent: relative to the sled entry's own field.
+			fn = sec.Addr + uint64(i) + 8 + fn
+		}
+		if cur == 0 {
+			cur = fn
+			m.Addr[id] = fn
+		}
+		if fn != cur {
+			id++
+			cur = fn
+			m.Addr[id] = fn
+		}
+	}
+	m.symbolize(f)
+	return m, nil
+}
+
+func (m *Map) symbolize(f *elf.File) {
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	syms = append(syms, dyn...)
+	funcs := syms[:0:0]
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF && s.Name != "" {
+			funcs = append(funcs, s)
+		}
+	}
+	sort.SliceStable(funcs, func(i, j int) bool { return funcs[i].Value < funcs[j].Value })
+	lines := newLineIndex(f)
+	for id, a := range m.Addr {
+		i := sort.Search(len(funcs), func(i int) bool { return funcs[i].Value > a }) - 1
+		if i >= 0 && (a < funcs[i].Value+funcs[i].Size || a == funcs[i].Value) {
+			m.name[id] = funcs[i].Name
+		}
+		var sp srcPos
+		m.loc[id], sp = lines.at(a)
+		if sp.file != "" {
+			m.src[id] = sp
+		}
+	}
+}
+
+// Name returns what llvm-xray prints for id: the symbol, "@(addr)" when the
+// address has none, "#id" when the map does not have the id.
+func (m *Map) Name(id uint32) string {
+	if m != nil {
+		if n, ok := m.name[id]; ok {
+			return n
+		}
+		if a, ok := m.Addr[id]; ok {
+			return "@(" + strconv.FormatUint(a, 16) + ")"
+		}
+	}
+	return "#" + strconv.FormatInt(int64(int32(id)), 10)
+}
+
+// Location returns account's debug-info column for id.
+func (m *Map) Location(id uint32) string {
+	if m != nil {
+		if l, ok := m.loc[id]; ok {
+			return l
+		}
+	}
+	return "(unknown)"
+}
+
+// lineIndex finds the line-table row covering an address.
+type lineIndex struct {
+	d    *dwarf.Data
+	cus  []cuRange
+	decl map[uint64]int // subprogram low_pc → DW_AT_decl_line
+}
+
+type cuRange struct {
+	lo, hi uint64
+	cu     *dwarf.Entry
+}
+
+func newLineIndex(f *elf.File) *lineIndex {
+	d, err := f.DWARF()
+	if err != nil {
+		return &lineIndex{}
+	}
+	li := &lineIndex{d: d, decl: map[uint64]int{}}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagSubprogram {
+			lo, ok1 := e.Val(dwarf.AttrLowpc).(uint64)
+			line, ok2 := e.Val(dwarf.AttrDeclLine).(int64)
+			if ok1 && ok2 {
+				li.decl[lo] = int(line)
+			}
+			continue
+		}
+		if e.Tag == dwarf.TagCompileUnit {
+			rs, err := d.Ranges(e)
+			if err == nil {
+				for _, rg := range rs {
+					li.cus = append(li.cus, cuRange{rg[0], rg[1], e})
+				}
+			}
+			continue // into the unit's subprograms
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+	return li
+}
+
+// line prefers a subprogram's declaration line when the row at its entry
+// (where the XRay sled sits, before the prologue) says 0.
+func (li *lineIndex) line(a uint64, row int) int {
+	if row == 0 {
+		if d, ok := li.decl[a]; ok {
+			return d
+		}
+	}
+	return row
+}
+
+// Source returns the file (as the line table names it) and line of id's
+// entry, or "" and 0.
+func (m *Map) Source(id uint32) (string, int) {
+	if m == nil {
+		return "", 0
+	}
+	sp := m.src[id]
+	return sp.file, sp.line
+}
+
+func (li *lineIndex) at(a uint64) (string, srcPos) {
+	const invalid = "<invalid>:0:0"
+	for _, c := range li.cus {
+		if a < c.lo || a >= c.hi {
+			continue
+		}
+		lr, err := li.d.LineReader(c.cu)
+		if err != nil || lr == nil {
+			return invalid, srcPos{}
+		}
+		var e dwarf.LineEntry
+		if err := lr.SeekPC(a, &e); err != nil {
+			return invalid, srcPos{}
+		}
+		if e.File == nil {
+			return invalid, srcPos{}
+		}
+		return path.Base(e.File.Name) + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column), srcPos{e.File.Name, li.line(a, e.Line)}
+	}
+	return invalid, srcPos{}
+}

@@ -1,0 +1,218 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/goxray/xray/fdr"
+)
+
+// ProfileOptions tune Profile.
+type ProfileOptions struct {
+	// CloseOpen counts calls still open at the end of the trace as ending
+	// at the trace's last TSC (a flight-recorder window cuts them). Off,
+	// they are left out, as llvm-xray stack does.
+	CloseOpen bool
+	// Lineage, from a first pass over the same file, nests each goroutine
+	// whose parent is known under the call open in its parent when it
+	// first ran, as a subtree marked Spawned whose time is not added to
+	// the parent's (see Lineage).
+	Lineage *Lineage
+	// Since, when non-zero, keeps only time at or after this TSC: calls
+	// that ended before it are left out and calls that started before it
+	// count from it (the last N seconds of a window).
+	Since uint64
+}
+
+// Node is one call path of the merged tree: a function under its caller.
+// Roots (children of node 0) are goroutines' outermost functions, merged
+// across goroutines by function id.
+type Node struct {
+	Func     uint32
+	Parent   int32
+	Spawned  bool   // the root of a goroutine nested under its spawning call
+	Calls    uint64 // completed calls on this path
+	Total    uint64 // inclusive ticks, summed over the calls
+	Self     uint64 // Total minus the callees' (spawned goroutines excluded)
+	Children []int32
+}
+
+type childKey struct {
+	parent  int32
+	fn      uint32
+	spawned bool
+}
+
+type pframe struct {
+	node  int32
+	enter uint64
+	child uint64 // inclusive ticks of completed callees
+}
+
+type gstack struct {
+	frames []pframe
+	root   int32 // node the goroutine's outermost calls hang under: 0, or its spawning call
+	seen   bool  // a call entry was seen
+}
+
+// Profile merges every goroutine's calls into one tree. Add events in
+// file order (Reader order); memory is the tree plus one stack per
+// goroutine with open calls.
+type Profile struct {
+	opt     ProfileOptions
+	Nodes   []Node // Nodes[0] is the root
+	index   map[childKey]int32
+	stacks  map[int32]*gstack
+	Header  fdr.Header
+	First   uint64 // smallest TSC seen
+	Last    uint64 // largest TSC seen
+	Orphans int64  // exits with no matching entry (dropped)
+	Open    int64  // calls still open at the end
+	Events  int64
+}
+
+// NewProfile returns an empty profile for a file with header h.
+func NewProfile(h fdr.Header, o ProfileOptions) *Profile {
+	return &Profile{opt: o, Header: h, Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{},
+		stacks: map[int32]*gstack{}, First: math.MaxUint64}
+}
+
+func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
+	k := childKey{parent, fn, spawned}
+	if c, ok := p.index[k]; ok {
+		return c
+	}
+	c := int32(len(p.Nodes))
+	p.Nodes = append(p.Nodes, Node{Func: fn, Parent: parent, Spawned: spawned})
+	p.Nodes[parent].Children = append(p.Nodes[parent].Children, c)
+	p.index[k] = c
+	return c
+}
+
+// Add accounts one event.
+func (p *Profile) Add(e *Event) {
+	p.Events++
+	p.First = min(p.First, e.TSC)
+	p.Last = max(p.Last, e.TSC)
+	s := p.stacks[e.TID]
+	if s == nil {
+		s = &gstack{}
+		p.stacks[e.TID] = s
+	}
+	if l := p.opt.Lineage; l != nil {
+		// Children that started by now hang under the call open here.
+		l.resolve(e.TID, e.TSC, s, false)
+	}
+	switch e.Type {
+	case fdr.EventCustom, fdr.EventTyped:
+		return
+	case fdr.EventEnter, fdr.EventEnterArgs:
+		if !s.seen {
+			s.seen = true
+			p.spawnedUnder(e.TID, s)
+		}
+		parent, spawned := s.root, false
+		if n := len(s.frames); n > 0 {
+			parent = s.frames[n-1].node
+		} else if s.root != 0 {
+			spawned = true
+		}
+		s.frames = append(s.frames, pframe{node: p.child(parent, e.FuncID, spawned), enter: e.TSC})
+		return
+	}
+	for i := len(s.frames) - 1; i >= 0; i-- {
+		if p.Nodes[s.frames[i].node].Func == e.FuncID {
+			p.close(s, i, e.TSC)
+			return
+		}
+	}
+	p.Orphans++
+}
+
+// spawnedUnder sets where goroutine g's outermost calls hang: under its
+// anchor when Lineage knows one. A child whose parent's records come
+// later in the file, or are not in it, stays a root.
+func (p *Profile) spawnedUnder(g int32, s *gstack) {
+	l := p.opt.Lineage
+	if l == nil {
+		return
+	}
+	par, ok := l.parent[g]
+	if !ok {
+		return
+	}
+	if _, done := l.anchor[g]; !done {
+		// The parent's records ended before this child's first: what is
+		// open in it now was open then.
+		if ps := p.stacks[par]; ps != nil {
+			l.resolve(par, 0, ps, true)
+		}
+	}
+	s.root = l.anchor[g]
+}
+
+// close ends frames[i:] at tsc, innermost first.
+func (p *Profile) close(s *gstack, i int, tsc uint64) {
+	for j := len(s.frames) - 1; j >= i; j-- {
+		f := s.frames[j]
+		if tsc < p.opt.Since {
+			continue
+		}
+		d := diff(tsc, max(f.enter, p.opt.Since))
+		n := &p.Nodes[f.node]
+		n.Calls++
+		n.Total += d
+		n.Self += d - min(d, f.child)
+		if j > 0 {
+			s.frames[j-1].child += d
+		}
+	}
+	s.frames = s.frames[:i]
+}
+
+// Finish closes or drops the calls still open, depending on CloseOpen.
+// Call it once after the last Add.
+func (p *Profile) Finish() {
+	for _, s := range p.stacks {
+		p.Open += int64(len(s.frames))
+		if p.opt.CloseOpen && len(s.frames) > 0 {
+			p.close(s, 0, p.Last)
+		}
+		s.frames = nil
+	}
+}
+
+// Seconds converts ticks to seconds (ticks themselves when the header has
+// no frequency).
+func (p *Profile) Seconds(ticks uint64) float64 {
+	if p.Header.CycleFrequency == 0 {
+		return float64(ticks)
+	}
+	return float64(ticks) / float64(p.Header.CycleFrequency)
+}
+
+// Nanos converts ticks to nanoseconds (ticks when the frequency is 0).
+func (p *Profile) Nanos(ticks uint64) int64 {
+	if p.Header.CycleFrequency == 0 {
+		return int64(ticks)
+	}
+	return int64(float64(ticks) * 1e9 / float64(p.Header.CycleFrequency))
+}
+
+// Path returns the function ids from the root to node n.
+func (p *Profile) Path(n int32, buf []uint32) []uint32 {
+	buf = buf[:0]
+	for ; n > 0; n = p.Nodes[n].Parent {
+		buf = append(buf, p.Nodes[n].Func)
+	}
+	for i, j := 0, len(buf)-1; i < j; i, j = i+1, j-1 {
+		buf[i], buf[j] = buf[j], buf[i]
+	}
+	return buf
+}
+
+// Walk visits every node but the root, parents before children.
+func (p *Profile) Walk(fn func(n int32)) {
+	for i := 1; i < len(p.Nodes); i++ {
+		fn(int32(i))
+	}
+}
