@@ -220,7 +220,7 @@ func Stop() error {
 		}
 		raceRelease(w)
 	}
-	snap, p := s.snapshot()
+	snap, p := s.snapshot(true)
 	writers.Store(nil)
 	cur = nil
 	err := s.q.Close()
@@ -272,7 +272,7 @@ func Flush() (string, error) {
 		mu.Unlock()
 		return "", ErrNotRunning
 	}
-	snap, p := s.snapshot()
+	snap, p := s.snapshot(false)
 	mu.Unlock()
 	path, res, err := writeFile(s.cfg, snap, p)
 	s.account(res, err, path)
@@ -294,7 +294,7 @@ func WriteTo(w io.Writer) (int64, error) {
 		return 0, ErrNotRunning
 	}
 	bufp := copyPool.Get().(*[]byte)
-	snap, p, buf := s.snapshotInto(*bufp)
+	snap, p, buf := s.snapshotInto(*bufp, false)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {
@@ -347,15 +347,59 @@ func WriteMap(w io.Writer) (int64, error) {
 // they use it, so one copy is in use at a time): a flight recorder flushed
 // now and then should not make the garbage collector chase 64 MiB each
 // time.
-func (s *session) snapshot() ([][]byte, flush.Params) {
-	segs, p, buf := s.snapshotInto(s.scratch)
+func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
+	segs, p, buf := s.snapshotInto(s.scratch, final)
 	s.scratch = buf
 	return segs, p
 }
 
 // snapshotInto copies the buffers into dst (grown as needed) and returns
 // the array it used.
-func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
+//
+// # The cut
+//
+// A file must be a consistent cut: for every goroutine, all its records up
+// to some point and none after. Copying the buffers one by one while
+// goroutines migrate between Ps does not give that by itself: a goroutine
+// that moves from a P whose buffer was already copied to one not yet copied
+// would lose the records it wrote in between and keep later ones. So the
+// file is cut at a time T, read before anything is copied, and the encoder
+// drops every record with a TSC ≥ T (Params.Before).
+//
+// Why that is a prefix per goroutine. Let r be a record of goroutine g with
+// TSC < T (and > After) that is missing from the copy. Every way to miss it
+// happens after T was read: its bytes were published after the copy read
+// its buffer's extent, or into a buffer handed out after the candidate scan
+// (which follows T), or (MinDuration) it was held back and taken back after
+// the copy; records lost to recycling or dropped for want of a buffer
+// before that are covered by After instead (buffer.Snapshot.LostUpTo,
+// lostAt), and every record ≤ After is dropped from every goroutine. g's
+// next record r' reads the clock after r's publication, since g executes
+// them in order (and a migration between them goes through the
+// scheduler's locked instructions, which drain the store buffer). So r' is
+// read after T and has a TSC ≥ T: r is g's last record before the cut, and
+// leaving it out leaves a shorter prefix, not a hole. Records that are in
+// the copy and have a TSC ≥ T are exactly those the encoder drops.
+//
+// This needs the clock to be the same on every CPU (invariant,
+// synchronized TSCs, or the kernel's monotonic clock, which is global) and
+// T to be read before the scan's loads: RDTSCP waits for earlier
+// instructions, and the scan (a pass over every descriptor, a sort, an
+// allocation) puts far more than any CPU's reordering window between T and
+// the first extent it reads.
+//
+// Stop's snapshot (final) needs no cut: recording has stopped and no
+// record is in flight, so every buffer is complete.
+func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, []byte) {
+	cut, _ := now()
+	if final {
+		cut = math.MaxUint64
+	}
+	// A record dropped for want of a buffer at a TSC below the cut, after
+	// this load, was its goroutine's last before the cut (see above).
+	// Loading after the cut keeps drops from just after it out of After,
+	// which would empty the file.
+	lost := s.lostAt.Load()
 	sn := s.q.Snapshot(dst)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
@@ -365,9 +409,10 @@ func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
 	}
 	s.fl.discarded.Add(uint64(sn.Discarded))
 	t, cpu := now()
-	after := sn.LostUpTo
-	if l := s.lostAt.Load(); l > after {
-		after = l
+	after := max(sn.LostUpTo, lost)
+	before := cut
+	if f := s.fullAt.Load(); f != 0 && f < before {
+		before = f
 	}
 	return segs, flush.Params{
 		Header: fdr.Header{
@@ -381,7 +426,7 @@ func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
 		PID:    s.pid,
 		Wall:   s.wall,
 		After:  after,
-		Before: s.fullAt.Load(),
+		Before: before,
 		Now:    t,
 		NowCPU: uint16(cpu),
 	}, sn.Buf

@@ -88,7 +88,7 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 func parseSnapshot(t *testing.T) *fdr.File {
 	t.Helper()
 	mu.Lock()
-	segs, p := cur.snapshot()
+	segs, p := cur.snapshot(false)
 	mu.Unlock()
 	var b writeBuf
 	if _, err := flush.Encode(&b, segs, p); err != nil {
