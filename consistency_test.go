@@ -236,7 +236,7 @@ func runConsistency(t *testing.T, bin string, o Options, callID, innerID ID, inn
 		// the first would be the same.
 		maxCalls := int64(1 << 62)
 		if o.Mode == Fill {
-			maxCalls = 3000
+			maxCalls = 1500
 		}
 		go func(w *seqWorker) { defer wg.Done(); w.run(callID, innerID, inner, &stop, maxCalls) }(ws[i])
 	}
@@ -289,4 +289,46 @@ func runConsistency(t *testing.T, bin string, o Options, callID, innerID ID, inn
 		t.Errorf("only %d of %d files hold calls: the test checked nothing mid-run", nonEmpty, len(files))
 	}
 	t.Logf("%d calls made; drops %+v, recycled %d", total, st.Drops, st.BuffersRecycled)
+}
+
+// TestMinDurationFinishedCallInFlush is issue 13's finding 3: with
+// MinDuration, a long call whose Entry was recorded on a P that then went
+// idle (the goroutine slept and woke up elsewhere) must be whole in a flush
+// taken after it returned. Its Entry used to stay unpublished on that P.
+func TestMinDurationFinishedCallInFlush(t *testing.T) {
+	old := goruntime.GOMAXPROCS(8)
+	defer goruntime.GOMAXPROCS(old)
+	call, inner := Register("consistency.long"), Register("consistency.long.inner")
+	start(t, Options{MinDuration: 5 * time.Microsecond, IgnoreEnv: true})
+	tid := int32(uint32(asm.Goid()))
+	const flushes = 20
+	missing := 0
+	for i := 0; i < flushes; i++ {
+		EnterArgs(call, uint64(i)) // numbered, so each flush is checked for its own call…
+		Enter(inner)               // …holding a plain call, the kind MinDuration holds back
+		time.Sleep(10 * time.Millisecond)
+		Exit(inner)
+		Exit(call)
+		p, err := Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := fdrSeqs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := evs[tid]
+		c := checkSeqs(got, uint32(call), uint32(inner))
+		if c.err != "" {
+			t.Errorf("flush %d: %s", i, c.err)
+		}
+		// The file must end with this iteration's call, whole.
+		n := len(got)
+		if !(n >= 4 && c.last == int64(i) && got[n-3].enter && got[n-3].id == uint32(inner) && !got[n-1].enter) {
+			missing++
+		}
+	}
+	if missing != 0 {
+		t.Errorf("%d of %d flushes lack the call that had just returned", missing, flushes)
+	}
 }

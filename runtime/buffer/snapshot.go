@@ -9,6 +9,7 @@ import (
 type Segment struct {
 	Data    []byte // a copy of the buffer's bytes [0, extent); safe to use after Close
 	Records uint32 // records in Data, as published
+	Held    uint32 // of those, the last ones that were held (PublishHeld)
 	Seq     uint64 // seal sequence, or math.MaxUint64 for a buffer held by a writer
 	Live    bool   // the buffer was held by a writer when Snapshot started
 	Index   int    // the buffer's Index
@@ -35,6 +36,9 @@ type Snapshot struct {
 	// Discarded counts buffers recycled while being copied: their copy was
 	// thrown away.
 	Discarded int
+	// Retracted counts copies whose held records were left out because a
+	// Retract overlapped the copy.
+	Retracted int
 	// Recycled, LostRecords and LostBytes are the queue's totals since New,
 	// read together with LostUpTo.
 	Recycled, LostRecords, LostBytes uint64
@@ -96,7 +100,8 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		default:
 			continue
 		}
-		estimate += int(uint32(b.s.extent.Load()))
+		eb, _, _ := unpackExtent(b.s.extent.Load())
+		estimate += int(eb)
 		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq, last: last})
 	}
 	// Every buffer recycled before pass 1 looked at it did its accounting
@@ -132,8 +137,14 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	for i := len(cands) - 1; i >= 0; i-- {
 		cd := cands[i]
 		b := cd.b
+		// Retractions are read before the extent: a Retract publishes
+		// its shorter extent before counting, so if this load misses a
+		// Retract, the extent load may see the longer extent, but then
+		// the validation below sees the count move.
+		r0 := b.s.retracts.Load()
 		e := b.s.extent.Load()
-		n := int(uint32(e))
+		eb, recs, held := unpackExtent(e)
+		n := int(eb)
 		if n > q.size {
 			n = q.size // a broken Publish must not make us read past the buffer
 		}
@@ -167,9 +178,23 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 			snap.Discarded++
 			continue
 		}
+		if held != 0 && !b.sameRetracts(r0) {
+			// The held records may have been overwritten while we
+			// copied them; what precedes them is final.
+			h := min(int(held)*HeldSize, n)
+			n -= h
+			recs -= uint32(h / HeldSize)
+			held = 0
+			buf = buf[:start+n]
+			snap.Retracted++
+			if n == 0 {
+				continue
+			}
+		}
 		snap.Segments = append(snap.Segments, Segment{
 			Data:    buf[start : start+n : start+n],
-			Records: uint32(e >> 32),
+			Held:    held,
+			Records: recs,
 			Seq:     cd.seq,
 			Live:    cd.seq == noSeq,
 			Index:   int(b.s.index),
@@ -204,6 +229,13 @@ func (cd *snapCand) lostBound() uint64 {
 		return cd.last
 	}
 	return cd.b.s.lastTSC.Load()
+}
+
+// sameRetracts reports whether no Retract of b happened since the count
+// read r0, and if so orders the caller's copy before any write a later
+// Retract allows (the argument of sameGen, on the retraction count).
+func (b *Buffer) sameRetracts(r0 uint64) bool {
+	return b.s.retracts.CompareAndSwap(r0, r0)
 }
 
 // sameGen reports whether b is still in generation gen, and if so orders the
