@@ -332,3 +332,67 @@ func TestMinDurationFinishedCallInFlush(t *testing.T) {
 		t.Errorf("%d of %d flushes lack the call that had just returned", missing, flushes)
 	}
 }
+
+// TestGOMAXPROCSShrinkUnderLoad is issue 13's finding 2: GOMAXPROCS raised
+// to 128 while 256 goroutines record, then back to 2. The buffers the
+// vanished Ps held must come back (the writers are retired), so that the
+// flight recorder does not drop records as Full from then on; and a flush
+// afterwards is still a consistent cut.
+func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
+	bin := xraytool.Bin(t)
+	old := goruntime.GOMAXPROCS(2)
+	defer goruntime.GOMAXPROCS(old)
+	callID, innerID := Register("consistency.call"), Register("consistency.inner")
+	// Fewer buffers than Ps, as with the default count (64) on a machine
+	// whose GOMAXPROCS grows past 64: at 128 Ps every buffer ends up held
+	// by some P, most of which then go away.
+	start(t, Options{IgnoreEnv: true, BufferSize: 16 << 10, BufferCount: 8})
+	ws := make([]*seqWorker, 256)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &seqWorker{}
+		wg.Add(1)
+		go func(w *seqWorker) { defer wg.Done(); w.run(callID, innerID, false, &stop, 1<<62) }(ws[i])
+	}
+	calls := func() (n int64) {
+		for _, w := range ws {
+			n += w.calls.Load()
+		}
+		return n
+	}
+	time.Sleep(20 * time.Millisecond)
+	goruntime.GOMAXPROCS(128)
+	time.Sleep(100 * time.Millisecond)
+	high := Stats().Drops.Full
+	goruntime.GOMAXPROCS(2)
+	time.Sleep(2 * reclaimGrace)
+	st0, c0 := Stats(), calls()
+	time.Sleep(300 * time.Millisecond)
+	st1, c1 := Stats(), calls()
+	p, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop.Store(true)
+	wg.Wait()
+	dropped := st1.Drops.Full - st0.Drops.Full
+	t.Logf("at 128 Ps: %d dropped as Full; after shrinking to 2: %d calls, %d dropped as Full; %d writers retired",
+		high, c1-c0, dropped, st1.RetiredWriters)
+	if st1.BuffersHeld > 2 {
+		t.Errorf("%d buffers held by writers at GOMAXPROCS 2: the Ps that went away kept theirs", st1.BuffersHeld)
+	}
+	if st1.RetiredWriters < 100 {
+		t.Errorf("%d writers retired, want the 126 Ps that went away", st1.RetiredWriters)
+	}
+	if dropped*100 > uint64(c1-c0) {
+		t.Errorf("%d of %d calls (×2 records) dropped as Full after GOMAXPROCS shrank", dropped, c1-c0)
+	}
+	fc := checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
+	if fc.calls == 0 || fc.gaps != 0 || len(fc.errs) != 0 {
+		t.Errorf("flush after the shrink: %d calls, %d gaps, %v", fc.calls, fc.gaps, fc.errs)
+	}
+}
+
+// reclaimGrace covers the runtime's GOMAXPROCS check period.
+const reclaimGrace = 60 * time.Millisecond

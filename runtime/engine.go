@@ -98,10 +98,15 @@ type session struct {
 	started    time.Time
 	scratch    []byte // the last snapshot's copy, reused (under flushMu)
 
-	set    atomic.Pointer[writerSet] // this session's writers, for Stats after Stop
-	fullAt atomic.Uint64             // Fill mode: TSC of the first failed buffer claim
-	lostAt atomic.Uint64             // flight recorder: latest TSC at which a record was dropped for want of a buffer
-	fl     flushCounters
+	// set holds every writer this session ever had, retired ones too (see
+	// reclaim), for Stats and Stop: the recording set (writers) may be
+	// shorter.
+	set     atomic.Pointer[writerSet]
+	done    chan struct{} // closed by Stop: ends watchProcs
+	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
+	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
+	retired atomic.Uint64 // writers retired by reclaim
+	fl      flushCounters
 }
 
 type flushCounters struct {
@@ -165,6 +170,8 @@ func Start(cfg Config) error {
 	// The assembly path knows nothing of rewinding or test clocks.
 	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
 	cur = s
+	s.done = make(chan struct{})
+	go s.watchProcs(s.done, reclaimEvery)
 	if cfg.FlushSignal != nil {
 		name := signalName(cfg.FlushSignal)
 		s.stopSig = flush.Notify(cfg.FlushSignal, func() {
@@ -202,6 +209,7 @@ func Stop() error {
 		return ErrNotRunning
 	}
 	state.Store(stateOff)
+	close(s.done)
 	if s.stopSig != nil {
 		s.stopSig()
 	}
@@ -214,7 +222,7 @@ func Stop() error {
 	// them now.
 	for _, w := range s.set.Load().w {
 		raceAcquire(w)
-		if w.undo != 0 {
+		if w.undo != 0 && w.buf != nil {
 			w.undo = 0
 			w.publish()
 		}
@@ -503,8 +511,77 @@ func growWriters() bool {
 		return true // Stop and Start replaced the set meanwhile: retry with theirs
 	}
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
-	s.set.Store(set)
+	all := s.set.Load()
+	s.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], set.w[len(old.w):]...)})
 	return true
+}
+
+// reclaimEvery is how often a session checks whether GOMAXPROCS shrank.
+const reclaimEvery = 50 * time.Millisecond
+
+// watchProcs retires the writers of Ps that GOMAXPROCS no longer has, every
+// period, until done is closed.
+func (s *session) watchProcs(done chan struct{}, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if set := writers.Load(); set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
+			s.reclaim()
+		}
+	}
+}
+
+// reclaim retires the writers of Ps at or beyond GOMAXPROCS: their buffers
+// are sealed, so the flight recorder can recycle them and flushes see them
+// as sealed. Without it, a GOMAXPROCS that grew and shrank back (which Go
+// 1.25 does by itself when a container's CPU limit changes) leaves buffers
+// held by writers no goroutine will ever use again, and recording starves
+// (issue 13, finding 2).
+//
+// Why it is safe although GOMAXPROCS may grow again at any moment: the
+// recording set is replaced by a shorter one first, so from then on a
+// goroutine on a P beyond it takes the slow path, and growWriters, which
+// waits for growMu (held here), gives that P a new writer. A goroutine that
+// loaded the old set is pinned to its P until its record is done, and
+// quiesce (a stop-the-world, which waits for every pinned section to end)
+// returns only after all of those have finished. So after quiesce nobody
+// holds the retired writers, and this goroutine may seal their buffers.
+func (s *session) reclaim() {
+	growMu.Lock()
+	defer growMu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	old := writers.Load()
+	n := goruntime.GOMAXPROCS(0)
+	if cur != s || old == nil || len(old.w) <= n {
+		return
+	}
+	set := &writerSet{w: old.w[:n:n]}
+	writers.Store(set) // growMu and mu held: nobody else replaces it
+	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
+	quiesce()
+	for _, w := range old.w[n:] {
+		w.retire()
+	}
+	s.retired.Add(uint64(len(old.w) - n))
+}
+
+// retire seals w's buffer. The caller has made sure nobody else uses w.
+func (w *writer) retire() {
+	raceAcquire(w)
+	if w.buf != nil {
+		w.undo = 0 // nothing can erase them now
+		w.publish()
+		w.s.q.Seal(w.buf, w.last)
+		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
+	}
+	w.goid, w.cpu = 0, noCPU
+	raceRelease(w)
 }
 
 // countDrop counts a drop on the caller's P writer.
