@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -186,11 +187,22 @@ func Start(cfg Config) error {
 		})
 	}
 	if cfg.FlushOnExit {
-		s.stopExit = flush.NotifyExit(func() {
-			if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
-				cfg.Logf("stop on exit: %v", err)
+		// A signal the process inherited as ignored (nohup, a shell's
+		// background job) stays ignored: taking it would stop tracing,
+		// and the process would go on untraced instead of dying.
+		var sigs []os.Signal
+		for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			if !signal.Ignored(sig) {
+				sigs = append(sigs, sig)
 			}
-		}, syscall.SIGTERM, syscall.SIGINT)
+		}
+		if len(sigs) > 0 {
+			s.stopExit = flush.NotifyExit(func() {
+				if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+					cfg.Logf("stop on exit: %v", err)
+				}
+			}, sigs...)
+		}
 	}
 	lastStats.Store(nil)
 	state.Store(stateOn)
@@ -199,14 +211,27 @@ func Start(cfg Config) error {
 
 // Stop ends the session: recording stops, a final file is written to Dir and
 // the buffers are released. The error is the final file's.
+//
+// Logf is called after every lock is released: no user callback runs under
+// a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
 func Stop() error {
+	path, logf, err := stop()
+	if path != "" {
+		logf("stopped: wrote %s", path)
+	}
+	return err
+}
+
+// stop does Stop's work under the locks; it returns the final file's path
+// when there is one to announce, and the session's Logf.
+func stop() (string, func(string, ...any), error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return ErrNotRunning
+		return "", nil, ErrNotRunning
 	}
 	state.Store(stateOff)
 	close(s.done)
@@ -238,7 +263,7 @@ func Stop() error {
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
-		return err
+		return "", nil, err
 	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
@@ -246,10 +271,9 @@ func Stop() error {
 	st.Running = false
 	lastStats.Store(&st)
 	if ferr != nil {
-		return ferr
+		return "", nil, ferr
 	}
-	s.cfg.Logf("stopped: wrote %s", path)
-	return err
+	return path, s.cfg.Logf, err
 }
 
 func signalName(sig os.Signal) string {
@@ -310,10 +334,24 @@ func WriteTo(w io.Writer) (int64, error) {
 		copyPool.Put(bufp)
 	}()
 	start := time.Now()
-	res, err := flush.Encode(w, snap, p)
+	cw := &countWriter{w: w}
+	res, err := flush.Encode(cw, snap, p)
 	res.Duration = time.Since(start)
 	s.account(res, err, "")
-	return res.Bytes, err
+	// The bytes w accepted, not those the encoder's own buffer took.
+	return cw.n, err
+}
+
+// countWriter counts the bytes its writer accepted.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result, error) {
