@@ -140,6 +140,9 @@ func Start(cfg Config) error {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
+		return err
+	}
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
 		return fmt.Errorf("xray: %w", err)
@@ -207,6 +210,24 @@ func Start(cfg Config) error {
 	lastStats.Store(nil)
 	state.Store(stateOn)
 	return nil
+}
+
+// memoryLimit is buffer.MemoryLimit; tests replace it.
+var memoryLimit = buffer.MemoryLimit
+
+// checkArena refuses an arena larger than buffer.MaxArenaFraction of the
+// process's cgroup memory limit. The arena is committed at Start (mapped
+// pre-faulted, so that recording never takes a page fault): inside a
+// container whose limit is below the host's memory, a size the kernel
+// accepts could otherwise get the process OOM-killed, at Start or later.
+func checkArena(size, count int) error {
+	lim, src := memoryLimit()
+	arena := uint64(size) * uint64(count)
+	if lim == 0 || float64(arena) <= buffer.MaxArenaFraction*float64(lim) {
+		return nil
+	}
+	return fmt.Errorf("xray: an arena of %d bytes (BufferSize %d × BufferCount %d) is more than %d%% of the memory limit of %d bytes (%s); it is committed at Start: use fewer or smaller buffers",
+		arena, size, count, int(buffer.MaxArenaFraction*100), lim, src)
 }
 
 // Stop ends the session: recording stops, a final file is written to Dir and
