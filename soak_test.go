@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -143,6 +144,9 @@ func TestSoak(t *testing.T) {
 			made += w.calls.Load()
 		}
 		for i, p := range paths {
+			if _, err := fdr.VerifyStrictFile(p); err != nil {
+				t.Fatalf("round %d (%+v): %s: %v", rounds, o, p, err)
+			}
 			evs, err := fdrSeqs(p)
 			if err != nil {
 				t.Fatalf("round %d (%+v): %s: %v", rounds, o, p, err)

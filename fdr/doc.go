@@ -147,6 +147,12 @@
 // increase (llvm-xray reorders a thread's blocks unless they do, see the
 // note on sorting above).
 //
+// Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
+// tens of times the file's size in all). VerifyStrict keeps none, and
+// VerifyStrictFile checks a file through a memory mapping it releases as
+// it goes, so verifying costs the same small amount of memory whatever the
+// file's size: use it to verify big files.
+//
 // Parse and the Decoder do not copy: Raw.Payload and Event.Data alias the
 // input slice, which must not be modified while they are in use.
 package fdr
