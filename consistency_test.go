@@ -396,3 +396,19 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 
 // reclaimGrace covers the runtime's GOMAXPROCS check period.
 const reclaimGrace = 60 * time.Millisecond
+
+// TestFlightRecorderDropsCutOnlyTheirGoroutine: with fewer buffers than
+// busy Ps, flight-recorder Acquires fail now and then and records are
+// dropped (Drops.Full). Each drop is a hole in one goroutine's records, so
+// only that goroutine's window may start after it; cutting every
+// goroutine's window there used to leave files empty, Stop's included.
+func TestFlightRecorderDropsCutOnlyTheirGoroutine(t *testing.T) {
+	bin := xraytool.Bin(t)
+	old := goruntime.GOMAXPROCS(16)
+	defer goruntime.GOMAXPROCS(old)
+	callID, innerID := Register("consistency.call"), Register("consistency.inner")
+	runConsistency(t, bin, Options{IgnoreEnv: true, BufferSize: 64 << 10, BufferCount: 8}, callID, innerID, false, 3, 10*time.Millisecond)
+	if st := Stats(); st.Drops.Full == 0 {
+		t.Errorf("no record dropped: the test did not exercise drops (%+v)", st.Drops)
+	}
+}

@@ -107,6 +107,9 @@ type session struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim
+	// lostByG: flight recorder, the latest drop per goroutine (see
+	// bufferExhausted).
+	lostByG [1 << lostSlotsLog]lostSlot
 	fl      flushCounters
 }
 
@@ -440,7 +443,9 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // (which follows T), or (MinDuration) it was held back and taken back after
 // the copy; records lost to recycling or dropped for want of a buffer
 // before that are covered by After instead (buffer.Snapshot.LostUpTo,
-// lostAt), and every record ≤ After is dropped from every goroutine. g's
+// lostAt), and every record ≤ After is dropped from every goroutine (or,
+// for a record of g dropped for want of a buffer and remembered in
+// lostByG, every record of g up to it: Params.AfterGoroutine). g's
 // next record r' reads the clock after r's publication, since g executes
 // them in order (and a migration between them goes through the
 // scheduler's locked instructions, which drain the store buffer). So r' is
@@ -478,6 +483,7 @@ func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, 
 	// Loading after the cut keeps drops from just after it out of After,
 	// which would empty the file.
 	lost := s.lostAt.Load()
+	lostG := s.lostSince()
 	sn := s.q.Snapshot(dst)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
@@ -501,12 +507,14 @@ func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, 
 			CycleFrequency: s.info.Frequency,
 			BufferSize:     uint64(s.cfg.BufferSize),
 		},
-		PID:    s.pid,
-		Wall:   s.wall,
-		After:  after,
-		Before: before,
-		Now:    t,
-		NowCPU: uint16(cpu),
+		PID:   s.pid,
+		Wall:  s.wall,
+		After: after,
+		// A goroutine's drop is a hole in its records only.
+		AfterGoroutine: lostG,
+		Before:         before,
+		Now:            t,
+		NowCPU:         uint16(cpu),
 	}, sn.Buf
 }
 
@@ -537,8 +545,17 @@ func (s *session) wall(t uint64) (sec uint64, usec uint32) {
 	return uint64(w.Unix()), uint32(w.Nanosecond() / 1000)
 }
 
-// bufferExhausted is called by a writer whose buffer claim failed at TSC t.
-func (s *session) bufferExhausted(t uint64) {
+// bufferExhausted is called by a writer whose buffer claim failed at TSC t,
+// dropping a record of goroutine g.
+//
+// Flight recorder: the drop is a hole in g's records only, so only g's
+// window needs to start after it. It is remembered in g's slot of
+// lostByG when g has one (or can claim a free one), else in lostAt, which
+// starts every goroutine's window after it. (With lostAt alone, a machine
+// where Acquire fails now and then, because a sealer was descheduled or
+// Ps outnumber buffers, wrote empty files: every flush began after the
+// latest drop.)
+func (s *session) bufferExhausted(t, g uint64) {
 	if s.cfg.Mode == buffer.Fill {
 		// Freeze the window: whatever any P records after t would leave
 		// holes in goroutines that migrate, so stop everyone.
@@ -546,12 +563,47 @@ func (s *session) bufferExhausted(t uint64) {
 		state.CompareAndSwap(stateOn, stateFull)
 		return
 	}
-	for {
-		l := s.lostAt.Load()
-		if t <= l || s.lostAt.CompareAndSwap(l, t) {
+	if g != 0 {
+		sl := &s.lostByG[(g*0x9e3779b97f4a7c15)>>(64-lostSlotsLog)]
+		if sl.goid.Load() == g || sl.goid.CompareAndSwap(0, g) || sl.goid.Load() == g {
+			maxStore(&sl.t, t)
 			return
 		}
 	}
+	maxStore(&s.lostAt, t)
+}
+
+// lostSlotsLog sizes session.lostByG.
+const lostSlotsLog = 8
+
+// lostSlot remembers the latest drop of one goroutine's record.
+type lostSlot struct{ goid, t atomic.Uint64 }
+
+func maxStore(a *atomic.Uint64, t uint64) {
+	for {
+		l := a.Load()
+		if t <= l || a.CompareAndSwap(l, t) {
+			return
+		}
+	}
+}
+
+// lostSince returns the goroutines with a drop recorded in lostByG and the
+// TSC of their latest.
+func (s *session) lostSince() map[uint64]uint64 {
+	var m map[uint64]uint64
+	for i := range s.lostByG {
+		sl := &s.lostByG[i]
+		// A slot whose TSC is not stored yet belongs to a drop that
+		// finishes registering after this load: see snapshotInto.
+		if g, t := sl.goid.Load(), sl.t.Load(); g != 0 && t != 0 {
+			if m == nil {
+				m = make(map[uint64]uint64)
+			}
+			m[g] = t
+		}
+	}
+	return m
 }
 
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether

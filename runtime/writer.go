@@ -243,7 +243,7 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 		w.publish()
 	}
 	if w.pos+meta+need > w.size {
-		if !w.next(t) {
+		if !w.next(t, g) {
 			return 0, false
 		}
 		meta = preambleSize
@@ -262,8 +262,9 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 	return t, true
 }
 
-// next seals the current buffer and takes a fresh one.
-func (w *writer) next(t uint64) bool {
+// next seals the current buffer and takes a fresh one for goroutine g's
+// record at t.
+func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
@@ -273,7 +274,7 @@ func (w *writer) next(t uint64) bool {
 	b, err := w.s.q.Acquire()
 	if err != nil {
 		w.drop(DropFull)
-		w.s.bufferExhausted(t)
+		w.s.bufferExhausted(t, g)
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()

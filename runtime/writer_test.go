@@ -69,7 +69,7 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 	startT(t, config(t))
 	p := procPin()
 	w := writers.Load().w[p]
-	w.next(0)
+	w.next(0, 0)
 	g := uint64(0x1234_5678_9abc_def0)
 	w.preamble(g, 0, 0)
 	b := w.bytes(0, 16)
