@@ -171,6 +171,12 @@
 // spawned it is not recorded; see internal/analysis.Lineage for how it is
 // inferred.
 //
+// Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
+// tens of times the file's size in all). VerifyStrict keeps none, and
+// VerifyStrictFile checks a file through a memory mapping it releases as
+// it goes, so verifying costs the same small amount of memory whatever the
+// file's size: use it to verify big files.
+//
 // Parse and the Decoder do not copy: Raw.Payload and Event.Data alias the
 // input slice, which must not be modified while they are in use.
 package fdr

@@ -47,8 +47,10 @@ func ParseFileStrict(path string) (*File, error) {
 // VerifyStrict reports whether data is a strictly valid trace, as
 // ParseStrict decides. It is what tests should use on files this project
 // writes.
+//
+// It keeps no records, so beyond data it uses constant memory.
 func VerifyStrict(data []byte) error {
-	_, err := ParseStrict(data)
+	_, err := strictRun(data, true, nil)
 	return err
 }
 
@@ -63,6 +65,16 @@ func VerifyStrict(data []byte) error {
 // bytes after each EndOfBuffer record are skipped, as the document says,
 // and counted in File.Unused rather than decoded into Block.Records.
 func ParseStrict(data []byte) (*File, error) {
+	p, err := strictRun(data, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	return p.f, nil
+}
+
+// strictRun runs the strict parser over data; with stream it keeps no
+// records (the File it leaves has the header, counters and no Blocks).
+func strictRun(data []byte, stream bool, release func(int)) (*strictParser, error) {
 	h, err := DecodeHeader(data)
 	if err != nil {
 		return nil, err
@@ -70,7 +82,7 @@ func ParseStrict(data []byte) (*File, error) {
 	if err := checkHeaderReserved(data); err != nil {
 		return nil, err
 	}
-	p := &strictParser{data: data, v: h.Version, f: &File{Header: h}}
+	p := &strictParser{data: data, v: h.Version, f: &File{Header: h}, stream: stream, release: release}
 	if h.Version == 1 {
 		err = p.threadBuffers()
 	} else {
@@ -79,11 +91,11 @@ func ParseStrict(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.f.Blocks) == 0 {
+	if p.blocks == 0 {
 		return nil, errorf(int64(len(data)), RuleNoBlocks,
 			"no records besides BufferExtents; llvm-xray cannot load a trace without a block")
 	}
-	return p.f, nil
+	return p, nil
 }
 
 // checkHeaderReserved checks the header bits the document reserves: flag
@@ -112,6 +124,16 @@ type strictParser struct {
 	st   blockState // state of cur (stUnknown before its NewBuffer)
 	args bool       // the last record was EnterArgs or CallArgument
 	last int64      // offset of cur's last record
+
+	lastAction Action // of the last function record, for error messages
+	blocks     int    // blocks seen
+	records    int64  // records seen (NewBuffer and BufferExtents excluded)
+	// stream: keep no records (VerifyStrictFile); cur points at scratch,
+	// and release is told, record by record, that the bytes before an
+	// offset will not be read again.
+	stream  bool
+	scratch Block
+	release func(off int)
 }
 
 // threadBuffers parses a version-1 data section: ThreadBuffers of exactly
@@ -330,7 +352,7 @@ func (p *strictParser) record(r *Raw) error {
 	case to == stCallArg && p.args:
 	case to == stCallArg && inBody:
 		return errorf(off, RuleCallArgument, "CallArgument after %s; it may only follow an EnterArgs function record or another CallArgument",
-			describe(p.cur, from))
+			describe(from, p.lastAction))
 	case from == stUnknown && to != stNewBuffer:
 		return errorf(off, RuleTransition, "%s at the start of a buffer; a block starts with NewBuffer", to)
 	case next[from]&(1<<to) == 0:
@@ -339,26 +361,40 @@ func (p *strictParser) record(r *Raw) error {
 	p.st = to
 	p.args = to == stCallArg || (to == stFunction && r.Action == EnterArgs)
 	p.last = off
+	if !r.IsMetadata {
+		p.lastAction = r.Action
+	}
+	if p.release != nil {
+		p.release(r.Offset)
+	}
 	if to == stNewBuffer {
+		p.blocks++
+		if p.stream {
+			p.scratch = Block{Offset: off, TID: r.TID}
+			p.cur = &p.scratch
+			return nil
+		}
 		p.f.Blocks = append(p.f.Blocks, Block{Offset: off, TID: r.TID})
 		p.cur = &p.f.Blocks[len(p.f.Blocks)-1]
 		return nil
 	}
+	p.records++
 	switch {
 	case r.IsMetadata && r.Kind == KindPID:
 		p.cur.PID = r.PID
 	case r.IsMetadata && r.Kind == KindWallClock:
 		p.cur.WallSec, p.cur.WallUsec = r.Sec, r.Usec
 	}
-	p.cur.Records = append(p.cur.Records, *r)
+	if !p.stream {
+		p.cur.Records = append(p.cur.Records, *r)
+	}
 	return nil
 }
 
 // describe names the record a CallArgument follows.
-func describe(b *Block, st blockState) string {
-	if st == stFunction && b != nil && len(b.Records) > 0 {
-		last := &b.Records[len(b.Records)-1]
-		return "function " + last.Action.String()
+func describe(st blockState, last Action) string {
+	if st == stFunction {
+		return "function " + last.String()
 	}
 	return st.String()
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"errors"
+	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -26,11 +28,22 @@ func (s *session) notify() {
 		})
 	}
 	if cfg.FlushOnExit {
-		s.stopExit = flush.NotifyExit(func() {
-			if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
-				cfg.Logf("stop on exit: %v", err)
+		// A signal the process inherited as ignored (nohup, a shell's
+		// background job) stays ignored: taking it would stop tracing,
+		// and the process would go on untraced instead of dying.
+		var sigs []os.Signal
+		for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			if !signal.Ignored(sig) {
+				sigs = append(sigs, sig)
 			}
-		}, syscall.SIGTERM, syscall.SIGINT)
+		}
+		if len(sigs) > 0 {
+			s.stopExit = flush.NotifyExit(func() {
+				if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+					cfg.Logf("stop on exit: %v", err)
+				}
+			}, sigs...)
+		}
 	}
 }
 

@@ -98,10 +98,18 @@ type session struct {
 	started    time.Time
 	scratch    []byte // the last snapshot's copy, reused (under flushMu)
 
-	set    atomic.Pointer[writerSet] // this session's writers, for Stats after Stop
-	fullAt atomic.Uint64             // Fill mode: TSC of the first failed buffer claim
-	lostAt atomic.Uint64             // flight recorder: latest TSC at which a record was dropped for want of a buffer
-	fl     flushCounters
+	// set holds every writer this session ever had, retired ones too (see
+	// reclaim), for Stats and Stop: the recording set (writers) may be
+	// shorter.
+	set     atomic.Pointer[writerSet]
+	done    chan struct{} // closed by Stop: ends watchProcs
+	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
+	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
+	retired atomic.Uint64 // writers retired by reclaim
+	// lostByG: flight recorder, the latest drop per goroutine (see
+	// bufferExhausted).
+	lostByG [1 << lostSlotsLog]lostSlot
+	fl      flushCounters
 }
 
 type flushCounters struct {
@@ -134,6 +142,9 @@ func Start(cfg Config) error {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
+		return err
+	}
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
 		return fmt.Errorf("xray: %w", err)
@@ -165,24 +176,58 @@ func Start(cfg Config) error {
 	// The assembly path knows nothing of rewinding or test clocks.
 	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
 	cur = s
+	s.done = make(chan struct{})
+	go s.watchProcs(s.done, reclaimEvery)
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
 	return nil
 }
 
+// memoryLimit is buffer.MemoryLimit; tests replace it.
+var memoryLimit = buffer.MemoryLimit
+
+// checkArena refuses an arena larger than buffer.MaxArenaFraction of the
+// process's cgroup memory limit. The arena is committed at Start (mapped
+// pre-faulted, so that recording never takes a page fault): inside a
+// container whose limit is below the host's memory, a size the kernel
+// accepts could otherwise get the process OOM-killed, at Start or later.
+func checkArena(size, count int) error {
+	lim, src := memoryLimit()
+	arena := uint64(size) * uint64(count)
+	if lim == 0 || float64(arena) <= buffer.MaxArenaFraction*float64(lim) {
+		return nil
+	}
+	return fmt.Errorf("xray: an arena of %d bytes (BufferSize %d × BufferCount %d) is more than %d%% of the memory limit of %d bytes (%s); it is committed at Start: use fewer or smaller buffers",
+		arena, size, count, int(buffer.MaxArenaFraction*100), lim, src)
+}
+
 // Stop ends the session: recording stops, a final file is written to Dir and
 // the buffers are released. The error is the final file's.
+//
+// Logf is called after every lock is released: no user callback runs under
+// a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
 func Stop() error {
+	path, logf, err := stop()
+	if path != "" {
+		logf("stopped: wrote %s", path)
+	}
+	return err
+}
+
+// stop does Stop's work under the locks; it returns the final file's path
+// when there is one to announce, and the session's Logf.
+func stop() (string, func(string, ...any), error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return ErrNotRunning
+		return "", nil, ErrNotRunning
 	}
 	state.Store(stateOff)
+	close(s.done)
 	s.unnotify()
 	quiesce()
 	setFast(nil, false)
@@ -190,13 +235,13 @@ func Stop() error {
 	// them now.
 	for _, w := range s.set.Load().w {
 		raceAcquire(w)
-		if w.undo != 0 {
+		if w.undo != 0 && w.buf != nil {
 			w.undo = 0
 			w.publish()
 		}
 		raceRelease(w)
 	}
-	snap, p := s.snapshot()
+	snap, p := s.snapshot(true)
 	writers.Store(nil)
 	cur = nil
 	err := s.q.Close()
@@ -206,7 +251,7 @@ func Stop() error {
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
-		return err
+		return "", nil, err
 	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
@@ -214,10 +259,9 @@ func Stop() error {
 	st.Running = false
 	lastStats.Store(&st)
 	if ferr != nil {
-		return ferr
+		return "", nil, ferr
 	}
-	s.cfg.Logf("stopped: wrote %s", path)
-	return err
+	return path, s.cfg.Logf, err
 }
 
 func signalName(sig os.Signal) string {
@@ -248,7 +292,7 @@ func Flush() (string, error) {
 		mu.Unlock()
 		return "", ErrNotRunning
 	}
-	snap, p := s.snapshot()
+	snap, p := s.snapshot(false)
 	mu.Unlock()
 	path, res, err := writeFile(s.cfg, snap, p)
 	s.account(res, err, path)
@@ -270,7 +314,7 @@ func WriteTo(w io.Writer) (int64, error) {
 		return 0, ErrNotRunning
 	}
 	bufp := copyPool.Get().(*[]byte)
-	snap, p, buf := s.snapshotInto(*bufp)
+	snap, p, buf := s.snapshotInto(*bufp, false)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {
@@ -278,10 +322,24 @@ func WriteTo(w io.Writer) (int64, error) {
 		copyPool.Put(bufp)
 	}()
 	start := time.Now()
-	res, err := flush.Encode(w, snap, p)
+	cw := &countWriter{w: w}
+	res, err := flush.Encode(cw, snap, p)
 	res.Duration = time.Since(start)
 	s.account(res, err, "")
-	return res.Bytes, err
+	// The bytes w accepted, not those the encoder's own buffer took.
+	return cw.n, err
+}
+
+// countWriter counts the bytes its writer accepted.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result, error) {
@@ -323,15 +381,73 @@ func WriteMap(w io.Writer) (int64, error) {
 // they use it, so one copy is in use at a time): a flight recorder flushed
 // now and then should not make the garbage collector chase 64 MiB each
 // time.
-func (s *session) snapshot() ([][]byte, flush.Params) {
-	segs, p, buf := s.snapshotInto(s.scratch)
+func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
+	segs, p, buf := s.snapshotInto(s.scratch, final)
 	s.scratch = buf
 	return segs, p
 }
 
 // snapshotInto copies the buffers into dst (grown as needed) and returns
 // the array it used.
-func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
+//
+// # The cut
+//
+// A file must be a consistent cut: for every goroutine, all its records up
+// to some point and none after. Copying the buffers one by one while
+// goroutines migrate between Ps does not give that by itself: a goroutine
+// that moves from a P whose buffer was already copied to one not yet copied
+// would lose the records it wrote in between and keep later ones. So the
+// file is cut at a time T, read before anything is copied, and the encoder
+// drops every record with a TSC ≥ T (Params.Before).
+//
+// Why that is a prefix per goroutine. Let r be a record of goroutine g with
+// TSC < T (and > After) that is missing from the copy. Every way to miss it
+// happens after T was read: its bytes were published after the copy read
+// its buffer's extent, or into a buffer handed out after the candidate scan
+// (which follows T), or (MinDuration) it was held back and taken back after
+// the copy; records lost to recycling or dropped for want of a buffer
+// before that are covered by After instead (buffer.Snapshot.LostUpTo,
+// lostAt), and every record ≤ After is dropped from every goroutine (or,
+// for a record of g dropped for want of a buffer and remembered in
+// lostByG, every record of g up to it: Params.AfterGoroutine). g's
+// next record r' reads the clock after r's publication, since g executes
+// them in order (and a migration between them goes through the
+// scheduler's locked instructions, which drain the store buffer). So r' is
+// read after T and has a TSC ≥ T: r is g's last record before the cut, and
+// leaving it out leaves a shorter prefix, not a hole. Records that are in
+// the copy and have a TSC ≥ T are exactly those the encoder drops.
+//
+// The hint this design came from also claimed that buffers handed out
+// after the scan hold only records after T. That is not so: a writer reads
+// the clock, then finds its buffer full and takes a new one, so its record
+// can be older than T in a buffer the scan never saw. It does not matter:
+// that record was published after the scan, so it is its goroutine's last
+// before the cut, as above.
+//
+// Flight recorder: After only drops records, for every goroutine at once,
+// so it cannot open a hole; the reconstructed frames (flush.Encode) sit at
+// After+1 < every kept record and are unaffected by the cut.
+//
+// This needs the clock to be the same on every CPU (invariant,
+// synchronized TSCs, or the kernel's monotonic clock, which is global) and
+// T to be read before the scan's loads: RDTSCP waits for earlier
+// instructions, and the scan (a pass over every descriptor, a sort, an
+// allocation) puts far more than any CPU's reordering window between T and
+// the first extent it reads.
+//
+// Stop's snapshot (final) needs no cut: recording has stopped and no
+// record is in flight, so every buffer is complete.
+func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, []byte) {
+	cut, _ := now()
+	if final {
+		cut = math.MaxUint64
+	}
+	// A record dropped for want of a buffer at a TSC below the cut, after
+	// this load, was its goroutine's last before the cut (see above).
+	// Loading after the cut keeps drops from just after it out of After,
+	// which would empty the file.
+	lost := s.lostAt.Load()
+	lostG := s.lostSince()
 	sn := s.q.Snapshot(dst)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
@@ -341,9 +457,10 @@ func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
 	}
 	s.fl.discarded.Add(uint64(sn.Discarded))
 	t, cpu := now()
-	after := sn.LostUpTo
-	if l := s.lostAt.Load(); l > after {
-		after = l
+	after := max(sn.LostUpTo, lost)
+	before := cut
+	if f := s.fullAt.Load(); f != 0 && f < before {
+		before = f
 	}
 	return segs, flush.Params{
 		Header: fdr.Header{
@@ -354,12 +471,14 @@ func (s *session) snapshotInto(dst []byte) ([][]byte, flush.Params, []byte) {
 			CycleFrequency: s.info.Frequency,
 			BufferSize:     uint64(s.cfg.BufferSize),
 		},
-		PID:    s.pid,
-		Wall:   s.wall,
-		After:  after,
-		Before: s.fullAt.Load(),
-		Now:    t,
-		NowCPU: uint16(cpu),
+		PID:   s.pid,
+		Wall:  s.wall,
+		After: after,
+		// A goroutine's drop is a hole in its records only.
+		AfterGoroutine: lostG,
+		Before:         before,
+		Now:            t,
+		NowCPU:         uint16(cpu),
 	}, sn.Buf
 }
 
@@ -390,8 +509,17 @@ func (s *session) wall(t uint64) (sec uint64, usec uint32) {
 	return uint64(w.Unix()), uint32(w.Nanosecond() / 1000)
 }
 
-// bufferExhausted is called by a writer whose buffer claim failed at TSC t.
-func (s *session) bufferExhausted(t uint64) {
+// bufferExhausted is called by a writer whose buffer claim failed at TSC t,
+// dropping a record of goroutine g.
+//
+// Flight recorder: the drop is a hole in g's records only, so only g's
+// window needs to start after it. It is remembered in g's slot of
+// lostByG when g has one (or can claim a free one), else in lostAt, which
+// starts every goroutine's window after it. (With lostAt alone, a machine
+// where Acquire fails now and then, because a sealer was descheduled or
+// Ps outnumber buffers, wrote empty files: every flush began after the
+// latest drop.)
+func (s *session) bufferExhausted(t, g uint64) {
 	if s.cfg.Mode == buffer.Fill {
 		// Freeze the window: whatever any P records after t would leave
 		// holes in goroutines that migrate, so stop everyone.
@@ -399,12 +527,47 @@ func (s *session) bufferExhausted(t uint64) {
 		state.CompareAndSwap(stateOn, stateFull)
 		return
 	}
-	for {
-		l := s.lostAt.Load()
-		if t <= l || s.lostAt.CompareAndSwap(l, t) {
+	if g != 0 {
+		sl := &s.lostByG[(g*0x9e3779b97f4a7c15)>>(64-lostSlotsLog)]
+		if sl.goid.Load() == g || sl.goid.CompareAndSwap(0, g) || sl.goid.Load() == g {
+			maxStore(&sl.t, t)
 			return
 		}
 	}
+	maxStore(&s.lostAt, t)
+}
+
+// lostSlotsLog sizes session.lostByG.
+const lostSlotsLog = 8
+
+// lostSlot remembers the latest drop of one goroutine's record.
+type lostSlot struct{ goid, t atomic.Uint64 }
+
+func maxStore(a *atomic.Uint64, t uint64) {
+	for {
+		l := a.Load()
+		if t <= l || a.CompareAndSwap(l, t) {
+			return
+		}
+	}
+}
+
+// lostSince returns the goroutines with a drop recorded in lostByG and the
+// TSC of their latest.
+func (s *session) lostSince() map[uint64]uint64 {
+	var m map[uint64]uint64
+	for i := range s.lostByG {
+		sl := &s.lostByG[i]
+		// A slot whose TSC is not stored yet belongs to a drop that
+		// finishes registering after this load: see snapshotInto.
+		if g, t := sl.goid.Load(), sl.t.Load(); g != 0 && t != 0 {
+			if m == nil {
+				m = make(map[uint64]uint64)
+			}
+			m[g] = t
+		}
+	}
+	return m
 }
 
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether
@@ -434,8 +597,77 @@ func growWriters() bool {
 		return true // Stop and Start replaced the set meanwhile: retry with theirs
 	}
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
-	s.set.Store(set)
+	all := s.set.Load()
+	s.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], set.w[len(old.w):]...)})
 	return true
+}
+
+// reclaimEvery is how often a session checks whether GOMAXPROCS shrank.
+const reclaimEvery = 50 * time.Millisecond
+
+// watchProcs retires the writers of Ps that GOMAXPROCS no longer has, every
+// period, until done is closed.
+func (s *session) watchProcs(done chan struct{}, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if set := writers.Load(); set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
+			s.reclaim()
+		}
+	}
+}
+
+// reclaim retires the writers of Ps at or beyond GOMAXPROCS: their buffers
+// are sealed, so the flight recorder can recycle them and flushes see them
+// as sealed. Without it, a GOMAXPROCS that grew and shrank back (which Go
+// 1.25 does by itself when a container's CPU limit changes) leaves buffers
+// held by writers no goroutine will ever use again, and recording starves
+// (issue 13, finding 2).
+//
+// Why it is safe although GOMAXPROCS may grow again at any moment: the
+// recording set is replaced by a shorter one first, so from then on a
+// goroutine on a P beyond it takes the slow path, and growWriters, which
+// waits for growMu (held here), gives that P a new writer. A goroutine that
+// loaded the old set is pinned to its P until its record is done, and
+// quiesce (a stop-the-world, which waits for every pinned section to end)
+// returns only after all of those have finished. So after quiesce nobody
+// holds the retired writers, and this goroutine may seal their buffers.
+func (s *session) reclaim() {
+	growMu.Lock()
+	defer growMu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	old := writers.Load()
+	n := goruntime.GOMAXPROCS(0)
+	if cur != s || old == nil || len(old.w) <= n {
+		return
+	}
+	set := &writerSet{w: old.w[:n:n]}
+	writers.Store(set) // growMu and mu held: nobody else replaces it
+	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
+	quiesce()
+	for _, w := range old.w[n:] {
+		w.retire()
+	}
+	s.retired.Add(uint64(len(old.w) - n))
+}
+
+// retire seals w's buffer. The caller has made sure nobody else uses w.
+func (w *writer) retire() {
+	raceAcquire(w)
+	if w.buf != nil {
+		w.undo = 0 // nothing can erase them now
+		w.publish()
+		w.s.q.Seal(w.buf, w.last)
+		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
+	}
+	w.goid, w.cpu = 0, noCPU
+	raceRelease(w)
 }
 
 // countDrop counts a drop on the caller's P writer.

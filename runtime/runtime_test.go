@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	goruntime "runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,6 +97,8 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 	Exit(1)
 	wants = append(wants, want{"function-exit", 1, 1 << 41, 3})
 
+	// A flush keeps the records before the time it starts (its cut).
+	at(1<<41+1, 3)
 	path, err := Flush()
 	if err != nil {
 		t.Fatal(err)
@@ -478,3 +481,29 @@ func TestStartStopCyclesReleaseMemory(t *testing.T) {
 }
 
 func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
+
+// TestStartRefusesArenaOverMemoryLimit is issue 13's finding 6: an arena
+// above half the cgroup memory limit is refused at Start with a clear
+// error, before anything is mapped.
+func TestStartRefusesArenaOverMemoryLimit(t *testing.T) {
+	old := memoryLimit
+	defer func() { memoryLimit = old }()
+	memoryLimit = func() (uint64, string) { return 8 << 20, "/sys/fs/cgroup/test/memory.max" }
+	c := config(t)
+	c.BufferSize, c.BufferCount = 64<<10, 65 // 4.06 MiB > 4 MiB
+	err := Start(c)
+	if err == nil {
+		Stop()
+		t.Fatal("Start accepted an arena over half the memory limit")
+	}
+	for _, want := range []string{"4259840 bytes", "8388608", "/sys/fs/cgroup/test/memory.max", "50%"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	c.BufferCount = 64 // exactly half: accepted
+	if err := Start(c); err != nil {
+		t.Fatal(err)
+	}
+	Stop()
+}

@@ -53,6 +53,7 @@ type Stats struct {
 	BufferSize, BufferCount int
 	BuffersRecycled         uint64 // flight recorder: buffers reused for newer data
 	RecycledRecords         uint64 // records those buffers held
+	BuffersHeld             int    // buffers held by writers (one per P at most) right now
 
 	Flushes, FlushErrors uint64
 	FlushedBytes         uint64
@@ -84,6 +85,9 @@ type Stats struct {
 	// fast path, or "Go (…)" with the reason (no assembly in this build,
 	// the race detector, MinDuration, or the offsets check that failed).
 	RecordPath string
+	// RetiredWriters counts the writers of Ps that GOMAXPROCS dropped
+	// while tracing: their buffers were sealed so they can be recycled.
+	RetiredWriters uint64
 }
 
 // ReadStats returns the statistics.
@@ -117,6 +121,7 @@ func (s *session) stats() Stats {
 	}
 	qs := s.q.Stats()
 	st.BuffersRecycled = qs.Recycled
+	st.BuffersHeld = qs.Live
 	st.RecycledRecords = qs.LostRecords
 	st.Records, st.Bytes = qs.Records, qs.Bytes
 	if set := s.set.Load(); set != nil {
@@ -135,6 +140,7 @@ func (s *session) stats() Stats {
 	st.TypedEventsDropped = f.typedDropped.Load()
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
+	st.RetiredWriters = s.retired.Load()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {
 		st.LastError = *p

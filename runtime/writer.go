@@ -61,7 +61,8 @@ type dropCounter struct{ n atomic.Uint64 }
 //   - w.size == 0 whenever w has no buffer, so the space check fails;
 //   - every record is published (buf.Publish) after its bytes are written,
 //     so a concurrent flusher never reads past a complete record (with
-//     MinDuration, trailing erasable Entries are held back: see rewind);
+//     MinDuration, trailing erasable Entries are published as held
+//     records: see rewind);
 //   - TSCs written into one buffer never decrease (prepare clamps them), so
 //     every delta fits the unsigned field and each block is in time order.
 func function(id uint32, a fdr.Action) {
@@ -141,8 +142,10 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 	w.count++
 	w.last = t
 	if a == fdr.Enter && w.s.minTicks != 0 {
-		// Held back until it can no longer be erased (see rewind).
-		w.undo++
+		// Published as held until it can no longer be erased (see
+		// rewind). Past buffer.MaxHeld the oldest becomes final: a nest
+		// of short calls deeper than that keeps its outer calls.
+		w.undo = min(w.undo+1, buffer.MaxHeld)
 		w.entryTSC = t
 	} else {
 		w.undo = 0
@@ -150,9 +153,10 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 	w.publish()
 }
 
-// publish makes every record but the erasable Entries visible to flushers.
+// publish makes every record visible to flushers, the erasable Entries as
+// held records (rewind may take them back).
 func (w *writer) publish() {
-	w.buf.Publish(w.pos-w.undo*fdr.FunctionSize, w.count-w.undo)
+	w.buf.PublishHeld(w.pos, w.count, w.undo)
 }
 
 // rewind implements Config.MinDuration, compiler-rt's
@@ -163,8 +167,16 @@ func (w *writer) publish() {
 // another CPU, or around which anything else was written (an event, an
 // argument, another goroutine's block, a buffer switch), is kept.
 //
-// The erasable Entries were never published, so a flusher copying the
-// buffer at any moment never sees bytes that are taken back.
+// The erasable Entries are published as held records (buffer.PublishHeld):
+// a flush copies them, so a call whose Exit landed on another P is whole in
+// the file even while this P stays idle (issue 13, finding 3), and a
+// rewind retracts them (buffer.Retract) before their bytes are reused, so
+// a flush that overlaps it leaves them out rather than copy torn bytes.
+// Why a flush may show an Entry that a later rewind erases: the Exit that
+// erases it is then the goroutine's last record before the flush's cut
+// (its effect, the retraction, comes after the copy; see
+// session.snapshotInto), so the file shows the call open at the cut, which
+// is what it was.
 func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 	if w.undo == 0 || g != w.goid || cpu != w.cpu || t < w.entryTSC || t-w.entryTSC >= w.s.minTicks {
 		return false
@@ -179,6 +191,8 @@ func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 	w.pos, w.count, w.undo = prev, w.count-1, w.undo-1
 	w.last = w.entryTSC - rec>>32
 	w.entryTSC = w.last
+	// Before anything overwrites the Entry's bytes.
+	w.buf.Retract(w.pos, w.count, w.undo)
 	w.rewound.n.Add(1)
 	return true
 }
@@ -226,7 +240,7 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 		w.publish()
 	}
 	if w.pos+meta+need > w.size {
-		if !w.next(t) {
+		if !w.next(t, g) {
 			return 0, false
 		}
 		meta = preambleSize
@@ -244,8 +258,9 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 	return t, true
 }
 
-// next seals the current buffer and takes a fresh one.
-func (w *writer) next(t uint64) bool {
+// next seals the current buffer and takes a fresh one for goroutine g's
+// record at t.
+func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
@@ -255,7 +270,7 @@ func (w *writer) next(t uint64) bool {
 	b, err := w.s.q.Acquire()
 	if err != nil {
 		w.drop(DropFull)
-		w.s.bufferExhausted(t)
+		w.s.bufferExhausted(t, g)
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()

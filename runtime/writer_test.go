@@ -73,7 +73,7 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 	startT(t, config(t))
 	p := procPin()
 	w := writers.Load().w[p]
-	w.next(0)
+	w.next(0, 0)
 	g := uint64(0x1234_5678_9abc_def0)
 	w.preamble(g, 0, 0)
 	b := w.bytes(0, 16)
@@ -92,7 +92,7 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 func parseSnapshot(t *testing.T) *fdr.File {
 	t.Helper()
 	mu.Lock()
-	segs, p := cur.snapshot()
+	segs, p := cur.snapshot(false)
 	mu.Unlock()
 	var b writeBuf
 	if _, err := flush.Encode(&b, segs, p); err != nil {

@@ -3,6 +3,8 @@
 //
 //	GET /debug/xray/trace   a fresh snapshot of the trace (xray.WriteTo), as a
 //	                        file download for llvm-xray
+//	GET /debug/xray/map     the instrumentation map (xray.WriteMapTo), which
+//	                        llvm-xray takes as -instr_map to print names
 //	GET /debug/xray/stats   xray.Stats() as JSON
 //
 // Mount them on a mux of your choosing:
@@ -13,8 +15,13 @@
 //
 // then fetch and read a trace:
 //
-//	curl -OJ localhost:6060/debug/xray/trace
-//	llvm-xray account -sort=sum -sortorder=dsc -top=10 xray-log.myprog.20250102T150405Z
+//	curl -o trace localhost:6060/debug/xray/trace
+//	curl -o trace.map localhost:6060/debug/xray/map
+//	llvm-xray account -instr_map=trace.map -sort=sum -sortorder=dsc -top=10 trace
+//
+// (Fetch the map after the trace: ids only grow, so it covers every id the
+// trace holds. curl -OJ names the files xray-log.<program>.<time> and the
+// same with .map.)
 //
 // Trace and Stats are also exported as handler functions for other routers.
 // Both answer GET and HEAD; other methods get 405 Method Not Allowed with an
@@ -65,6 +72,16 @@
 // xray-log.<program>.XXXXXX, with characters outside [A-Za-z0-9._+-] in the
 // program name replaced by '_'.
 //
-// Concurrent downloads are fine: snapshots run one at a time in the runtime
-// while recording goes on, and each response streams its own spool.
+// # Memory, whatever the number of clients
+//
+// A snapshot copies the whole arena (BufferSize × BufferCount) into memory
+// before encoding it. Downloads therefore take their snapshots one at a
+// time: concurrent requests wait their turn (a client that goes away while
+// waiting costs nothing more), so the handler's memory is one arena copy,
+// reused from one download to the next, plus each connection's buffers.
+// Once a snapshot is spooled to its temporary file the next download may
+// start, and each response then streams its own spool from disk (the page
+// cache holds it, which the kernel can reclaim). When the spool had to be
+// in memory, the turn is kept until that response is sent, so there is
+// never more than one such spool.
 package xrayhttp

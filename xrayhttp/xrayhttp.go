@@ -21,6 +21,7 @@ import (
 // Paths Register mounts.
 const (
 	TracePath = "/debug/xray/trace"
+	MapPath   = "/debug/xray/map"
 	StatsPath = "/debug/xray/stats"
 )
 
@@ -33,11 +34,42 @@ func init() {
 	}
 }
 
-// Register mounts Trace at TracePath and Stats at StatsPath on mux.
+// Register mounts Trace at TracePath, Map at MapPath and Stats at
+// StatsPath on mux.
 func Register(mux *http.ServeMux) {
 	mux.HandleFunc(TracePath, Trace)
+	mux.HandleFunc(MapPath, Map)
 	mux.HandleFunc(StatsPath, Stats)
 	mux.HandleFunc(PProfPath, PProf)
+}
+
+// Map serves the instrumentation map of every function registered so far
+// (xray.WriteMapTo): the file llvm-xray takes as -instr_map to print names
+// instead of ids. Ids only grow, so a map fetched after a trace covers it.
+// It needs no tracing session.
+func Map(w http.ResponseWriter, r *http.Request) {
+	if !allowed(w, r) {
+		return
+	}
+	if r.Method == http.MethodHead {
+		mapHeaders(w.Header(), time.Now())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	var b bytes.Buffer // a few bytes per function: no need to spool
+	if _, err := xray.WriteMapTo(&b); err != nil {
+		textError(w, http.StatusInternalServerError, "xray: map failed: "+oneLine(err.Error()))
+		return
+	}
+	mapHeaders(w.Header(), time.Now())
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b.Bytes())
+}
+
+func mapHeaders(h http.Header, now time.Time) {
+	downloadHeaders(h, now)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], now) + ".map"}))
 }
 
 // allowed answers 405 to anything but GET and HEAD.
@@ -81,8 +113,29 @@ var (
 	logf     = log.Printf
 )
 
+// snapshotSlot lets one download at a time take and spool a snapshot:
+// each snapshot copies the whole arena into memory first, so N clients at
+// once would cost N arenas (issue 13, finding 4). Spooling to a file is a
+// local write; the slot is released before the slow part, sending, unless
+// the spool is in memory, where it is held until the response is sent so
+// that at most one in-memory spool exists.
+var snapshotSlot = make(chan struct{}, 1)
+
 // serveSnapshot spools what write produces, then sends it.
 func serveSnapshot(w http.ResponseWriter, r *http.Request, write func(io.Writer) (int64, error)) {
+	select {
+	case snapshotSlot <- struct{}{}:
+	case <-r.Context().Done():
+		return // the client went away while waiting its turn
+	}
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-snapshotSlot
+		}
+	}
+	defer release()
 	sp := newSpool()
 	defer sp.Close()
 	n, err := write(sp)
@@ -98,6 +151,9 @@ func serveSnapshot(w http.ResponseWriter, r *http.Request, write func(io.Writer)
 	if err != nil {
 		textError(w, http.StatusInternalServerError, "xray: snapshot spool: "+oneLine(err.Error()))
 		return
+	}
+	if _, inMemory := sp.(*memSpool); !inMemory {
+		release()
 	}
 	h := w.Header()
 	downloadHeaders(h, time.Now())
@@ -225,6 +281,8 @@ type StatsJSON struct {
 	BufferCount     int    `json:"buffer_count"`
 	BuffersRecycled uint64 `json:"buffers_recycled"`
 	RecycledRecords uint64 `json:"recycled_records"`
+	BuffersHeld     int    `json:"buffers_held"`
+	RetiredWriters  uint64 `json:"retired_writers"`
 
 	Flushes               uint64 `json:"flushes"`
 	FlushErrors           uint64 `json:"flush_errors"`
@@ -275,6 +333,8 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		BufferCount:           st.BufferCount,
 		BuffersRecycled:       st.BuffersRecycled,
 		RecycledRecords:       st.RecycledRecords,
+		BuffersHeld:           st.BuffersHeld,
+		RetiredWriters:        st.RetiredWriters,
 		Flushes:               st.Flushes,
 		FlushErrors:           st.FlushErrors,
 		FlushedBytes:          st.FlushedBytes,

@@ -234,11 +234,11 @@ func TestMethodNotAllowed(t *testing.T) {
 
 // statsKeys are the JSON names the stats document promises.
 var statsKeys = []string{
-	"buffer_count", "buffer_size", "buffers_recycled", "bytes", "clock", "drops",
+	"buffer_count", "buffer_size", "buffers_held", "buffers_recycled", "bytes", "clock", "drops",
 	"flush_discarded_buffers", "flush_errors", "flushed_bytes", "flushes",
 	"frequency_hz", "frequency_source", "goroutine_id_source", "last_error",
 	"last_flush", "last_flush_ns", "last_flush_path", "reconstructed_entries", "record_path", "records",
-	"recycled_records", "rewound_calls", "running", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
+	"recycled_records", "retired_writers", "rewound_calls", "running", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
 }
 
 var dropKeys = []string{"args_truncated", "bad_id", "empty_event", "full", "oversized_event", "total"}
@@ -629,5 +629,104 @@ func TestNothingOnDefaultServeMux(t *testing.T) {
 		if _, pattern := http.DefaultServeMux.Handler(req); pattern != "" {
 			t.Errorf("%s is registered on http.DefaultServeMux (pattern %q)", p, pattern)
 		}
+	}
+}
+
+// TestDownloadsTakeSnapshotsOneAtATime is issue 13's finding 4: each
+// snapshot copies the whole arena, so concurrent downloads must not take
+// theirs at the same time, whatever the number of clients; every client
+// still gets its whole file.
+func TestDownloadsTakeSnapshotsOneAtATime(t *testing.T) {
+	var inFlight, most, calls int32
+	var mu sync.Mutex
+	body := bytes.Repeat([]byte("x"), 4096)
+	srv := snapshotServer(t, func(w io.Writer) (int64, error) {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		n, err := w.Write(body)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return int64(n), err
+	})
+	const clients = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(srv.URL)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != 200 || !bytes.Equal(got, body) {
+				errs <- fmt.Errorf("status %d, %d bytes, %v", resp.StatusCode, len(got), err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if most != 1 || calls != clients {
+		t.Errorf("%d snapshots, at most %d at once; want %d, one at a time", calls, most, clients)
+	}
+}
+
+// TestMapDownload: /debug/xray/map serves what WriteMapTo writes, and
+// llvm-xray prints the registered names of a downloaded trace with it.
+func TestMapDownload(t *testing.T) {
+	bin := xraytool.Bin(t)
+	id := xray.Register("xrayhttp.test.mapped")
+	mux := http.NewServeMux()
+	Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	if err := xray.Start(xray.Options{FlushSignal: xray.NoSignal, Logf: func(string, ...any) {}, IgnoreEnv: true, NoFinalFile: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	xray.Enter(id)
+	xray.Exit(id)
+	dir := t.TempDir()
+	get := func(path, file string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		if cd := resp.Header.Get("Content-Disposition"); path == MapPath && !strings.Contains(cd, ".map") {
+			t.Errorf("map Content-Disposition %q", cd)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get(TracePath, "trace")
+	get(MapPath, "trace.map")
+	var want bytes.Buffer
+	xray.WriteMapTo(&want)
+	if got, _ := os.ReadFile(filepath.Join(dir, "trace.map")); !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("map download differs from WriteMapTo (%d vs %d bytes)", len(got), want.Len())
+	}
+	out, err := xraytool.Run(bin, "account", "-instr_map="+filepath.Join(dir, "trace.map"), filepath.Join(dir, "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "xrayhttp.test.mapped") {
+		t.Errorf("llvm-xray account with the downloaded map does not name the function:\n%s", out)
 	}
 }

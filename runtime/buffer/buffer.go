@@ -72,9 +72,13 @@ const descStride = 128
 
 // bufferState holds the atomics of one buffer.
 type bufferState struct {
-	// extent is records<<32 | bytes, written by Publish after every record.
-	// The only hot field: written by the owner, read by Snapshot.
+	// extent is held<<60 | records<<32 | bytes, written by Publish after
+	// every record (see packExtent). The only hot field: written by the
+	// owner, read by Snapshot.
 	extent atomic.Uint64
+	// retracts counts Retract calls; Snapshot validates held records
+	// against it. Only ever written with atomic read-modify-writes.
+	retracts atomic.Uint64
 	// ctl is gen<<genShift | state. It is only ever written with atomic
 	// read-modify-writes (Swap, CompareAndSwap): Snapshot's validation
 	// relies on it (see copySegment).
@@ -109,12 +113,53 @@ func (b *Buffer) Size() int { return int(b.s.size) }
 // not be used after Close.
 func (b *Buffer) Bytes() []byte { return unsafe.Slice((*byte)(b.Data), b.s.size) }
 
+// MaxHeld is the most held records an extent can carry (PublishHeld).
+const MaxHeld = 15
+
+// HeldSize is the size of a held record: a function record.
+const HeldSize = 8
+
+// The extent word: bytes in the low 32 bits, records in the next 28 (a
+// record takes at least 8 bytes and a buffer at most 2^31), held records in
+// the top 4.
+const (
+	recordBits = 28
+	recordMask = 1<<recordBits - 1
+)
+
+func packExtent(bytes, records, held uint32) uint64 {
+	return uint64(held)<<(32+recordBits) | uint64(records&recordMask)<<32 | uint64(bytes)
+}
+
+func unpackExtent(e uint64) (bytes, records, held uint32) {
+	return uint32(e), uint32(e>>32) & recordMask, uint32(e >> (32 + recordBits))
+}
+
 // Publish makes the first bytes bytes of Data, holding records records,
 // visible to Snapshot. Only the owner may call it, after each record it
 // appends. It is a single atomic 64-bit store to a cache line that no other
 // buffer uses.
 func (b *Buffer) Publish(bytes, records uint32) {
-	b.s.extent.Store(uint64(records)<<32 | uint64(bytes))
+	b.s.extent.Store(packExtent(bytes, records, 0))
+}
+
+// PublishHeld is Publish for an extent whose last held records (0 ≤ held ≤
+// MaxHeld, HeldSize bytes each, counted in bytes and records) may still be
+// taken back by Retract. Snapshot copies them unless a Retract overlaps
+// the copy; everything before them is final.
+func (b *Buffer) PublishHeld(bytes, records, held uint32) {
+	b.s.extent.Store(packExtent(bytes, records, held))
+}
+
+// Retract takes back held records: it publishes the shorter extent
+// (bytes, records, held), which must still cover every record that was not
+// held, then counts the retraction. Only after it returns may the owner
+// overwrite the bytes it gave up. The count is an atomic read-modify-write
+// so that a Snapshot's validation of it (sameRetracts) orders the copy
+// before those writes, as sameGen does for reuse.
+func (b *Buffer) Retract(bytes, records, held uint32) {
+	b.s.extent.Store(packExtent(bytes, records, held))
+	b.s.retracts.Add(1)
 }
 
 // ExtentWord returns the word Publish stores to, for an assembly writer
@@ -122,10 +167,10 @@ func (b *Buffer) Publish(bytes, records uint32) {
 // single-owner rule applies.
 func (b *Buffer) ExtentWord() *atomic.Uint64 { return &b.s.extent }
 
-// Extent returns the published extent.
+// Extent returns the published extent, held records included.
 func (b *Buffer) Extent() (bytes, records uint32) {
-	e := b.s.extent.Load()
-	return uint32(e), uint32(e >> 32)
+	bytes, records, _ = unpackExtent(b.s.extent.Load())
+	return bytes, records
 }
 
 // Queue is the buffer queue. It is created by New and must not be copied.
@@ -372,7 +417,8 @@ func (q *Queue) recycle(b *Buffer) {
 			break
 		}
 	}
-	q.lostRecords.Add(e >> 32)
+	_, recs, _ := unpackExtent(e)
+	q.lostRecords.Add(uint64(recs))
 	q.lostBytes.Add(uint64(uint32(e)))
 	q.recycled.Add(1)
 	q.handOut(b)

@@ -23,8 +23,11 @@
 //     with the new extent (bytes and records written so far, both
 //     non-decreasing and bytes ≤ Size); Publish is the release store that
 //     makes those bytes visible to Snapshot. Bytes below a published extent
-//     must not be modified again: a writer that wants to retract a record
-//     must do so before it is published.
+//     must not be modified again, with one exception: the last few records
+//     (at most MaxHeld function records) may be published as held
+//     (PublishHeld) and later taken back with Retract before their bytes
+//     are reused. Snapshot copies held records, and leaves them out (counted
+//     in Snapshot.Retracted) when a Retract overlaps the copy.
 //   - Extent and Index may be called by anyone.
 //   - Snapshot is meant for one flusher at a time (several are safe, merely
 //     pointless). It copies while writers keep writing and takes no lock.
@@ -82,7 +85,8 @@
 // atomic read-modify-write on the same word, which orders the copy before
 // any later reuse of the buffer (see Queue.Snapshot for the argument). A
 // buffer that was recycled during its copy is dropped from the snapshot and
-// its loss is reflected in LostUpTo, which Snapshot reads after all copies:
-// every record that was published before Snapshot started and is missing
-// from it has a TSC ≤ Snapshot.LostUpTo.
+// its loss is reflected in LostUpTo: every record that was published before
+// Snapshot started and is missing from it has a TSC ≤ Snapshot.LostUpTo.
+// Buffers recycled after their copy succeeded do not raise it, so a
+// flight recorder flushed under load keeps the window it copied.
 package buffer

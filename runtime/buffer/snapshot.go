@@ -9,6 +9,7 @@ import (
 type Segment struct {
 	Data    []byte // a copy of the buffer's bytes [0, extent); safe to use after Close
 	Records uint32 // records in Data, as published
+	Held    uint32 // of those, the last ones that were held (PublishHeld)
 	Seq     uint64 // seal sequence, or math.MaxUint64 for a buffer held by a writer
 	Live    bool   // the buffer was held by a writer when Snapshot started
 	Index   int    // the buffer's Index
@@ -21,17 +22,23 @@ type Snapshot struct {
 	// by increasing seal sequence (oldest first), then the buffers held by
 	// writers, by Index. A buffer appears at most once.
 	Segments []Segment
-	// LostUpTo is the largest LastTSC over every buffer recycled since New,
-	// read after the last copy, so it includes buffers recycled while this
-	// snapshot was being taken. Every record published before Snapshot was
-	// called and missing from Segments has a TSC ≤ LostUpTo (given that
-	// each Seal's lastTSC is ≥ the TSC of every record of its buffer);
-	// records with a TSC ≤ LostUpTo that are present may have lost their
-	// context.
+	// LostUpTo bounds what the snapshot lacks: every record published
+	// before Snapshot was called and missing from Segments has a TSC ≤
+	// LostUpTo (given that each Seal's lastTSC is ≥ the TSC of every record
+	// of its buffer); records with a TSC ≤ LostUpTo that are present may
+	// have lost their context. It is the largest LastTSC of the buffers
+	// recycled before the candidate scan, and of those recycled while being
+	// copied; buffers recycled after their copy succeeded, and buffers
+	// handed out after the scan, do not count (they cost the snapshot
+	// nothing), so under heavy recycling it is far smaller than Stats's
+	// LostUpTo.
 	LostUpTo uint64
 	// Discarded counts buffers recycled while being copied: their copy was
 	// thrown away.
 	Discarded int
+	// Retracted counts copies whose held records were left out because a
+	// Retract overlapped the copy.
+	Retracted int
 	// Recycled, LostRecords and LostBytes are the queue's totals since New,
 	// read together with LostUpTo.
 	Recycled, LostRecords, LostBytes uint64
@@ -50,9 +57,10 @@ type Snapshot struct {
 var beforeCopyHook, afterCopyHook func(b *Buffer)
 
 type snapCand struct {
-	b   *Buffer
-	gen uint64
-	seq uint64
+	b    *Buffer
+	gen  uint64
+	seq  uint64
+	last uint64 // sealed: lastTSC read after the state, a bound if the copy is lost
 }
 
 // Snapshot copies every sealed buffer and every buffer held by a writer, each
@@ -76,7 +84,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	for i := range q.bufs {
 		b := &q.bufs[i]
 		c := b.s.ctl.Load()
-		var seq uint64
+		var seq, last uint64
 		switch c & stateMask {
 		case stateLive:
 			seq = noSeq
@@ -86,12 +94,25 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 			// buffer has been recycled and resealed since, seq may belong
 			// to a later generation, but then validation discards the copy.
 			seq = b.s.seq.Load()
+			// Likewise lastTSC, stored before seq: this generation's, or
+			// a later one's, which is larger.
+			last = b.s.lastTSC.Load()
 		default:
 			continue
 		}
-		estimate += int(uint32(b.s.extent.Load()))
-		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq})
+		eb, _, _ := unpackExtent(b.s.extent.Load())
+		estimate += int(eb)
+		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq, last: last})
 	}
+	// Every buffer recycled before pass 1 looked at it did its accounting
+	// before handing the buffer out again (recycle, then handOut), so this
+	// load covers it. Buffers recycled later were candidates (their copy is
+	// discarded below and bounded on its own) or were handed out after pass
+	// 1 passed them: whatever those hold was published after Snapshot began.
+	// Buffers recycled after being copied cost this snapshot nothing, which
+	// is why the total read after the copies is not used as the bound: under
+	// load it would throw away a window the copy had kept.
+	lostUpTo := q.lostUpTo.Load()
 	// Sealed by seal sequence, then live (noSeq) by index.
 	slices.SortFunc(cands, func(x, y snapCand) int {
 		if c := cmp.Compare(x.seq, y.seq); c != 0 {
@@ -116,15 +137,23 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	for i := len(cands) - 1; i >= 0; i-- {
 		cd := cands[i]
 		b := cd.b
+		// Retractions are read before the extent: a Retract publishes
+		// its shorter extent before counting, so if this load misses a
+		// Retract, the extent load may see the longer extent, but then
+		// the validation below sees the count move.
+		r0 := b.s.retracts.Load()
 		e := b.s.extent.Load()
-		n := int(uint32(e))
+		eb, recs, held := unpackExtent(e)
+		n := int(eb)
 		if n > q.size {
 			n = q.size // a broken Publish must not make us read past the buffer
 		}
 		if n == 0 {
 			// Nothing to copy. A sealed buffer is never empty, so an empty
-			// extent here means it was recycled since pass 1.
-			if cd.seq != noSeq && b.s.ctl.Load()>>genShift != cd.gen {
+			// extent here means it was recycled since pass 1 (a live one may
+			// have been filled, sealed and recycled meanwhile).
+			if b.s.ctl.Load()>>genShift != cd.gen {
+				lostUpTo = max(lostUpTo, cd.lostBound())
 				snap.Discarded++
 			}
 			continue
@@ -145,12 +174,27 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		}
 		if !b.sameGen(cd.gen) {
 			buf = buf[:start]
+			lostUpTo = max(lostUpTo, cd.lostBound())
 			snap.Discarded++
 			continue
 		}
+		if held != 0 && !b.sameRetracts(r0) {
+			// The held records may have been overwritten while we
+			// copied them; what precedes them is final.
+			h := min(int(held)*HeldSize, n)
+			n -= h
+			recs -= uint32(h / HeldSize)
+			held = 0
+			buf = buf[:start+n]
+			snap.Retracted++
+			if n == 0 {
+				continue
+			}
+		}
 		snap.Segments = append(snap.Segments, Segment{
 			Data:    buf[start : start+n : start+n],
-			Records: uint32(e >> 32),
+			Held:    held,
+			Records: recs,
 			Seq:     cd.seq,
 			Live:    cd.seq == noSeq,
 			Index:   int(b.s.index),
@@ -163,14 +207,35 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	}
 	slices.Reverse(snap.Segments) // oldest first, as documented
 
-	// After every copy and validation: a recycle whose generation bump any
-	// validation above observed did its accounting before that bump.
-	snap.LostUpTo = q.lostUpTo.Load()
+	snap.LostUpTo = lostUpTo
 	snap.Recycled = q.recycled.Load()
 	snap.LostRecords = q.lostRecords.Load()
 	snap.LostBytes = q.lostBytes.Load()
 	snap.Buf = buf
 	return snap
+}
+
+// lostBound bounds the TSCs of the generation of a candidate that was
+// recycled while Snapshot copied it. That generation was sealed before
+// being recycled, and lastTSC is only written by Seal. A candidate sealed
+// at the scan had its lastTSC read then (its own, or a later generation's,
+// which is not smaller since TSCs are synchronized across CPUs); reading it
+// now instead would give the newest seal's, after the cut if the window
+// turned over during the copy, and throw the whole file away. A candidate
+// that was live at the scan was sealed later: its lastTSC now is its own or
+// a later one.
+func (cd *snapCand) lostBound() uint64 {
+	if cd.seq != noSeq {
+		return cd.last
+	}
+	return cd.b.s.lastTSC.Load()
+}
+
+// sameRetracts reports whether no Retract of b happened since the count
+// read r0, and if so orders the caller's copy before any write a later
+// Retract allows (the argument of sameGen, on the retraction count).
+func (b *Buffer) sameRetracts(r0 uint64) bool {
+	return b.s.retracts.CompareAndSwap(r0, r0)
 }
 
 // sameGen reports whether b is still in generation gen, and if so orders the

@@ -23,6 +23,11 @@ type Params struct {
 	// Before is not 0) are written. Records outside it may lack context
 	// (their buffer neighbours were recycled or never written).
 	After, Before uint64
+	// AfterGoroutine raises After for single goroutines (by goroutine id,
+	// as the NewBuffer records carry it): goroutine g's window begins
+	// after max(After, AfterGoroutine[g]). The runtime uses it for a
+	// record dropped for want of a buffer, a hole in that goroutine only.
+	AfterGoroutine map[uint64]uint64
 	// Now is the TSC and CPU used for the single empty block of a file that
 	// has no records, so that llvm-xray still loads it.
 	Now    uint64

@@ -428,3 +428,29 @@ func firstDiff(got, want []ev) int {
 	}
 	return -1
 }
+
+// TestEncodeAfterGoroutine: a per-goroutine window start trims (and
+// reconstructs) that goroutine only.
+func TestEncodeAfterGoroutine(t *testing.T) {
+	var p0 seg
+	p0.block(5, 0, 100)
+	p0.fn(fdr.Enter, 1, 110)
+	p0.fn(fdr.Enter, 2, 120)
+	p0.fn(fdr.Exit, 2, 130)
+	p0.fn(fdr.Exit, 1, 140)
+	p0.block(6, 0, 100)
+	p0.fn(fdr.Enter, 1, 111)
+	p0.fn(fdr.Exit, 1, 141)
+	f, res := encode(t, Params{AfterGoroutine: map[uint64]uint64{5: 125}}, &p0)
+	th := threads(t, f)
+	// Goroutine 5's calls open at 125 are reconstructed at 126.
+	if got, want := th[5], []ev{enter(1, 126, 0), enter(2, 126, 0), exit(2, 130, 0), exit(1, 140, 0)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("goroutine 5: got %+v, want %+v", got, want)
+	}
+	if got, want := th[6], []ev{enter(1, 111, 0), exit(1, 141, 0)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("goroutine 6: got %+v, want %+v", got, want)
+	}
+	if res.Trimmed != 2 || res.Reconstructed != 2 || res.UnmatchedExits != 0 {
+		t.Errorf("result %+v", res)
+	}
+}

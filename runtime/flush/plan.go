@@ -302,6 +302,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	var outBase uint64
 	haveState := false
 	var opened []uint32 // Exits of calls entered before the window, innermost first
+	after := max(p.After, p.AfterGoroutine[gp.goid])
 	for len(h) > 0 {
 		c := h[0]
 		// Take records from c while it stays the earliest; re-heap only on
@@ -319,7 +320,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			if c.tsc > limTSC || c.tsc == limTSC && c.seq > limSeq {
 				break
 			}
-			keep := c.tsc > p.After && (p.Before == 0 || c.tsc < p.Before)
+			keep := c.tsc > after && (p.Before == 0 || c.tsc < p.Before)
 			if !keep {
 				res.Trimmed++
 			} else if c.isFunc {
@@ -330,7 +331,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 					switch n := len(stack); {
 					case n > 0 && stack[n-1] == c.funcID:
 						stack = stack[:n-1]
-					case n == 0 && p.After > 0:
+					case n == 0 && after > 0:
 						opened = append(opened, c.funcID)
 					default:
 						keep = false
@@ -380,7 +381,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 		}
 	}
 	if len(opened) > 0 {
-		gp.reconstruct(opened, p.After+1, syn)
+		gp.reconstruct(opened, after+1, syn)
 		res.Records += len(opened)
 		res.Reconstructed += len(opened)
 	}

@@ -1,0 +1,414 @@
+package xray
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/xraytool"
+)
+
+// The consistency tests check the promise that a file is a consistent cut:
+// for every goroutine, the file holds a contiguous run of its records,
+// ending at the cut, with no record missing in between and none from after
+// it. Goroutines number their calls (EnterArgs(callID, seq)), never nest
+// them, and yield inside them, so that with more Ps than CPUs and more
+// goroutines than Ps they migrate between Ps all the time; any hole shows
+// as a jump in the sequence, and any lost Exit as a call nested in another.
+
+// seqEvent is one function record in a form both readers give.
+type seqEvent struct {
+	enter bool
+	id    uint32
+	args  []uint64
+}
+
+// seqCheck is what checkSeqs found in one goroutine's records.
+type seqCheck struct {
+	calls   int    // numbered calls seen
+	gaps    int    // jumps in the numbering
+	missing uint64 // calls those jumps skip
+	first   int64  // first number seen, -1 if none
+	last    int64  // last number seen, -1 if none
+	err     string // first structural error (false nesting, a stray Exit)
+}
+
+// checkSeqs checks one goroutine's function records: numbered calls of
+// callID, each possibly holding calls of innerID, never nested. A plain
+// Enter of callID is allowed only first (a frame the flusher reconstructs
+// at the start of a flight-recorder window).
+func checkSeqs(evs []seqEvent, callID, innerID uint32) seqCheck {
+	c := seqCheck{first: -1, last: -1}
+	var stack []uint32
+	fail := func(i int, f string, a ...any) {
+		if c.err == "" {
+			c.err = fmt.Sprintf("record %d: ", i) + fmt.Sprintf(f, a...)
+		}
+	}
+	for i, e := range evs {
+		switch {
+		case e.enter && e.id == callID:
+			if len(stack) != 0 {
+				fail(i, "call entered inside %v: a lost Exit (false nesting)", stack)
+			}
+			stack = append(stack[:0], callID)
+			if len(e.args) == 0 {
+				if i != 0 {
+					fail(i, "numberless Entry of the call that is not first")
+				}
+				continue
+			}
+			seq := int64(e.args[0])
+			c.calls++
+			if c.first < 0 {
+				c.first = seq
+			} else if seq != c.last+1 {
+				c.gaps++
+				if seq > c.last {
+					c.missing += uint64(seq - c.last - 1)
+				}
+				fail(i, "call %d follows call %d", seq, c.last)
+			}
+			c.last = seq
+		case e.enter && e.id == innerID:
+			if len(stack) != 1 || stack[0] != callID {
+				fail(i, "inner call entered with %v open", stack)
+			}
+			stack = append(stack, innerID)
+		case e.enter:
+			fail(i, "unknown function %d", e.id)
+		default:
+			if n := len(stack); n == 0 || stack[n-1] != e.id {
+				fail(i, "Exit of %d with %v open", e.id, stack)
+				stack = stack[:0]
+				continue
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return c
+}
+
+// fdrSeqs reads path with the project's strict reader and returns each
+// thread's function records.
+func fdrSeqs(path string) (map[int32][]seqEvent, error) {
+	f, err := fdr.ParseFileStrict(path)
+	if err != nil {
+		return nil, err
+	}
+	ths, err := f.Threads()
+	if err != nil {
+		return nil, err
+	}
+	m := map[int32][]seqEvent{}
+	for _, th := range ths {
+		for _, e := range th.Events {
+			switch e.Type {
+			case fdr.EventEnter, fdr.EventEnterArgs:
+				m[th.TID] = append(m[th.TID], seqEvent{enter: true, id: e.FuncID, args: e.Args})
+			case fdr.EventExit, fdr.EventTailExit:
+				m[th.TID] = append(m[th.TID], seqEvent{id: e.FuncID})
+			}
+		}
+	}
+	return m, nil
+}
+
+// llvmSeqs does the same with llvm-xray convert (after llvm-xray's own
+// checks: fdr-dump -verify, account, stack).
+func llvmSeqs(t testing.TB, bin, path string) map[int32][]seqEvent {
+	tr := xraytool.Check(t, bin, path)
+	m := map[int32][]seqEvent{}
+	for tid, recs := range tr.ByThread() {
+		for _, r := range recs {
+			switch {
+			case strings.HasPrefix(r.Kind, "function-enter"):
+				m[tid] = append(m[tid], seqEvent{enter: true, id: r.FuncID, args: r.Args})
+			case strings.HasPrefix(r.Kind, "function-"):
+				m[tid] = append(m[tid], seqEvent{id: r.FuncID})
+			}
+		}
+	}
+	return m
+}
+
+// seqWorker numbers its calls until stop is set.
+type seqWorker struct {
+	goid  uint64
+	calls atomic.Int64 // calls finished
+}
+
+func (w *seqWorker) run(callID, innerID ID, inner bool, stop *atomic.Bool, maxCalls int64) {
+	w.goid = asm.Goid()
+	for seq := int64(0); seq < maxCalls && !stop.Load(); seq++ {
+		EnterArgs(callID, uint64(seq))
+		if inner {
+			Enter(innerID)
+			if seq%8 == 1 {
+				goruntime.Gosched() // an inner call that migrates
+			}
+			Exit(innerID)
+		}
+		if seq%4 == 0 {
+			goruntime.Gosched()
+		}
+		Exit(callID)
+		w.calls.Store(seq + 1)
+	}
+}
+
+// fileCheck sums what checkSeqs found over a file's goroutines.
+type fileCheck struct {
+	goroutines, calls, gaps int
+	missing                 uint64
+	errs                    []string
+}
+
+func checkFile(evs map[int32][]seqEvent, ws []*seqWorker, callID, innerID uint32) fileCheck {
+	var fc fileCheck
+	for i, w := range ws {
+		got, ok := evs[int32(uint32(w.goid))]
+		if !ok {
+			continue
+		}
+		fc.goroutines++
+		c := checkSeqs(got, callID, innerID)
+		fc.calls += c.calls
+		fc.gaps += c.gaps
+		fc.missing += c.missing
+		if c.err != "" && len(fc.errs) < 5 {
+			fc.errs = append(fc.errs, fmt.Sprintf("goroutine %d (worker %d): %s", w.goid, i, c.err))
+		}
+	}
+	return fc
+}
+
+// TestConsistentCutUnderMigration is issue 13's finding 1 as a test: 8 Ps
+// on however few CPUs, 64 goroutines yielding inside numbered calls,
+// flushes while they run. Every file, read by our strict reader and by
+// llvm-xray, must hold for each goroutine an unbroken run of calls with no
+// call inside another. Versions 5 and 1, flight recorder (small buffers,
+// so the window slides while flushing) and fill, with and without
+// MinDuration (plain inner calls that it may erase, some migrating).
+func TestConsistentCutUnderMigration(t *testing.T) {
+	bin := xraytool.Bin(t)
+	old := goruntime.GOMAXPROCS(8)
+	defer goruntime.GOMAXPROCS(old)
+	callID, innerID := Register("consistency.call"), Register("consistency.inner")
+	for _, v := range []int{5, 1} {
+		for _, mode := range []Mode{FlightRecorder, Fill} {
+			for _, minDur := range []time.Duration{0, 20 * time.Microsecond} {
+				name := fmt.Sprintf("v%d/%v/min=%v", v, mode, minDur)
+				t.Run(name, func(t *testing.T) {
+					o := Options{Version: v, Mode: mode, MinDuration: minDur, IgnoreEnv: true}
+					if mode == FlightRecorder {
+						o.BufferSize, o.BufferCount = 16<<10, 256 // 4 MiB: the window slides
+					} else {
+						o.BufferSize, o.BufferCount = 256<<10, 64
+					}
+					runConsistency(t, bin, o, callID, innerID, minDur > 0, 3, 10*time.Millisecond)
+				})
+			}
+		}
+	}
+}
+
+// runConsistency runs the numbered workload under o, flushes n times every
+// interval while it runs, stops, and checks every file.
+func runConsistency(t *testing.T, bin string, o Options, callID, innerID ID, inner bool, n int, every time.Duration) {
+	dir := t.TempDir()
+	o.Dir = dir
+	start(t, o)
+	const goroutines = 64
+	ws := make([]*seqWorker, goroutines)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &seqWorker{}
+		wg.Add(1)
+		// Fill mode: stop before the arena is full, or every flush after
+		// the first would be the same.
+		maxCalls := int64(1 << 62)
+		if o.Mode == Fill {
+			maxCalls = 1500
+		}
+		go func(w *seqWorker) { defer wg.Done(); w.run(callID, innerID, inner, &stop, maxCalls) }(ws[i])
+	}
+	var files []string
+	for i := 0; i < n; i++ {
+		time.Sleep(every)
+		p, err := Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	stop.Store(true)
+	wg.Wait()
+	if err := Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := Stats()
+	files = append(files, st.LastFlushPath)
+	var total int64
+	for _, w := range ws {
+		total += w.calls.Load()
+	}
+	nonEmpty := 0
+	for k, p := range files {
+		ours, err := fdrSeqs(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		fc := checkFile(ours, ws, uint32(callID), uint32(innerID))
+		lc := checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
+		t.Logf("file %d: %d goroutines, %d calls, %d gaps (%d calls missing); llvm-xray: %d calls, %d gaps",
+			k, fc.goroutines, fc.calls, fc.gaps, fc.missing, lc.calls, lc.gaps)
+		for _, e := range fc.errs {
+			t.Errorf("file %d, our reader: %s", k, e)
+		}
+		for _, e := range lc.errs {
+			t.Errorf("file %d, llvm-xray: %s", k, e)
+		}
+		if fc.calls > 0 {
+			nonEmpty++
+		} else if o.Mode == Fill || k == len(files)-1 {
+			// A flight recorder whose whole window turned over while a
+			// flush copied it (the flusher descheduled on a loaded
+			// machine) rightly writes an empty file; nothing else does.
+			t.Errorf("file %d holds no numbered call", k)
+		}
+	}
+	if nonEmpty < 2 {
+		t.Errorf("only %d of %d files hold calls: the test checked nothing mid-run", nonEmpty, len(files))
+	}
+	t.Logf("%d calls made; drops %+v, recycled %d", total, st.Drops, st.BuffersRecycled)
+}
+
+// TestMinDurationFinishedCallInFlush is issue 13's finding 3: with
+// MinDuration, a long call whose Entry was recorded on a P that then went
+// idle (the goroutine slept and woke up elsewhere) must be whole in a flush
+// taken after it returned. Its Entry used to stay unpublished on that P.
+func TestMinDurationFinishedCallInFlush(t *testing.T) {
+	old := goruntime.GOMAXPROCS(8)
+	defer goruntime.GOMAXPROCS(old)
+	call, inner := Register("consistency.long"), Register("consistency.long.inner")
+	start(t, Options{MinDuration: 5 * time.Microsecond, IgnoreEnv: true})
+	tid := int32(uint32(asm.Goid()))
+	const flushes = 20
+	missing := 0
+	for i := 0; i < flushes; i++ {
+		EnterArgs(call, uint64(i)) // numbered, so each flush is checked for its own call…
+		Enter(inner)               // …holding a plain call, the kind MinDuration holds back
+		time.Sleep(10 * time.Millisecond)
+		Exit(inner)
+		Exit(call)
+		p, err := Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := fdrSeqs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := evs[tid]
+		c := checkSeqs(got, uint32(call), uint32(inner))
+		if c.err != "" {
+			t.Errorf("flush %d: %s", i, c.err)
+		}
+		// The file must end with this iteration's call, whole.
+		n := len(got)
+		if !(n >= 4 && c.last == int64(i) && got[n-3].enter && got[n-3].id == uint32(inner) && !got[n-1].enter) {
+			missing++
+		}
+	}
+	if missing != 0 {
+		t.Errorf("%d of %d flushes lack the call that had just returned", missing, flushes)
+	}
+}
+
+// TestGOMAXPROCSShrinkUnderLoad is issue 13's finding 2: GOMAXPROCS raised
+// to 128 while 256 goroutines record, then back to 2. The buffers the
+// vanished Ps held must come back (the writers are retired), so that the
+// flight recorder does not drop records as Full from then on; and a flush
+// afterwards is still a consistent cut.
+func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
+	bin := xraytool.Bin(t)
+	old := goruntime.GOMAXPROCS(2)
+	defer goruntime.GOMAXPROCS(old)
+	callID, innerID := Register("consistency.call"), Register("consistency.inner")
+	// Fewer buffers than Ps, as with the default count (64) on a machine
+	// whose GOMAXPROCS grows past 64: at 128 Ps every buffer ends up held
+	// by some P, most of which then go away.
+	start(t, Options{IgnoreEnv: true, BufferSize: 16 << 10, BufferCount: 8})
+	ws := make([]*seqWorker, 256)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &seqWorker{}
+		wg.Add(1)
+		go func(w *seqWorker) { defer wg.Done(); w.run(callID, innerID, false, &stop, 1<<62) }(ws[i])
+	}
+	calls := func() (n int64) {
+		for _, w := range ws {
+			n += w.calls.Load()
+		}
+		return n
+	}
+	time.Sleep(20 * time.Millisecond)
+	goruntime.GOMAXPROCS(128)
+	time.Sleep(100 * time.Millisecond)
+	high := Stats().Drops.Full
+	goruntime.GOMAXPROCS(2)
+	time.Sleep(2 * reclaimGrace)
+	st0, c0 := Stats(), calls()
+	time.Sleep(300 * time.Millisecond)
+	st1, c1 := Stats(), calls()
+	p, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop.Store(true)
+	wg.Wait()
+	dropped := st1.Drops.Full - st0.Drops.Full
+	t.Logf("at 128 Ps: %d dropped as Full; after shrinking to 2: %d calls, %d dropped as Full; %d writers retired",
+		high, c1-c0, dropped, st1.RetiredWriters)
+	if st1.BuffersHeld > 2 {
+		t.Errorf("%d buffers held by writers at GOMAXPROCS 2: the Ps that went away kept theirs", st1.BuffersHeld)
+	}
+	if st1.RetiredWriters < 100 {
+		t.Errorf("%d writers retired, want the 126 Ps that went away", st1.RetiredWriters)
+	}
+	if dropped*100 > uint64(c1-c0) {
+		t.Errorf("%d of %d calls (×2 records) dropped as Full after GOMAXPROCS shrank", dropped, c1-c0)
+	}
+	fc := checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
+	if fc.calls == 0 || fc.gaps != 0 || len(fc.errs) != 0 {
+		t.Errorf("flush after the shrink: %d calls, %d gaps, %v", fc.calls, fc.gaps, fc.errs)
+	}
+}
+
+// reclaimGrace covers the runtime's GOMAXPROCS check period.
+const reclaimGrace = 60 * time.Millisecond
+
+// TestFlightRecorderDropsCutOnlyTheirGoroutine: with fewer buffers than
+// busy Ps, flight-recorder Acquires fail now and then and records are
+// dropped (Drops.Full). Each drop is a hole in one goroutine's records, so
+// only that goroutine's window may start after it; cutting every
+// goroutine's window there used to leave files empty, Stop's included.
+func TestFlightRecorderDropsCutOnlyTheirGoroutine(t *testing.T) {
+	bin := xraytool.Bin(t)
+	old := goruntime.GOMAXPROCS(16)
+	defer goruntime.GOMAXPROCS(old)
+	callID, innerID := Register("consistency.call"), Register("consistency.inner")
+	runConsistency(t, bin, Options{IgnoreEnv: true, BufferSize: 64 << 10, BufferCount: 8}, callID, innerID, false, 3, 10*time.Millisecond)
+	if st := Stats(); st.Drops.Full == 0 {
+		t.Errorf("no record dropped: the test did not exercise drops (%+v)", st.Drops)
+	}
+}

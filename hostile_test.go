@@ -1,0 +1,140 @@
+package xray
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopLogfMayFlush is issue 13's finding 5: Stop called Logf while
+// holding the flush lock, so a Logf that flushes deadlocked Stop and every
+// later flush. No user callback may run under a lock.
+func TestStopLogfMayFlush(t *testing.T) {
+	var logged []string
+	var flushErr, writeErr error
+	logf := func(format string, args ...any) {
+		logged = append(logged, format)
+		_, flushErr = Flush()
+		_, writeErr = WriteTo(discard{})
+	}
+	start(t, Options{Logf: logf, IgnoreEnv: true})
+	Enter(1)
+	Exit(1)
+	done := make(chan error, 1)
+	go func() { done <- Stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop deadlocked: its Logf called Flush")
+	}
+	if len(logged) != 1 || !errors.Is(flushErr, ErrNotRunning) || !errors.Is(writeErr, ErrNotRunning) {
+		t.Errorf("logged %q; Flush in Logf: %v, WriteTo in Logf: %v; want ErrNotRunning", logged, flushErr, writeErr)
+	}
+	// Flushing still works afterwards.
+	start(t, Options{IgnoreEnv: true})
+	if _, err := Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// refusingWriter accepts at most limit bytes in all, then fails.
+type refusingWriter struct{ limit, n int }
+
+var errRefused = errors.New("refused")
+
+func (w *refusingWriter) Write(b []byte) (int, error) {
+	if w.n+len(b) <= w.limit {
+		w.n += len(b)
+		return len(b), nil
+	}
+	k := w.limit - w.n
+	w.n = w.limit
+	return k, errRefused
+}
+
+// TestWriteToCountsAcceptedBytes is finding 11: WriteTo returns the bytes
+// the writer accepted, not those its internal buffer took.
+func TestWriteToCountsAcceptedBytes(t *testing.T) {
+	start(t, Options{IgnoreEnv: true})
+	Enter(1)
+	Exit(1)
+	for _, limit := range []int{0, 5, 100} {
+		w := &refusingWriter{limit: limit}
+		n, err := WriteTo(w)
+		if !errors.Is(err, errRefused) || n != int64(limit) {
+			t.Errorf("writer taking %d bytes: WriteTo = %d, %v; want %d, %v", limit, n, err, limit, errRefused)
+		}
+	}
+	var all refusingWriter
+	all.limit = 1 << 30
+	n, err := WriteTo(&all)
+	if err != nil || n != int64(all.n) || n < 32 {
+		t.Errorf("WriteTo = %d, %v; the writer took %d", n, err, all.n)
+	}
+}
+
+// TestFlushOnExitRespectsIgnoredSIGINT is finding 8: a process started
+// with SIGINT ignored (nohup, a background job) keeps ignoring it with
+// FlushOnExit; SIGTERM still writes the final file and kills it.
+func TestFlushOnExitRespectsIgnoredSIGINT(t *testing.T) {
+	if os.Getenv("GOXRAY_SNAP_CHILD") == "sigint" {
+		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), FlushOnExit: true, FlushSignal: NoSignal, Logf: quiet, IgnoreEnv: true}); err != nil {
+			os.Exit(5)
+		}
+		Enter(2)
+		Exit(2)
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		time.Sleep(200 * time.Millisecond)
+		if !Stats().Running {
+			os.Stdout.WriteString("stopped by an ignored SIGINT\n")
+			os.Exit(7)
+		}
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Minute) // killed by the parent's SIGTERM
+		os.Exit(6)
+	}
+	dir := t.TempDir()
+	// The shell's trap "" makes SIGINT ignored, and exec keeps it so.
+	cmd := exec.Command("/bin/sh", "-c", `trap "" INT; exec "$0" -test.run='^TestFlushOnExitRespectsIgnoredSIGINT$'`, os.Args[0])
+	cmd.Env = append(os.Environ(), "GOXRAY_SNAP_CHILD=sigint", "GOXRAY_TEST_DIR="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if n, err := stdout.Read(buf); err != nil || string(buf[:n]) != "ready\n" {
+		cmd.Wait()
+		t.Fatalf("child said %q (%v), state %v", buf[:n], err, cmd.ProcessState)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("child ended with %v, want death by SIGTERM", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "xray-log.*"))
+	n := 0
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".map") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d final files, want 1: %v", n, files)
+	}
+}
