@@ -28,6 +28,12 @@ type Statistics struct {
 	// data, and RecycledRecords the records they held.
 	BuffersRecycled uint64
 	RecycledRecords uint64
+	// BuffersHeld is how many buffers writers hold right now (one per P
+	// at most). RetiredWriters counts the writers of Ps that a GOMAXPROCS
+	// decrease removed while tracing: their buffers were sealed so the
+	// flight recorder can reuse them.
+	BuffersHeld    int
+	RetiredWriters uint64
 
 	// Flushes and FlushErrors count successful and failed flushes
 	// (signal, Flush, WriteTo, Stop); FlushedBytes the bytes written.
@@ -105,6 +111,8 @@ func statistics(s xrt.Stats) Statistics {
 		BufferCount:           s.BufferCount,
 		BuffersRecycled:       s.BuffersRecycled,
 		RecycledRecords:       s.RecycledRecords,
+		BuffersHeld:           s.BuffersHeld,
+		RetiredWriters:        s.RetiredWriters,
 		Flushes:               s.Flushes,
 		FlushErrors:           s.FlushErrors,
 		FlushedBytes:          s.FlushedBytes,
