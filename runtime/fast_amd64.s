@@ -14,8 +14,11 @@
 // over, so nothing done here needs undoing.
 //
 // Invariants it relies on (kept by runtime code in Go):
-//   - fastOK != 0 only while the calibrated offsets are trusted, no test
-//     clock is installed, and RDTSCP exists;
+//   - fastOK is modeOff, or the clock the tsc package chose at
+//     initialisation (fast.go), and not modeOff only while the calibrated
+//     offsets are trusted and no test clock or MinDuration is in use. It is
+//     read before any clock instruction: each mode executes only
+//     instructions the CPU advertises (RDTSCP only in modeRDTSCP);
 //   - fastSet points at an immutable writerSet, replaced (never mutated)
 //     when GOMAXPROCS grows, nil while off;
 //   - a writer without a buffer has size 0, so the space check fails;
@@ -24,98 +27,159 @@
 //   - patches is nil while every id is patched, else an immutable patchSet
 //     (patch.go): an unpatched id returns at once, recording nothing.
 //
-// The clock is read first: RDTSCP waits for earlier instructions to finish
-// but not for later ones, so the loads below overlap its latency.
-//
-// Registers: AX TSC, DX delta, R13 CPU, BX record word, R8 g, R9 m, p and
-// the writer set, R10 writer, SI/DI positions, R11/R12 scratch.
+// The clock is read before the loads: RDTSCP (and RDTSC after LFENCE)
+// waits for earlier instructions to finish but not for later ones, so the
+// loads below overlap its latency. In modeNanotime the routine jumps to
+// Go, which reads nanotime and comes back through enterAt & co. with the
+// time as an argument (the same checks and stores, in BODY).
 
-#define RECORD(ACTION, SLOW) \
-	MOVL	id+0(FP), BX \
-	LEAL	-1(BX), R11 \
-	CMPL	R11, $0x0ffffffe \
+#define ID	BX	// the function id, then the record word
+#define TS	AX	// the timestamp (RDTSC's low half first)
+#define HI	DX	// RDTSC's high half, then the delta
+#define CPU	R13	// the CPU the timestamp was read on
+#define G	R8	// g, then (through M and P) the writer set
+#define MP	R9
+#define W	R10	// the P's writer
+#define POS	SI	// writer.pos, then
+#define END	DI	// the new writer.pos
+#define T1	R11	// scratch
+#define T2	R12
+
+// BODY writes the record for ID at time TS on CPU, or jumps to slow.
+#define BODY(ACTION) \
+	CMPL	·state(SB), $const_stateOn \
+	JNE	slow \
+	MOVQ	(TLS), G \
+	MOVQ	·fastGM(SB), T1 \
+	MOVQ	(G)(T1*1), MP \
+	MOVQ	·fastMP(SB), T1 \
+	MOVQ	(MP)(T1*1), MP \
+	MOVLQZX	(MP), T2 \
+	MOVQ	·fastSet(SB), MP \
+	TESTQ	MP, MP \
+	JEQ	slow \
+	CMPQ	T2, writerSet_w+8(MP) \
+	JAE	slow \
+	MOVQ	writerSet_w(MP), MP \
+	MOVQ	(MP)(T2*8), W \
+	MOVQ	·fastGoid(SB), T1 \
+	MOVQ	(G)(T1*1), T1 \
+	CMPQ	T1, writer_goid(W) \
+	JNE	slow \
+	MOVL	writer_pos(W), POS \
+	LEAL	const_fastRecordSize(POS), END \
+	CMPL	END, writer_size(W) \
 	JA	slow \
-	MOVQ	·patches(SB), R11 \
-	TESTQ	R11, R11 \
+	CMPL	CPU, writer_cpu(W) \
+	JNE	slow \
+	MOVQ	TS, HI \
+	SUBQ	writer_last(W), HI \
+	CMPQ	HI, $const_maxDelta \
+	JA	slow \
+	SHLQ	$4, ID \
+	ORQ	$(ACTION<<1), ID \
+	SHLQ	$32, HI \
+	ORQ	HI, ID \
+	MOVQ	writer_data(W), T1 \
+	MOVQ	ID, (T1)(POS*1) \
+	MOVQ	TS, writer_last(W) \
+	MOVL	END, writer_pos(W) \
+	MOVL	writer_count(W), T2 \
+	INCL	T2 \
+	MOVL	T2, writer_count(W) \
+	SHLQ	$32, T2 \
+	ORQ	END, T2 \
+	MOVQ	writer_ext(W), T1 \
+	MOVQ	T2, (T1) \
+	RET
+
+// CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
+#define CHECKID \
+	LEAL	-1(ID), T1 \
+	CMPL	T1, $const_fastMaxID \
+	JA	slow
+
+#define RECORD(ACTION, SLOW, NANO) \
+	MOVL	id+0(FP), ID \
+	CHECKID \
+	MOVQ	·patches(SB), T1 \
+	TESTQ	T1, T1 \
 	JNE	patched \
 back: \
+	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDTSCP \
+	JNE	notRDTSCP \
 	RDTSCP \
-	SHLQ	$32, DX \
-	ORQ	DX, AX \
-	ANDL	$0xfff, CX \
-	MOVL	CX, R13 \
-	CMPL	·state(SB), $1 \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDTSCP: \
+	CMPL	T1, $const_modeLfenceRDTSC \
+	JNE	other \
+	LFENCE \
+	RDTSC \
+	MOVL	$const_unknownCPU, CPU \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS \
+	BODY(ACTION) \
+other: \
+	CMPL	T1, $const_modeNanotime \
 	JNE	slow \
-	CMPL	·fastOK(SB), $0 \
-	JEQ	slow \
-	MOVQ	(TLS), R8 \
-	MOVQ	·fastGM(SB), R11 \
-	MOVQ	(R8)(R11*1), R9 \
-	MOVQ	·fastMP(SB), R11 \
-	MOVQ	(R9)(R11*1), R9 \
-	MOVLQZX	(R9), R12 \
-	MOVQ	·fastSet(SB), R9 \
-	TESTQ	R9, R9 \
-	JEQ	slow \
-	CMPQ	R12, writerSet_w+8(R9) \
-	JAE	slow \
-	MOVQ	writerSet_w(R9), R9 \
-	MOVQ	(R9)(R12*8), R10 \
-	MOVQ	·fastGoid(SB), R11 \
-	MOVQ	(R8)(R11*1), R11 \
-	CMPQ	R11, writer_goid(R10) \
-	JNE	slow \
-	MOVL	writer_pos(R10), SI \
-	LEAL	8(SI), DI \
-	CMPL	DI, writer_size(R10) \
-	JA	slow \
-	CMPL	R13, writer_cpu(R10) \
-	JNE	slow \
-	MOVQ	AX, DX \
-	SUBQ	writer_last(R10), DX \
-	CMPQ	DX, $0x7fffffff \
-	JA	slow \
-	SHLQ	$4, BX \
-	ORQ	$(ACTION<<1), BX \
-	SHLQ	$32, DX \
-	ORQ	DX, BX \
-	MOVQ	writer_data(R10), R11 \
-	MOVQ	BX, (R11)(SI*1) \
-	MOVQ	AX, writer_last(R10) \
-	MOVL	DI, writer_pos(R10) \
-	MOVL	writer_count(R10), R12 \
-	INCL	R12 \
-	MOVL	R12, writer_count(R10) \
-	SHLQ	$32, R12 \
-	ORQ	DI, R12 \
-	MOVQ	writer_ext(R10), R11 \
-	MOVQ	R12, (R11) \
-	RET \
+	JMP	NANO(SB) \
 slow: \
 	JMP	SLOW(SB) \
 patched: \
-	MOVQ	BX, R12 \
-	SHRQ	$6, R12 \
-	CMPQ	R12, patchSet_bits+8(R11) \
+	MOVQ	ID, T2 \
+	SHRQ	$6, T2 \
+	CMPQ	T2, patchSet_bits+8(T1) \
 	JAE	rest \
-	MOVQ	patchSet_bits(R11), R13 \
-	MOVQ	(R13)(R12*8), R13 \
-	BTQ	BX, R13 \
+	MOVQ	patchSet_bits(T1), CPU \
+	MOVQ	(CPU)(T2*8), CPU \
+	BTQ	ID, CPU \
 	JCC	back \
 	RET \
 rest: \
-	CMPQ	patchSet_rest(R11), $0 \
+	CMPQ	patchSet_rest(T1), $0 \
 	JEQ	back \
 	RET
 
+// AT is the nanotime mode's second half: the id was checked against the
+// patch set already, the time is an argument and the CPU unknown.
+#define AT(ACTION, SLOW) \
+	MOVL	id+0(FP), ID \
+	CHECKID \
+	CMPL	·fastOK(SB), $const_modeNanotime \
+	JNE	slow \
+	MOVQ	t+8(FP), TS \
+	MOVL	$const_unknownCPU, CPU \
+	BODY(ACTION) \
+slow: \
+	JMP	SLOW(SB)
+
 // func Enter(id uint32)
 TEXT ·Enter(SB), NOSPLIT, $0-4
-	RECORD(0, ·enterSlow)
+	RECORD(const_actionEnter, ·enterSlow, ·enterNano)
 
 // func Exit(id uint32)
 TEXT ·Exit(SB), NOSPLIT, $0-4
-	RECORD(1, ·exitSlow)
+	RECORD(const_actionExit, ·exitSlow, ·exitNano)
 
 // func TailExit(id uint32)
 TEXT ·TailExit(SB), NOSPLIT, $0-4
-	RECORD(2, ·tailExitSlow)
+	RECORD(const_actionTailExit, ·tailExitSlow, ·tailExitNano)
+
+// The slow paths take (id uint32) and so read only the first word of
+// these frames.
+
+// func enterAt(id uint32, t uint64)
+TEXT ·enterAt(SB), NOSPLIT, $0-16
+	AT(const_actionEnter, ·enterSlow)
+
+// func exitAt(id uint32, t uint64)
+TEXT ·exitAt(SB), NOSPLIT, $0-16
+	AT(const_actionExit, ·exitSlow)
+
+// func tailExitAt(id uint32, t uint64)
+TEXT ·tailExitAt(SB), NOSPLIT, $0-16
+	AT(const_actionTailExit, ·tailExitSlow)

@@ -16,3 +16,5 @@ func Exit(id uint32) { exitSlow(id) }
 func TailExit(id uint32) { tailExitSlow(id) }
 
 const fastPath = false
+
+var fastModes [modeCNTVCT + 1]bool

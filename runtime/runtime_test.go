@@ -13,10 +13,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xraytool"
 	"github.com/goxray/xray/runtime/buffer"
+	"github.com/goxray/xray/runtime/tsc"
 )
 
 func config(t testing.TB) Config {
@@ -138,9 +139,10 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 // sched_setaffinity: each record carries the CPU it ran on.
 func TestCPUMigrationWithAffinity(t *testing.T) {
 	bin := xraytool.Bin(t)
-	if !asm.HasRDTSCP() {
-		t.Skip("no RDTSCP: the fallback clock reports CPU 0")
+	if !tsc.HasCPU() {
+		t.Skipf("the %s clock does not tell the CPU (records carry tsc.UnknownCPU)", tsc.Source())
 	}
+	emulated.SkipIf(t, "a user-mode emulator does not keep TSC_AUX per CPU")
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	var orig unix.CPUSet
