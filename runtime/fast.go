@@ -10,7 +10,8 @@ import (
 )
 
 // State the assembly fast path reads (fast_amd64.s). Plain words, written
-// with atomic stores; the assembly's plain loads are acquire loads on amd64.
+// with atomic stores; the assembly reads them with acquire loads (plain
+// loads on amd64, LDAR on arm64).
 var (
 	fastOK   uint32         // the fast path's clock mode; modeOff: it may not run
 	fastSet  unsafe.Pointer // *writerSet while on, else nil

@@ -1,4 +1,4 @@
-//go:build !amd64 || race || purego
+//go:build !(amd64 || arm64) || race || purego
 
 package runtime
 

@@ -1,4 +1,4 @@
-//go:build amd64 && !race && !purego
+//go:build (amd64 || arm64) && !race && !purego
 
 package runtime
 
@@ -33,7 +33,7 @@ func TestFastPathMatchesGoPath(t *testing.T) {
 
 func fastPathMatchesGoPath(t *testing.T) {
 	if !fastReady() {
-		t.Fatalf("no fast path on amd64: %s", fastSource())
+		t.Fatalf("no fast path on %s: %s", goruntime.GOARCH, fastSource())
 	}
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
