@@ -14,6 +14,27 @@ import (
 	"github.com/goxray/xray/internal/emulated"
 )
 
+// TestGoidLazy: nothing is calibrated at package initialisation; Goid is
+// right before and after Calibrate. (It runs first in this package; if
+// another test calibrated already, only the second half applies.)
+func TestGoidLazy(t *testing.T) {
+	if goidSource.Load() == nil {
+		if GoidOffset() != 0 || !strings.Contains(GoidSource(), "not calibrated yet") {
+			t.Fatalf("before Calibrate: offset %#x, source %q", GoidOffset(), GoidSource())
+		}
+		if got, want := Goid(), stackGoid(); got != want {
+			t.Fatalf("uncalibrated Goid() = %d, want %d", got, want)
+		}
+	}
+	Calibrate()
+	if Getg() != nil && GoidOffset() == 0 {
+		t.Fatalf("Calibrate found no offset: %s", GoidSource())
+	}
+	if got, want := Goid(), stackGoid(); got != want {
+		t.Fatalf("Goid() = %d, want %d", got, want)
+	}
+}
+
 func TestHasRDTSCPMatchesCPUIDLibrary(t *testing.T) {
 	want := cpuid.CPU.Has(cpuid.RDTSCP)
 	if runtime.GOARCH != "amd64" || purego {
@@ -229,6 +250,7 @@ func TestGetg(t *testing.T) {
 }
 
 func TestGoidSource(t *testing.T) {
+	Calibrate()
 	src := GoidSource()
 	t.Logf("GoidSource() = %q", src)
 	if Getg() != nil {
@@ -279,6 +301,7 @@ func checkGoidConcurrently(t *testing.T) {
 }
 
 func TestGoid(t *testing.T) {
+	Calibrate()
 	if got, want := Goid(), stackGoid(); got != want {
 		t.Fatalf("Goid() = %d, want %d", got, want)
 	}
@@ -313,6 +336,7 @@ func TestCalibrationIsQuick(t *testing.T) {
 	if Getg() == nil {
 		t.Skip("no g reader")
 	}
+	Calibrate()
 	var best int64 = 1 << 62
 	for i := 0; i < 5; i++ {
 		start := nanotimeForTest()

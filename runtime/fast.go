@@ -44,6 +44,9 @@ const (
 	actionTailExit = int(fdr.TailExit)
 )
 
+// schedOffsets is asm.SchedOffsets; tests replace it to run the fallback.
+var schedOffsets = asm.SchedOffsets
+
 // clockMode returns the fast path's mode for a tsc clock, or modeOff when
 // the assembly does not implement that clock (then records take the Go
 // path, which calls tsc.Now).
@@ -68,7 +71,8 @@ func fastReady() bool {
 	if !fastPath || !fastModes[fastClk] {
 		return false
 	}
-	gm, mp, ok := asm.SchedOffsets()
+	asm.Calibrate()
+	gm, mp, ok := schedOffsets()
 	goid := asm.GoidOffset()
 	if !ok || goid == 0 {
 		return false
@@ -100,8 +104,8 @@ func fastSource() string {
 	case !fastModes[clockMode(tsc.Source())]:
 		return "Go (the assembly fast path does not implement the " + tsc.Source() + " clock)"
 	}
-	if _, _, ok := asm.SchedOffsets(); !ok {
-		return "Go (P offsets " + asm.SchedSource() + ")"
+	if _, _, ok := schedOffsets(); !ok {
+		return "Go (P offsets not found)"
 	}
 	if asm.GoidOffset() == 0 {
 		return "Go (goroutine id: " + asm.GoidSource() + ")"

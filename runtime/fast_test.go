@@ -117,3 +117,29 @@ func fastPathMatchesGoPath(t *testing.T) {
 	check("fast", fastRecs, b1, a1)
 	check("go", goRecs, b2, a2)
 }
+
+// TestFastPathFallback: when the P offsets cannot be calibrated, Start
+// leaves the assembly off, says why, and every call is recorded on the Go
+// path.
+func TestFastPathFallback(t *testing.T) {
+	defer func(f func() (uintptr, uintptr, bool)) { schedOffsets = f }(schedOffsets)
+	schedOffsets = func() (uintptr, uintptr, bool) { return 0, 0, false }
+	startT(t, config(t))
+	if p := ReadStats().RecordPath; p != "Go (P offsets not found)" {
+		t.Fatalf("RecordPath %q", p)
+	}
+	slowCalls.Store(0)
+	slowWatch = true
+	for i := uint32(1); i <= 100; i++ {
+		Enter(i)
+		Exit(i)
+	}
+	slowWatch = false
+	if n := slowCalls.Load(); n != 200 {
+		t.Errorf("%d calls reached the Go path, want 200", n)
+	}
+	ths, err := parseSnapshot(t).Threads()
+	if err != nil || len(ths) != 1 || len(ths[0].Events) != 200 {
+		t.Fatalf("threads %v, err %v; want one thread of 200 records", len(ths), err)
+	}
+}
