@@ -29,9 +29,10 @@ func slowHook() {
 	}
 }
 
-// EnterArgs records the entry of function id with its arguments: an
+// enterArgsSlow is EnterArgs's Go path (fast_*.go declare EnterArgs): an
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).
-func EnterArgs(id uint32, args []uint64) {
+func enterArgsSlow(id uint32, args []uint64) {
+	slowHook()
 	if atomic.LoadPointer(&patches) != nil && unpatched(id) {
 		return
 	}
@@ -46,7 +47,7 @@ func EnterArgs(id uint32, args []uint64) {
 	}
 	procUnpin()
 	if state.Load() == stateOn && growWriters() {
-		EnterArgs(id, args)
+		enterArgsSlow(id, args)
 		return
 	}
 	eventSlow()

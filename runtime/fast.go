@@ -35,13 +35,15 @@ const (
 
 // Facts the assembly needs, as go_asm.h constants (const_name).
 const (
-	fastMaxID      = fdr.MaxFuncID - 1 // ids 1..MaxFuncID, checked as id-1 <= fastMaxID
-	fastRecordSize = fdr.FunctionSize
-	cpuMask        = 0xfff // TSC_AUX: node<<12 | cpu
-	unknownCPU     = tsc.UnknownCPU
-	actionEnter    = int(fdr.Enter)
-	actionExit     = int(fdr.Exit)
-	actionTailExit = int(fdr.TailExit)
+	fastMaxID       = fdr.MaxFuncID - 1 // ids 1..MaxFuncID, checked as id-1 <= fastMaxID
+	fastRecordSize  = fdr.FunctionSize
+	cpuMask         = 0xfff // TSC_AUX: node<<12 | cpu
+	unknownCPU      = tsc.UnknownCPU
+	actionEnter     = int(fdr.Enter)
+	actionExit      = int(fdr.Exit)
+	actionTailExit  = int(fdr.TailExit)
+	actionEnterArgs = int(fdr.EnterArgs)
+	callArgWord     = int(fdr.KindCallArgument)<<1 | 1 // a CallArgument's first byte
 )
 
 // schedOffsets is asm.SchedOffsets; tests replace it to run the fallback.
@@ -114,4 +116,4 @@ func fastSource() string {
 }
 
 // The constants above are used only from assembly.
-var _ = [...]int{fastMaxID, fastRecordSize, cpuMask, unknownCPU, actionEnter, actionExit, actionTailExit}
+var _ = [...]int{fastMaxID, fastRecordSize, cpuMask, unknownCPU, actionEnter, actionExit, actionTailExit, actionEnterArgs, callArgWord}

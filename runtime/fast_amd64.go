@@ -14,6 +14,12 @@ func Exit(id uint32)
 // TailExit records that function id left through a tail call.
 func TailExit(id uint32)
 
+// EnterArgs records the entry of function id with its arguments: an
+// Entry_Args record followed by one CallArgument each (at most MaxArgs).
+//
+//go:noescape
+func EnterArgs(id uint32, args []uint64)
+
 // fastPath reports whether this build has the assembly fast path.
 const fastPath = true
 
@@ -39,4 +45,4 @@ func nanotime() int64
 
 // These are used only from fast_amd64.s; naming them here keeps the
 // unused-code checkers from reporting them.
-var _ = []any{enterSlow, exitSlow, tailExitSlow, enterNano, exitNano, tailExitNano, &fastGoid}
+var _ = []any{enterSlow, exitSlow, tailExitSlow, enterArgsSlow, enterNano, exitNano, tailExitNano, &fastGoid}

@@ -183,3 +183,119 @@ TEXT ·exitAt(SB), NOSPLIT, $0-16
 // func tailExitAt(id uint32, t uint64)
 TEXT ·tailExitAt(SB), NOSPLIT, $0-16
 	AT(const_actionTailExit, ·tailExitSlow)
+
+// func EnterArgs(id uint32, args []uint64)
+//
+// The common case of EnterArgs: BODY's checks and stores for an
+// Entry_Args record followed by one CallArgument per argument, for up to
+// MaxArgs arguments, with the TSC clocks only (in modeNanotime and for
+// everything unusual the Go path, enterArgsSlow, takes the same frame).
+// A CallArgument is 16 bytes: the kind byte, the value in bytes 1-8 (so
+// word 0 is kind | v<<8 and word 1 is v>>56), zeros after.
+TEXT ·EnterArgs(SB), NOSPLIT, $0-32
+	MOVL	id+0(FP), ID
+	CHECKID
+	MOVQ	·patches(SB), T1
+	TESTQ	T1, T1
+	JNE	patched
+back:
+	MOVL	·fastOK(SB), T1
+	CMPL	T1, $const_modeRDTSCP
+	JNE	notRDTSCP
+	RDTSCP
+	MOVL	CX, CPU
+	ANDL	$const_cpuMask, CPU
+	JMP	clocked
+notRDTSCP:
+	CMPL	T1, $const_modeLfenceRDTSC
+	JNE	slow
+	LFENCE
+	RDTSC
+	MOVL	$const_unknownCPU, CPU
+clocked:
+	SHLQ	$32, HI
+	ORQ	HI, TS
+	CMPL	·state(SB), $const_stateOn
+	JNE	slow
+	MOVQ	(TLS), G
+	MOVQ	·fastGM(SB), T1
+	MOVQ	(G)(T1*1), MP
+	MOVQ	·fastMP(SB), T1
+	MOVQ	(MP)(T1*1), MP
+	MOVLQZX	(MP), T2
+	MOVQ	·fastSet(SB), MP
+	TESTQ	MP, MP
+	JEQ	slow
+	CMPQ	T2, writerSet_w+8(MP)
+	JAE	slow
+	MOVQ	writerSet_w(MP), MP
+	MOVQ	(MP)(T2*8), W
+	MOVQ	·fastGoid(SB), T1
+	MOVQ	(G)(T1*1), T1
+	CMPQ	T1, writer_goid(W)
+	JNE	slow
+	MOVQ	args_len+16(FP), CX
+	CMPQ	CX, $const_MaxArgs
+	JA	slow
+	MOVL	writer_pos(W), POS
+	MOVQ	CX, END
+	SHLQ	$4, END
+	LEAQ	const_fastRecordSize(POS)(END*1), END
+	CMPL	END, writer_size(W)
+	JA	slow
+	CMPL	CPU, writer_cpu(W)
+	JNE	slow
+	MOVQ	TS, HI
+	SUBQ	writer_last(W), HI
+	CMPQ	HI, $const_maxDelta
+	JA	slow
+	SHLQ	$4, ID
+	ORQ	$(const_actionEnterArgs<<1), ID
+	SHLQ	$32, HI
+	ORQ	HI, ID
+	MOVQ	writer_data(W), T1
+	ADDQ	POS, T1
+	MOVQ	ID, (T1)
+	ADDQ	$const_fastRecordSize, T1
+	MOVQ	args_base+8(FP), T2
+args:
+	TESTQ	CX, CX
+	JEQ	publish
+	MOVQ	(T2), HI
+	MOVQ	HI, ID
+	SHLQ	$8, ID
+	ORQ	$const_callArgWord, ID
+	MOVQ	ID, (T1)
+	SHRQ	$56, HI
+	MOVQ	HI, 8(T1)
+	ADDQ	$16, T1
+	ADDQ	$8, T2
+	DECQ	CX
+	JMP	args
+publish:
+	MOVQ	TS, writer_last(W)
+	MOVL	END, writer_pos(W)
+	MOVL	writer_count(W), T2
+	INCL	T2
+	MOVL	T2, writer_count(W)
+	SHLQ	$32, T2
+	ORQ	END, T2
+	MOVQ	writer_ext(W), T1
+	MOVQ	T2, (T1)
+	RET
+slow:
+	JMP	·enterArgsSlow(SB)
+patched:
+	MOVQ	ID, T2
+	SHRQ	$6, T2
+	CMPQ	T2, patchSet_bits+8(T1)
+	JAE	rest
+	MOVQ	patchSet_bits(T1), CPU
+	MOVQ	(CPU)(T2*8), CPU
+	BTQ	ID, CPU
+	JCC	back
+	RET
+rest:
+	CMPQ	patchSet_rest(T1), $0
+	JEQ	back
+	RET

@@ -13,6 +13,10 @@ func Exit(id uint32)
 func TailExit(id uint32)
 
 // fastPath reports whether this build has the assembly fast path.
+// EnterArgs records the entry of function id with its arguments: an
+// Entry_Args record followed by one CallArgument each (at most MaxArgs).
+func EnterArgs(id uint32, args []uint64) { enterArgsSlow(id, args) }
+
 const fastPath = true
 
 // fastModes are the clock modes fast_arm64.s implements.

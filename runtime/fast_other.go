@@ -15,6 +15,10 @@ func Exit(id uint32) { exitSlow(id) }
 // TailExit records that function id left through a tail call.
 func TailExit(id uint32) { tailExitSlow(id) }
 
+// EnterArgs records the entry of function id with its arguments: an
+// Entry_Args record followed by one CallArgument each (at most MaxArgs).
+func EnterArgs(id uint32, args []uint64) { enterArgsSlow(id, args) }
+
 const fastPath = false
 
 var fastModes [modeCNTVCT + 1]bool

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"fmt"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -52,11 +53,16 @@ func fastPathMatchesGoPath(t *testing.T) {
 	}
 
 	type rec struct {
-		a   fdr.Action
-		id  uint32
-		tsc uint64
-		cpu uint16
+		a    fdr.Action
+		id   uint32
+		tsc  uint64
+		cpu  uint16
+		args string
 	}
+	argv := []uint64{0, 1, 1<<64 - 1, 0x0123456789abcdef, 1 << 56}
+	// EnterArgs has assembly for the TSC clocks on amd64; elsewhere it
+	// takes the Go path by design.
+	argsFast := goruntime.GOARCH == "amd64" && (tsc.Source() == tsc.RDTSCP || tsc.Source() == tsc.LfenceRDTSC)
 	run := func(fast bool) ([]rec, int64, uint64, uint64) {
 		startT(t, config(t))
 		defer Stop()
@@ -74,6 +80,8 @@ func fastPathMatchesGoPath(t *testing.T) {
 			Enter(i)
 			Enter(i + 1000)
 			TailExit(i + 1000)
+			EnterArgs(i+2000, argv[:i%6])
+			Exit(i + 2000)
 			Exit(i)
 		}
 		after, _ := tsc.Now()
@@ -86,14 +94,14 @@ func fastPathMatchesGoPath(t *testing.T) {
 		}
 		var out []rec
 		for _, e := range ths[0].Events {
-			out = append(out, rec{fdr.Action(e.Type), e.FuncID, e.TSC, e.CPU})
+			out = append(out, rec{fdr.Action(e.Type), e.FuncID, e.TSC, e.CPU, fmt.Sprint(e.Args)})
 		}
 		return out, slowCalls.Load(), before, after
 	}
 	fastRecs, fastSlow, b1, a1 := run(true)
 	goRecs, goSlow, b2, a2 := run(false)
-	if fastSlow != 0 {
-		t.Errorf("fast path: %d calls fell back to Go", fastSlow)
+	if want := map[bool]int64{true: 0, false: 198}[argsFast]; fastSlow != want {
+		t.Errorf("fast path: %d calls fell back to Go, want %d", fastSlow, want)
 	}
 	if goSlow == 0 {
 		t.Errorf("Go path: no call reached it")
@@ -103,8 +111,11 @@ func fastPathMatchesGoPath(t *testing.T) {
 	}
 	check := func(name string, recs []rec, before, after uint64) {
 		for i, r := range recs {
-			if r.a != goRecs[i].a || r.id != goRecs[i].id {
-				t.Fatalf("%s record %d: %v #%d, Go path %v #%d", name, i, r.a, r.id, goRecs[i].a, goRecs[i].id)
+			if r.a != goRecs[i].a || r.id != goRecs[i].id || r.args != goRecs[i].args {
+				t.Fatalf("%s record %d: %v #%d %s, Go path %v #%d %s", name, i, r.a, r.id, r.args, goRecs[i].a, goRecs[i].id, goRecs[i].args)
+			}
+			if r.id > 2000 && r.a == fdr.EnterArgs && r.args != fmt.Sprint(argv[:(r.id-2000)%6]) {
+				t.Fatalf("%s record %d: args %s", name, i, r.args)
 			}
 			if want := map[bool]int{true: cpu, false: tsc.UnknownCPU}[tsc.HasCPU()]; int(r.cpu) != want {
 				t.Errorf("%s record %d on CPU %d, want %d", name, i, r.cpu, want)
