@@ -53,9 +53,10 @@ func enterArgsSlow(id uint32, args []uint64) {
 	eventSlow()
 }
 
-// Event records a custom event with data as its payload. Empty and oversized
-// payloads are dropped and counted.
-func Event(data []byte) { event(false, 0, data) }
+// customEventSlow is Event's Go path (fast_*.go declare Event): a custom
+// event with data as its payload; empty and oversized payloads are
+// dropped and counted.
+func customEventSlow(data []byte) { slowHook(); event(false, 0, data) }
 
 // TypedEvent records a typed event (version 5 files only).
 func TypedEvent(typ uint16, data []byte) { event(true, typ, data) }

@@ -44,6 +44,9 @@ const (
 	actionTailExit  = int(fdr.TailExit)
 	actionEnterArgs = int(fdr.EnterArgs)
 	callArgWord     = int(fdr.KindCallArgument)<<1 | 1 // a CallArgument's first byte
+	customEventWord = int(fdr.KindCustomEvent)<<1 | 1  // a CustomEvent's first byte
+	metadataSize    = fdr.MetadataSize
+	maxEventLen     = 1<<31 - 1 // the assembly's bound on len(data) before the space check
 )
 
 // schedOffsets is asm.SchedOffsets; tests replace it to run the fallback.
@@ -116,4 +119,4 @@ func fastSource() string {
 }
 
 // The constants above are used only from assembly.
-var _ = [...]int{fastMaxID, fastRecordSize, cpuMask, unknownCPU, actionEnter, actionExit, actionTailExit, actionEnterArgs, callArgWord}
+var _ = [...]int{fastMaxID, fastRecordSize, cpuMask, unknownCPU, actionEnter, actionExit, actionTailExit, actionEnterArgs, callArgWord, customEventWord, metadataSize, maxEventLen}

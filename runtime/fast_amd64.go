@@ -20,6 +20,12 @@ func TailExit(id uint32)
 //go:noescape
 func EnterArgs(id uint32, args []uint64)
 
+// Event records a custom event with data as its payload. Empty and oversized
+// payloads are dropped and counted.
+//
+//go:noescape
+func Event(data []byte)
+
 // fastPath reports whether this build has the assembly fast path.
 const fastPath = true
 
@@ -45,4 +51,4 @@ func nanotime() int64
 
 // These are used only from fast_amd64.s; naming them here keeps the
 // unused-code checkers from reporting them.
-var _ = []any{enterSlow, exitSlow, tailExitSlow, enterArgsSlow, enterNano, exitNano, tailExitNano, &fastGoid}
+var _ = []any{enterSlow, exitSlow, tailExitSlow, enterArgsSlow, customEventSlow, enterNano, exitNano, tailExitNano, &fastGoid}

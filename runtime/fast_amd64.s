@@ -299,3 +299,109 @@ rest:
 	CMPQ	patchSet_rest(T1), $0
 	JEQ	back
 	RET
+
+// func Event(data []byte)
+//
+// The common case of Event: a CustomEvent record (16 bytes: kind, size in
+// bytes 1-4, the TSC delta in bytes 5-8) and its payload, with BODY's
+// checks (the space check also bounds the payload: a block starts with
+// its preamble, so pos+16+len <= size implies len <= the largest
+// payload); an empty payload and everything unusual take the Go path
+// (customEventSlow, same frame).
+TEXT ·Event(SB), NOSPLIT, $0-24
+	MOVL	·fastOK(SB), T1
+	CMPL	T1, $const_modeRDTSCP
+	JNE	notRDTSCP
+	RDTSCP
+	MOVL	CX, CPU
+	ANDL	$const_cpuMask, CPU
+	JMP	clocked
+notRDTSCP:
+	CMPL	T1, $const_modeLfenceRDTSC
+	JNE	slow
+	LFENCE
+	RDTSC
+	MOVL	$const_unknownCPU, CPU
+clocked:
+	SHLQ	$32, HI
+	ORQ	HI, TS
+	CMPL	·state(SB), $const_stateOn
+	JNE	slow
+	MOVQ	(TLS), G
+	MOVQ	·fastGM(SB), T1
+	MOVQ	(G)(T1*1), MP
+	MOVQ	·fastMP(SB), T1
+	MOVQ	(MP)(T1*1), MP
+	MOVLQZX	(MP), T2
+	MOVQ	·fastSet(SB), MP
+	TESTQ	MP, MP
+	JEQ	slow
+	CMPQ	T2, writerSet_w+8(MP)
+	JAE	slow
+	MOVQ	writerSet_w(MP), MP
+	MOVQ	(MP)(T2*8), W
+	MOVQ	·fastGoid(SB), T1
+	MOVQ	(G)(T1*1), T1
+	CMPQ	T1, writer_goid(W)
+	JNE	slow
+	MOVQ	data_len+8(FP), CX
+	TESTQ	CX, CX
+	JEQ	slow
+	CMPQ	CX, $const_maxEventLen
+	JA	slow
+	MOVL	writer_pos(W), POS
+	LEAQ	const_metadataSize(POS)(CX*1), END
+	CMPQ	END, $0xffffffff
+	JA	slow
+	CMPL	END, writer_size(W)
+	JA	slow
+	CMPL	CPU, writer_cpu(W)
+	JNE	slow
+	MOVQ	TS, HI
+	SUBQ	writer_last(W), HI
+	CMPQ	HI, $const_maxDelta
+	JA	slow
+	MOVQ	HI, ID
+	SHLQ	$40, ID
+	MOVQ	CX, T2
+	SHLQ	$8, T2
+	ORQ	T2, ID
+	ORQ	$const_customEventWord, ID
+	SHRQ	$24, HI
+	MOVQ	writer_data(W), T1
+	ADDQ	POS, T1
+	MOVQ	ID, (T1)
+	MOVQ	HI, 8(T1)
+	ADDQ	$const_metadataSize, T1
+	MOVQ	data_base+0(FP), T2
+words:
+	CMPQ	CX, $8
+	JB	bytes
+	MOVQ	(T2), HI
+	MOVQ	HI, (T1)
+	ADDQ	$8, T1
+	ADDQ	$8, T2
+	SUBQ	$8, CX
+	JMP	words
+bytes:
+	TESTQ	CX, CX
+	JEQ	publish
+	MOVB	(T2), HI
+	MOVB	HI, (T1)
+	INCQ	T1
+	INCQ	T2
+	DECQ	CX
+	JMP	bytes
+publish:
+	MOVQ	TS, writer_last(W)
+	MOVL	END, writer_pos(W)
+	MOVL	writer_count(W), T2
+	INCL	T2
+	MOVL	T2, writer_count(W)
+	SHLQ	$32, T2
+	ORQ	END, T2
+	MOVQ	writer_ext(W), T1
+	MOVQ	T2, (T1)
+	RET
+slow:
+	JMP	·customEventSlow(SB)

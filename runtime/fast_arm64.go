@@ -17,6 +17,10 @@ func TailExit(id uint32)
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).
 func EnterArgs(id uint32, args []uint64) { enterArgsSlow(id, args) }
 
+// Event records a custom event with data as its payload. Empty and oversized
+// payloads are dropped and counted.
+func Event(data []byte) { customEventSlow(data) }
+
 const fastPath = true
 
 // fastModes are the clock modes fast_arm64.s implements.

@@ -19,6 +19,10 @@ func TailExit(id uint32) { tailExitSlow(id) }
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).
 func EnterArgs(id uint32, args []uint64) { enterArgsSlow(id, args) }
 
+// Event records a custom event with data as its payload. Empty and oversized
+// payloads are dropped and counted.
+func Event(data []byte) { customEventSlow(data) }
+
 const fastPath = false
 
 var fastModes [modeCNTVCT + 1]bool

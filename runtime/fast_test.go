@@ -58,10 +58,12 @@ func fastPathMatchesGoPath(t *testing.T) {
 		tsc  uint64
 		cpu  uint16
 		args string
+		data string
 	}
+	payload := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
 	argv := []uint64{0, 1, 1<<64 - 1, 0x0123456789abcdef, 1 << 56}
-	// EnterArgs has assembly for the TSC clocks on amd64; elsewhere it
-	// takes the Go path by design.
+	// EnterArgs and Event have assembly for the TSC clocks on amd64;
+	// elsewhere they take the Go path by design.
 	argsFast := goruntime.GOARCH == "amd64" && (tsc.Source() == tsc.RDTSCP || tsc.Source() == tsc.LfenceRDTSC)
 	run := func(fast bool) ([]rec, int64, uint64, uint64) {
 		startT(t, config(t))
@@ -81,6 +83,7 @@ func fastPathMatchesGoPath(t *testing.T) {
 			Enter(i + 1000)
 			TailExit(i + 1000)
 			EnterArgs(i+2000, argv[:i%6])
+			Event(payload[i%7 : i%7+1+i%29])
 			Exit(i + 2000)
 			Exit(i)
 		}
@@ -94,14 +97,21 @@ func fastPathMatchesGoPath(t *testing.T) {
 		}
 		var out []rec
 		for _, e := range ths[0].Events {
-			out = append(out, rec{fdr.Action(e.Type), e.FuncID, e.TSC, e.CPU, fmt.Sprint(e.Args)})
+			out = append(out, rec{fdr.Action(e.Type), e.FuncID, e.TSC, e.CPU, fmt.Sprint(e.Args), string(e.Data)})
 		}
 		return out, slowCalls.Load(), before, after
 	}
 	fastRecs, fastSlow, b1, a1 := run(true)
 	goRecs, goSlow, b2, a2 := run(false)
-	if want := map[bool]int64{true: 0, false: 198}[argsFast]; fastSlow != want {
-		t.Errorf("fast path: %d calls fell back to Go, want %d", fastSlow, want)
+	// In the nanotime mode the time is read before the pinned part, so a
+	// goroutine preempted in between carries an older time than the P's
+	// last record and goes to the Go path (fast_amd64.go); rare, not never.
+	want, slack := map[bool]int64{true: 0, false: 2 * 198}[argsFast], int64(0)
+	if tsc.Source() == tsc.Nanotime {
+		slack = 4
+	}
+	if fastSlow < want || fastSlow > want+slack {
+		t.Errorf("fast path: %d calls fell back to Go, want %d (+ at most %d)", fastSlow, want, slack)
 	}
 	if goSlow == 0 {
 		t.Errorf("Go path: no call reached it")
@@ -111,8 +121,8 @@ func fastPathMatchesGoPath(t *testing.T) {
 	}
 	check := func(name string, recs []rec, before, after uint64) {
 		for i, r := range recs {
-			if r.a != goRecs[i].a || r.id != goRecs[i].id || r.args != goRecs[i].args {
-				t.Fatalf("%s record %d: %v #%d %s, Go path %v #%d %s", name, i, r.a, r.id, r.args, goRecs[i].a, goRecs[i].id, goRecs[i].args)
+			if r.a != goRecs[i].a || r.id != goRecs[i].id || r.args != goRecs[i].args || r.data != goRecs[i].data {
+				t.Fatalf("%s record %d: %+v, Go path %+v", name, i, r, goRecs[i])
 			}
 			if r.id > 2000 && r.a == fdr.EnterArgs && r.args != fmt.Sprint(argv[:(r.id-2000)%6]) {
 				t.Fatalf("%s record %d: args %s", name, i, r.args)
@@ -124,6 +134,18 @@ func fastPathMatchesGoPath(t *testing.T) {
 				t.Errorf("%s record %d TSC %d outside [%d, %d] or before its predecessor", name, i, r.tsc, before, after)
 			}
 		}
+	}
+	var events, wantEvents []string
+	for i := uint32(2); i < 200; i++ {
+		wantEvents = append(wantEvents, string(payload[i%7:i%7+1+i%29]))
+	}
+	for _, r := range fastRecs {
+		if r.data != "" {
+			events = append(events, r.data)
+		}
+	}
+	if fmt.Sprint(events) != fmt.Sprint(wantEvents) {
+		t.Errorf("fast path events %q, want %q", events, wantEvents)
 	}
 	check("fast", fastRecs, b1, a1)
 	check("go", goRecs, b2, a2)
