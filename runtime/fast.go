@@ -9,7 +9,7 @@ import (
 	"github.com/goxray/xray/runtime/tsc"
 )
 
-// State the assembly fast path reads (fast_amd64.s). Plain words, written
+// State the assembly fast path reads (fast_amd64.s, fast_arm64.s). Plain words, written
 // with atomic stores; the assembly reads them with acquire loads (plain
 // loads on amd64, LDAR on arm64).
 var (

@@ -3,8 +3,8 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// The common case of Enter, Exit and TailExit, in one routine that the
-// scheduler cannot preempt: assembly functions are never asynchronously
+// The common case of Enter, Exit and TailExit (and, below, EnterArgs and
+// Event), in one routine that the scheduler cannot preempt: assembly functions are never asynchronously
 // preempted and this one has no call, so from the first load to the last
 // store the goroutine stays on its M and P and the P's writer is ours, as
 // procPin would make it. Anything unusual (tracing off or full, no fast
