@@ -46,9 +46,14 @@ type fakeClock struct {
 	cpu uint32
 }
 
+// install also sets GOMAXPROCS to 1 for the test: the fake-clock tests
+// expect their records in one block, and a locked goroutine keeps its
+// thread but may be given another P after a preemption (seen under qemu),
+// which would start a second block. Call it before Start.
 func (f *fakeClock) install(t *testing.T) {
 	clockHook = func() (uint64, uint32) { return f.tsc, f.cpu }
-	t.Cleanup(func() { clockHook = nil })
+	prev := goruntime.GOMAXPROCS(1)
+	t.Cleanup(func() { clockHook = nil; goruntime.GOMAXPROCS(prev) })
 }
 
 // TestClockEdgesTSCWrapCPUChangeBackwards drives the writer through every

@@ -18,10 +18,6 @@ func TestWriterBytesExact(t *testing.T) {
 	clk.install(t)
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
-	// One P: a locked goroutine keeps its thread but may be given another
-	// P after a preemption (seen under qemu), which would start a second
-	// block.
-	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	clk.tsc, clk.cpu = 5000, 1
 	startT(t, config(t))
 	s := cur
