@@ -9,8 +9,10 @@ FUZZTIME ?= 15s
 
 # test: lint, then every test under the race detector against llvm-xray
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
-# llvm-xray-19 when it is installed, cross-builds, and every fuzz target
-# for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
+# llvm-xray-19 when it is installed, cross-builds, the clock paths this
+# CPU does not take under qemu-user (scripts/test-emulated.sh: arm64, an
+# amd64 without RDTSCP or invariant TSC, one with RDTSCP), and every fuzz
+# target for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
 # GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
 test: export GOXRAY_REQUIRE_TOOLS := 1
@@ -24,6 +26,7 @@ test: lint
 	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
+	GO=$(GO) scripts/test-emulated.sh
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # soak: minutes of randomized workloads (not in CI): concurrent flushes,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xrayflags"
 	"github.com/goxray/xray/internal/xraytool"
 	"github.com/goxray/xray/runtime/buffer"
@@ -118,6 +119,9 @@ func TestChildProcess(t *testing.T) {
 }
 
 func child(t *testing.T, mode string, env ...string) *exec.Cmd {
+	// qemu-user does not follow execve: the child would run natively (or,
+	// for another architecture, not at all).
+	emulated.SkipIf(t, "the child process would not run under the emulator")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
 	cmd.Env = append(os.Environ(), append(env, "GOXRAY_TEST_CHILD="+mode)...)
 	return cmd

@@ -1,14 +1,39 @@
 package asm
 
 import (
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/internal/emulated"
 )
+
+// TestGoidLazy: nothing is calibrated at package initialisation; Goid is
+// right before and after Calibrate. (It runs first in this package; if
+// another test calibrated already, only the second half applies.)
+func TestGoidLazy(t *testing.T) {
+	if goidSource.Load() == nil {
+		if GoidOffset() != 0 || !strings.Contains(GoidSource(), "not calibrated yet") {
+			t.Fatalf("before Calibrate: offset %#x, source %q", GoidOffset(), GoidSource())
+		}
+		if got, want := Goid(), stackGoid(); got != want {
+			t.Fatalf("uncalibrated Goid() = %d, want %d", got, want)
+		}
+	}
+	Calibrate()
+	if Getg() != nil && GoidOffset() == 0 {
+		t.Fatalf("Calibrate found no offset: %s", GoidSource())
+	}
+	if got, want := Goid(), stackGoid(); got != want {
+		t.Fatalf("Goid() = %d, want %d", got, want)
+	}
+}
 
 func TestHasRDTSCPMatchesCPUIDLibrary(t *testing.T) {
 	want := cpuid.CPU.Has(cpuid.RDTSCP)
@@ -38,18 +63,46 @@ func TestCPUIDVendor(t *testing.T) {
 	}
 }
 
-func TestRDTSCPMonotonic(t *testing.T) {
-	if !HasRDTSCP() {
-		if tsc, aux := RDTSCP(); tsc != 0 || aux != 0 {
-			t.Fatalf("RDTSCP fallback = %d, %d; want zeros", tsc, aux)
+// TestFeaturesMatchProcCPUInfo cross-checks the CPUID bits with the flags
+// the kernel derived from the same bits.
+func TestFeaturesMatchProcCPUInfo(t *testing.T) {
+	if runtime.GOARCH != "amd64" || purego {
+		if HasRDTSCP() || HasRDPID() || InvariantTSC() {
+			t.Fatal("x86 features reported in a build without x86 assembly")
 		}
-		t.Skip("no RDTSCP in this build")
+		return
 	}
+	emulated.SkipIf(t, "the emulator answers CPUID for its model but shows the host's /proc/cpuinfo")
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("no /proc/cpuinfo: %v", err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
+			flags = strings.Fields(v)
+			break
+		}
+	}
+	has := func(f string) bool { return slices.Contains(flags, f) }
+	t.Logf("RDTSCP %v, RDPID %v, invariant TSC %v", HasRDTSCP(), HasRDPID(), InvariantTSC())
+	for _, c := range []struct {
+		flag string
+		got  bool
+	}{{"rdtscp", HasRDTSCP()}, {"rdpid", HasRDPID()}, {"nonstop_tsc", InvariantTSC()}} {
+		if has(c.flag) != c.got {
+			t.Errorf("/proc/cpuinfo has %s: %v; CPUID says %v", c.flag, has(c.flag), c.got)
+		}
+	}
+}
+
+// monotonic reads a TSC clock on a locked thread and fails if it goes back.
+func monotonic(t *testing.T, read func() uint64) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	prev, _ := RDTSCP()
+	prev := read()
 	for i := 0; i < 100000; i++ {
-		tsc, _ := RDTSCP()
+		tsc := read()
 		if tsc < prev {
 			t.Fatalf("TSC went backwards on a locked thread: %d after %d", tsc, prev)
 		}
@@ -57,12 +110,63 @@ func TestRDTSCPMonotonic(t *testing.T) {
 	}
 }
 
+func TestRDTSCPMonotonic(t *testing.T) {
+	if !HasRDTSCP() {
+		t.Skip("the CPU does not advertise RDTSCP")
+	}
+	monotonic(t, func() uint64 { t, _ := RDTSCP(); return t })
+}
+
+func TestLfenceRDTSCMonotonic(t *testing.T) {
+	if !InvariantTSC() {
+		t.Skip("the CPU does not advertise an invariant TSC")
+	}
+	monotonic(t, LfenceRDTSC)
+}
+
+// TestTSCReadsAgree: every TSC read the CPU advertises reads one counter.
+func TestTSCReadsAgree(t *testing.T) {
+	if !HasRDTSCP() || !InvariantTSC() {
+		t.Skip("needs RDTSCP and an invariant TSC")
+	}
+	monotonic(t, func() uint64 {
+		a := LfenceRDTSC()
+		b, _ := RDTSCP()
+		if b < a {
+			return 0
+		}
+		return b
+	})
+}
+
+func TestFallbacksAreZero(t *testing.T) {
+	if runtime.GOARCH == "amd64" && !purego {
+		t.Skip("the x86 assembly is in this build")
+	}
+	if tsc, aux := RDTSCP(); tsc != 0 || aux != 0 || LfenceRDTSC() != 0 || RDPID() != 0 {
+		t.Fatal("fallbacks must return zeros")
+	}
+}
+
 // TestRDTSCPAuxIsCPU pins a thread to each CPU in turn and checks that the
 // low 12 bits of TSC_AUX name that CPU, as Linux promises.
 func TestRDTSCPAuxIsCPU(t *testing.T) {
 	if !HasRDTSCP() {
-		t.Skip("no RDTSCP in this build")
+		t.Skip("the CPU does not advertise RDTSCP")
 	}
+	auxIsCPU(t, func() uint32 { _, aux := RDTSCP(); return aux })
+}
+
+// TestRDPIDIsCPU: RDPID reads the same TSC_AUX.
+func TestRDPIDIsCPU(t *testing.T) {
+	if !HasRDPID() {
+		t.Skip("the CPU does not advertise RDPID")
+	}
+	auxIsCPU(t, RDPID)
+}
+
+func auxIsCPU(t *testing.T, read func() uint32) {
+	emulated.SkipIf(t, "user-mode emulators do not keep TSC_AUX per CPU")
 	var all unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil {
 		t.Fatal(err)
@@ -94,7 +198,7 @@ func TestRDTSCPAuxIsCPU(t *testing.T) {
 				return
 			}
 			for i := 0; i < 1000; i++ {
-				if _, aux := RDTSCP(); int(aux&0xfff) != cpu {
+				if aux := read(); int(aux&0xfff) != cpu {
 					errc <- "aux&0xfff = " + itoa(uint64(aux&0xfff))
 					return
 				}
@@ -108,7 +212,7 @@ func TestRDTSCPAuxIsCPU(t *testing.T) {
 
 	// Unpinned, the CPU must still be one we may run on.
 	for i := 0; i < 1000; i++ {
-		if _, aux := RDTSCP(); !all.IsSet(int(aux & 0xfff)) {
+		if aux := read(); !all.IsSet(int(aux & 0xfff)) {
 			t.Fatalf("aux&0xfff = %d is not in the affinity mask", aux&0xfff)
 		}
 	}
@@ -146,6 +250,7 @@ func TestGetg(t *testing.T) {
 }
 
 func TestGoidSource(t *testing.T) {
+	Calibrate()
 	src := GoidSource()
 	t.Logf("GoidSource() = %q", src)
 	if Getg() != nil {
@@ -196,6 +301,7 @@ func checkGoidConcurrently(t *testing.T) {
 }
 
 func TestGoid(t *testing.T) {
+	Calibrate()
 	if got, want := Goid(), stackGoid(); got != want {
 		t.Fatalf("Goid() = %d, want %d", got, want)
 	}
@@ -230,6 +336,7 @@ func TestCalibrationIsQuick(t *testing.T) {
 	if Getg() == nil {
 		t.Skip("no g reader")
 	}
+	Calibrate()
 	var best int64 = 1 << 62
 	for i := 0; i < 5; i++ {
 		start := nanotimeForTest()
@@ -294,4 +401,14 @@ func TestParseGoid(t *testing.T) {
 			t.Errorf("parseGoid(%q) = %d, want %d", in, got, want)
 		}
 	}
+}
+
+func TestCNTVCTMonotonic(t *testing.T) {
+	if !HasCNTVCT() {
+		t.Skip("no arm64 counter in this build")
+	}
+	if CNTFRQ() == 0 {
+		t.Fatal("CNTFRQ_EL0 = 0")
+	}
+	monotonic(t, CNTVCT)
 }

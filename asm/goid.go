@@ -4,37 +4,60 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
 // Goid returns the current goroutine's id, the number runtime.Stack prints
-// ("goroutine 7 [running]:"). When the goid offset was calibrated it is one
-// load from the g structure; otherwise it parses runtime.Stack (about a
-// microsecond). Either way it does not allocate. GoidSource tells which.
+// ("goroutine 7 [running]:"). Once Calibrate has found the goid offset it is
+// one load from the g structure; before that, or if calibration failed, it
+// parses runtime.Stack (about a microsecond). Either way it does not
+// allocate and returns the same id. GoidSource tells which.
 func Goid() uint64 {
 	// One call, so that Goid itself inlines; goidAt does the branch.
-	return goidAt(goidOffset)
+	return goidAt(atomic.LoadUintptr(&goidOffset))
 }
 
 // GoidSource describes how Goid finds the id: "g+0x98 (calibrated)" or
 // "runtime.Stack (slow fallback: <reason>)".
-func GoidSource() string { return goidSource }
+func GoidSource() string {
+	if s := goidSource.Load(); s != nil {
+		return *s
+	}
+	return "runtime.Stack (slow fallback: not calibrated yet; see Calibrate)"
+}
 
 // goidOffset is the byte offset of the goid field in runtime.g, or 0 when
-// calibration failed and Goid must take the slow path. 0 is free to mean
-// "unknown" because g starts with its stack bounds and stack guards, whose
-// offsets the compiler hard-codes into every function prologue.
+// calibration failed (or has not run) and Goid must take the slow path. 0 is
+// free to mean "unknown" because g starts with its stack bounds and stack
+// guards, whose offsets the compiler hard-codes into every function
+// prologue.
 var goidOffset uintptr
 
-var goidSource string
+var (
+	goidSource atomic.Pointer[string]
+	goidOnce   sync.Once
+)
 
-func init() {
-	off, err := calibrateGoid()
-	if err != nil {
-		goidOffset, goidSource = 0, "runtime.Stack (slow fallback: "+err.Error()+")"
-		return
-	}
-	goidOffset, goidSource = off, fmt.Sprintf("g+%#x (calibrated)", off)
+// Calibrate finds the goroutine id offset (and the scheduler offsets of
+// SchedOffsets) once; later calls return at once. The tracer calls it at
+// Start, not at package initialisation: calibration starts a few goroutines
+// and reads /proc/self/mem, work (about a millisecond) that a program
+// importing the tracer without tracing should not pay for, and that a
+// package init should not do behind the program's back. It must not be
+// called from a pinned or non-preemptible context.
+func Calibrate() {
+	goidOnce.Do(func() {
+		off, err := calibrateGoid()
+		src := fmt.Sprintf("g+%#x (calibrated)", off)
+		if err != nil {
+			off, src = 0, "runtime.Stack (slow fallback: "+err.Error()+")"
+		}
+		atomic.StoreUintptr(&goidOffset, off)
+		goidSource.Store(&src)
+	})
+	SchedOffsets()
 }
 
 // gScanBytes bounds the part of g that calibration reads. It must stay

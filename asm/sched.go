@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -17,6 +18,29 @@ import (
 //
 // runtime.p starts with its int32 id (and, after it, the uint32 status),
 // a layout unchanged for many releases; CalibrateSched verifies it too.
+//
+// Why it is done this way:
+//   - Candidate pointers may point anywhere, so every read goes through
+//     pread on /proc/self/mem, which fails cleanly where a load would
+//     fault. A sample reads each g.m candidate (15 words) and, for those
+//     that look like pointers, g0 and its m back-pointer; then the m.p
+//     candidates (127 words) of the one g.m that survives and, for those
+//     that look like pointers, the word they point at. Measured: about 165
+//     preads per sample, 1 300 for the 8 samples (TestSchedCalibrationCost
+//     logs it; issue 12 guessed 2 000 per sample), about a millisecond in
+//     all, once per process, at the first Start.
+//   - A candidate must lead to our P in the _Prunning state, read while
+//     pinned to it. The read is done by the pread system call, so the P is
+//     checked while its own goroutine is in a system call: before Go 1.26
+//     entersyscall moved the P to _Psyscall and no candidate would match
+//     (calibration would fail and the tracer would take its Go path, not a
+//     wrong one). Go 1.26 removed _Psyscall (runtime2.go: "_Psyscall_unused
+//     ... A P is identified as 'in a system call' by looking at the
+//     goroutine's state"), so the P stays _Prunning; go.mod requires 1.26.
+//   - If /proc/self/mem cannot be opened (a sandbox, another OS) or no
+//     candidate or more than one survives, SchedOffsets reports !ok with the
+//     reason, and the tracer records through procPin in Go
+//     (TestSchedCalibrationFallback, and runtime's TestFastPathFallback).
 
 // SchedOffsets returns the byte offsets of runtime.g.m and runtime.m.p as
 // found by CalibrateSched, and whether they were found.
@@ -34,8 +58,9 @@ func SchedSource() string {
 	return fmt.Sprintf("g.m at g+%#x, m.p at m+%#x (calibrated)", gm, mp)
 }
 
-// GoidOffset returns the calibrated offset of runtime.g.goid, or 0.
-func GoidOffset() uintptr { return goidOffset }
+// GoidOffset returns the calibrated offset of runtime.g.goid, or 0 (also
+// before Calibrate).
+func GoidOffset() uintptr { return atomic.LoadUintptr(&goidOffset) }
 
 var (
 	schedOnce      sync.Once
@@ -43,6 +68,11 @@ var (
 	schedMP        uintptr
 	schedErr       error
 	errNoSafeReads = errors.New("cannot read /proc/self/mem")
+
+	// openSelfMem opens the memory calibration reads; tests replace it.
+	openSelfMem = func() (*os.File, error) { return os.Open("/proc/self/mem") }
+	// schedReads counts the preads of calibrations, for the tests.
+	schedReads int
 )
 
 //go:linkname procPin runtime.procPin
@@ -70,6 +100,7 @@ func (s safeMem) word(addr uintptr) (uint64, bool) {
 	if addr < 4096 || addr%8 != 0 {
 		return 0, false
 	}
+	schedReads++
 	var b [8]byte
 	if n, err := s.f.ReadAt(b[:], int64(addr)); err != nil || n != 8 {
 		return 0, false
@@ -124,7 +155,7 @@ func calibrateSched() (uintptr, uintptr, error) {
 	if Getg() == nil {
 		return 0, 0, fmt.Errorf("no g pointer reader for GOARCH=%s in this build", runtime.GOARCH)
 	}
-	f, err := os.Open("/proc/self/mem")
+	f, err := openSelfMem()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %v", errNoSafeReads, err)
 	}

@@ -1,7 +1,10 @@
 package asm
 
 import (
+	"errors"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -42,5 +45,40 @@ func TestSchedOffsetsAgreeWithProcPin(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// TestSchedCalibrationCost counts the preads one calibration makes (the
+// figure sched.go's comment gives).
+func TestSchedCalibrationCost(t *testing.T) {
+	if Getg() == nil {
+		t.Skip("no g pointer on this architecture")
+	}
+	SchedOffsets()
+	before := schedReads
+	if _, _, err := calibrateSched(); err != nil {
+		t.Fatalf("calibration failed: %v", err)
+	}
+	n := schedReads - before
+	t.Logf("one calibration: %d preads (%d per sample)", n, n/8)
+	if n > 8*1000 {
+		t.Errorf("%d preads, sched.go says about 1 300", n)
+	}
+}
+
+// TestSchedCalibrationFallback: without /proc/self/mem, or with memory
+// that leads nowhere, calibration fails with a reason instead of guessing.
+func TestSchedCalibrationFallback(t *testing.T) {
+	if Getg() == nil {
+		t.Skip("no g pointer on this architecture")
+	}
+	defer func(f func() (*os.File, error)) { openSelfMem = f }(openSelfMem)
+	openSelfMem = func() (*os.File, error) { return nil, errors.New("denied") }
+	if _, _, err := calibrateSched(); !errors.Is(err, errNoSafeReads) {
+		t.Errorf("no /proc/self/mem: err = %v, want errNoSafeReads", err)
+	}
+	openSelfMem = func() (*os.File, error) { return os.Open(os.DevNull) }
+	if _, _, err := calibrateSched(); err == nil || !strings.Contains(err.Error(), "no g.m.p chain") {
+		t.Errorf("unreadable memory: err = %v, want no g.m.p chain", err)
 	}
 }

@@ -10,22 +10,37 @@ package asm
 // instruction faults on CPUs without it.
 func RDTSCP() (tsc uint64, aux uint32)
 
+// LfenceRDTSC returns the time-stamp counter read by LFENCE; RDTSC, the
+// ordered read used when RDTSCP is missing (see the tsc package for why
+// this sequence). Both instructions exist on every x86-64 CPU.
+func LfenceRDTSC() uint64
+
+// RDPID returns IA32_TSC_AUX (node<<12 | cpu on Linux). Check HasRDPID
+// first: the instruction faults on CPUs without it.
+func RDPID() uint32
+
 // CPUID executes the CPUID instruction for leaf and sub-leaf sub.
 func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 
-// HasRDTSCP reports whether the CPU implements RDTSCP
-// (CPUID 0x80000001 EDX bit 27). It is computed once at initialisation.
-func HasRDTSCP() bool { return hasRDTSCP }
+// The benchmarks' alternatives to LfenceRDTSC.
+func rdtsc() uint64
+func rdtscLfence() uint64
+func mfenceLfenceRDTSC() uint64
 
-var hasRDTSCP = detectRDTSCP()
+var (
+	hasRDTSCP    = cpuidBit(0x80000001, 0, 3, 27)
+	hasRDPID     = cpuidBit(7, 0, 2, 22)
+	invariantTSC = cpuidBit(0x80000007, 0, 3, 8)
+)
 
-func detectRDTSCP() bool {
-	// Leaf 0x80000000 EAX is the highest extended leaf; reading a leaf beyond
-	// it returns unrelated data on Intel CPUs.
-	maxExt, _, _, _ := CPUID(0x80000000, 0)
-	if maxExt < 0x80000001 {
+// cpuidBit reports bit of register reg (0 EAX … 3 EDX) of leaf/sub, or
+// false when the CPU does not have that leaf: reading a leaf past the
+// maximum returns unrelated data on Intel CPUs.
+func cpuidBit(leaf, sub uint32, reg, bit int) bool {
+	maxLeaf, _, _, _ := CPUID(leaf&0x80000000, 0)
+	if maxLeaf < leaf {
 		return false
 	}
-	_, _, _, edx := CPUID(0x80000001, 0)
-	return edx&(1<<27) != 0
+	a, b, c, d := CPUID(leaf, sub)
+	return [4]uint32{a, b, c, d}[reg]&(1<<bit) != 0
 }

@@ -2,6 +2,9 @@
 
 #include "textflag.h"
 
+// Nothing here checks CPUID: callers must (HasRDTSCP, HasRDPID,
+// InvariantTSC). RDTSC, LFENCE and MFENCE are in every x86-64 CPU.
+
 // func RDTSCP() (tsc uint64, aux uint32)
 TEXT ·RDTSCP(SB), NOSPLIT, $0-12
 	RDTSCP             // EDX:EAX = TSC, ECX = IA32_TSC_AUX
@@ -9,6 +12,51 @@ TEXT ·RDTSCP(SB), NOSPLIT, $0-12
 	ORQ  DX, AX
 	MOVQ AX, tsc+0(FP)
 	MOVL CX, aux+8(FP)
+	RET
+
+// func LfenceRDTSC() uint64
+TEXT ·LfenceRDTSC(SB), NOSPLIT, $0-8
+	LFENCE
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
+
+// The orderings LfenceRDTSC was chosen against (asm benchmarks).
+
+// func rdtsc() uint64
+TEXT ·rdtsc(SB), NOSPLIT, $0-8
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
+
+// func rdtscLfence() uint64
+TEXT ·rdtscLfence(SB), NOSPLIT, $0-8
+	RDTSC
+	LFENCE
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
+
+// func mfenceLfenceRDTSC() uint64
+TEXT ·mfenceLfenceRDTSC(SB), NOSPLIT, $0-8
+	MFENCE
+	LFENCE
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
+
+// func RDPID() uint32
+TEXT ·RDPID(SB), NOSPLIT, $0-4
+	// RDPID RAX (F3 0F C7 /7, ModRM 0xF8): IA32_TSC_AUX, without the TSC.
+	BYTE $0xf3; BYTE $0x0f; BYTE $0xc7; BYTE $0xf8
+	MOVL AX, ret+0(FP)
 	RET
 
 // func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)

@@ -1,6 +1,7 @@
 // Package bench holds the per-call overhead benchmarks: goxray against the
-// hardware floor (two RDTSCP reads and two 8-byte stores, the least any
-// timestamping tracer can do per call) and, as they are added, the peers.
+// hardware floor (two reads of the clock the tracer uses on this CPU, the
+// cheapest correctly ordered timestamp it advertises, and two 8-byte
+// stores: the least any timestamping tracer can do per call) and, as they are added, the peers.
 //
 // Run them with `make bench`, or
 //

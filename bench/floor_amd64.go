@@ -1,6 +1,9 @@
 package bench
 
-// floor performs two RDTSCP reads and two 8-byte stores into dst.
-//
 //go:noescape
-func floor(dst *[2]uint64)
+func floorRDTSCP(dst *[2]uint64)
+
+//go:noescape
+func floorLfenceRDTSC(dst *[2]uint64)
+
+func floorCNTVCT(dst *[2]uint64) { floorNow(dst) } // not reached: no CNTVCT on amd64

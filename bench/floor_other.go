@@ -1,12 +1,8 @@
-//go:build !amd64
+//go:build !amd64 && !arm64
 
 package bench
 
-import "github.com/goxray/xray/runtime/tsc"
-
-// floor reads the clock twice and stores both readings: the fallback
-// clock's floor on machines without RDTSCP.
-func floor(dst *[2]uint64) {
-	dst[0], _ = tsc.Now()
-	dst[1], _ = tsc.Now()
-}
+// No assembly clock on this architecture: the tracer uses nanotime.
+func floorRDTSCP(dst *[2]uint64)      { floorNow(dst) }
+func floorLfenceRDTSC(dst *[2]uint64) { floorNow(dst) }
+func floorCNTVCT(dst *[2]uint64)      { floorNow(dst) }

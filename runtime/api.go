@@ -29,9 +29,10 @@ func slowHook() {
 	}
 }
 
-// EnterArgs records the entry of function id with its arguments: an
+// enterArgsSlow is EnterArgs's Go path (fast_*.go declare EnterArgs): an
 // Entry_Args record followed by one CallArgument each (at most MaxArgs).
-func EnterArgs(id uint32, args []uint64) {
+func enterArgsSlow(id uint32, args []uint64) {
+	slowHook()
 	if atomic.LoadPointer(&patches) != nil && unpatched(id) {
 		return
 	}
@@ -46,15 +47,16 @@ func EnterArgs(id uint32, args []uint64) {
 	}
 	procUnpin()
 	if state.Load() == stateOn && growWriters() {
-		EnterArgs(id, args)
+		enterArgsSlow(id, args)
 		return
 	}
 	eventSlow()
 }
 
-// Event records a custom event with data as its payload. Empty and oversized
-// payloads are dropped and counted.
-func Event(data []byte) { event(false, 0, data) }
+// customEventSlow is Event's Go path (fast_*.go declare Event): a custom
+// event with data as its payload; empty and oversized payloads are
+// dropped and counted.
+func customEventSlow(data []byte) { slowHook(); event(false, 0, data) }
 
 // TypedEvent records a typed event (version 5 files only).
 func TypedEvent(typ uint16, data []byte) { event(true, typ, data) }

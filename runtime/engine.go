@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/flush"
@@ -145,6 +146,7 @@ func Start(cfg Config) error {
 	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
 		return err
 	}
+	asm.Calibrate() // goroutine id and P offsets: once, at the first Start
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
 		return fmt.Errorf("xray: %w", err)

@@ -5,24 +5,79 @@ import (
 	"unsafe"
 
 	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/tsc"
 )
 
-// State the assembly fast path reads (fast_amd64.s). Plain words, written
-// with atomic stores; the assembly's plain loads are acquire loads on amd64.
+// State the assembly fast path reads (fast_amd64.s, fast_arm64.s). Plain words, written
+// with atomic stores; the assembly reads them with acquire loads (plain
+// loads on amd64, LDAR on arm64).
 var (
-	fastOK   uint32         // 1: the fast path may run
+	fastOK   uint32         // the fast path's clock mode; modeOff: it may not run
 	fastSet  unsafe.Pointer // *writerSet while on, else nil
 	fastGM   uintptr        // offset of runtime.g.m
 	fastMP   uintptr        // offset of runtime.m.p
 	fastGoid uintptr        // offset of runtime.g.goid
+	fastClk  uint32         // the mode fastReady found for tsc.Source()
 )
 
-// fastReady reports whether the calibrated offsets exist for this build.
+// Clock modes of the assembly fast path, one per tsc clock it implements.
+// The assembly executes a clock instruction only in the mode that names
+// it, so it never runs one the CPU does not advertise: the modes follow
+// tsc.Source, which the tsc package chose from CPUID.
+const (
+	modeOff         = 0
+	modeRDTSCP      = 1 // tsc.RDTSCP; amd64
+	modeLfenceRDTSC = 2 // tsc.LfenceRDTSC; amd64
+	modeNanotime    = 3 // tsc.Nanotime; amd64
+	modeCNTVCT      = 4 // tsc.CNTVCT; arm64
+)
+
+// Facts the assembly needs, as go_asm.h constants (const_name).
+const (
+	fastMaxID       = fdr.MaxFuncID - 1 // ids 1..MaxFuncID, checked as id-1 <= fastMaxID
+	fastRecordSize  = fdr.FunctionSize
+	cpuMask         = 0xfff // TSC_AUX: node<<12 | cpu
+	unknownCPU      = tsc.UnknownCPU
+	actionEnter     = int(fdr.Enter)
+	actionExit      = int(fdr.Exit)
+	actionTailExit  = int(fdr.TailExit)
+	actionEnterArgs = int(fdr.EnterArgs)
+	callArgWord     = int(fdr.KindCallArgument)<<1 | 1 // a CallArgument's first byte
+	customEventWord = int(fdr.KindCustomEvent)<<1 | 1  // a CustomEvent's first byte
+	metadataSize    = fdr.MetadataSize
+	maxEventLen     = 1<<31 - 1 // the assembly's bound on len(data) before the space check
+)
+
+// schedOffsets is asm.SchedOffsets; tests replace it to run the fallback.
+var schedOffsets = asm.SchedOffsets
+
+// clockMode returns the fast path's mode for a tsc clock, or modeOff when
+// the assembly does not implement that clock (then records take the Go
+// path, which calls tsc.Now).
+func clockMode(src string) uint32 {
+	switch src {
+	case tsc.RDTSCP:
+		return modeRDTSCP
+	case tsc.LfenceRDTSC:
+		return modeLfenceRDTSC
+	case tsc.Nanotime:
+		return modeNanotime
+	case tsc.CNTVCT:
+		return modeCNTVCT
+	}
+	return modeOff
+}
+
+// fastReady reports whether the assembly fast path can run in this build,
+// with this clock and runtime.
 func fastReady() bool {
-	if !fastPath || !asm.HasRDTSCP() {
+	fastClk = clockMode(tsc.Source())
+	if !fastPath || !fastModes[fastClk] {
 		return false
 	}
-	gm, mp, ok := asm.SchedOffsets()
+	asm.Calibrate()
+	gm, mp, ok := schedOffsets()
 	goid := asm.GoidOffset()
 	if !ok || goid == 0 {
 		return false
@@ -34,25 +89,34 @@ func fastReady() bool {
 // setFast publishes the writer set to the fast path and turns it on or off.
 func setFast(set *writerSet, on bool) {
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
-	v := uint32(0)
+	v := uint32(modeOff)
 	if on {
-		v = 1
+		v = fastClk
 	}
 	atomic.StoreUint32(&fastOK, v)
 }
 
 // fastSource describes the path records take, for Stats.
 func fastSource() string {
-	if atomic.LoadUint32(&fastOK) != 0 {
-		return "assembly (" + asm.SchedSource() + ")"
+	if atomic.LoadUint32(&fastOK) != modeOff {
+		return "assembly (" + tsc.Source() + "; " + asm.SchedSource() + ")"
 	}
 	switch {
 	case !fastPath:
 		return "Go (no assembly fast path in this build: other architecture, -race or purego)"
 	case fastBroken.Load():
 		return "Go (the assembly fast path was turned off: its P offsets disagreed with procPin)"
-	case !asm.HasRDTSCP():
-		return "Go (no RDTSCP)"
+	case !fastModes[clockMode(tsc.Source())]:
+		return "Go (the assembly fast path does not implement the " + tsc.Source() + " clock)"
 	}
-	return "Go (" + asm.SchedSource() + "; or MinDuration or a test clock is in use)"
+	if _, _, ok := schedOffsets(); !ok {
+		return "Go (P offsets not found)"
+	}
+	if asm.GoidOffset() == 0 {
+		return "Go (goroutine id: " + asm.GoidSource() + ")"
+	}
+	return "Go (MinDuration or a test clock is in use)"
 }
+
+// The constants above are used only from assembly.
+var _ = [...]int{fastMaxID, fastRecordSize, cpuMask, unknownCPU, actionEnter, actionExit, actionTailExit, actionEnterArgs, callArgWord, customEventWord, metadataSize, maxEventLen}

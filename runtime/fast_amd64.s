@@ -3,8 +3,8 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// The common case of Enter, Exit and TailExit, in one routine that the
-// scheduler cannot preempt: assembly functions are never asynchronously
+// The common case of Enter, Exit and TailExit (and, below, EnterArgs and
+// Event), in one routine that the scheduler cannot preempt: assembly functions are never asynchronously
 // preempted and this one has no call, so from the first load to the last
 // store the goroutine stays on its M and P and the P's writer is ours, as
 // procPin would make it. Anything unusual (tracing off or full, no fast
@@ -14,8 +14,11 @@
 // over, so nothing done here needs undoing.
 //
 // Invariants it relies on (kept by runtime code in Go):
-//   - fastOK != 0 only while the calibrated offsets are trusted, no test
-//     clock is installed, and RDTSCP exists;
+//   - fastOK is modeOff, or the clock the tsc package chose at
+//     initialisation (fast.go), and not modeOff only while the calibrated
+//     offsets are trusted and no test clock or MinDuration is in use. It is
+//     read before any clock instruction: each mode executes only
+//     instructions the CPU advertises (RDTSCP only in modeRDTSCP);
 //   - fastSet points at an immutable writerSet, replaced (never mutated)
 //     when GOMAXPROCS grows, nil while off;
 //   - a writer without a buffer has size 0, so the space check fails;
@@ -24,98 +27,381 @@
 //   - patches is nil while every id is patched, else an immutable patchSet
 //     (patch.go): an unpatched id returns at once, recording nothing.
 //
-// The clock is read first: RDTSCP waits for earlier instructions to finish
-// but not for later ones, so the loads below overlap its latency.
-//
-// Registers: AX TSC, DX delta, R13 CPU, BX record word, R8 g, R9 m, p and
-// the writer set, R10 writer, SI/DI positions, R11/R12 scratch.
+// The clock is read before the loads: RDTSCP (and RDTSC after LFENCE)
+// waits for earlier instructions to finish but not for later ones, so the
+// loads below overlap its latency. In modeNanotime the routine jumps to
+// Go, which reads nanotime and comes back through enterAt & co. with the
+// time as an argument (the same checks and stores, in BODY).
 
-#define RECORD(ACTION, SLOW) \
-	MOVL	id+0(FP), BX \
-	LEAL	-1(BX), R11 \
-	CMPL	R11, $0x0ffffffe \
+#define ID	BX	// the function id, then the record word
+#define TS	AX	// the timestamp (RDTSC's low half first)
+#define HI	DX	// RDTSC's high half, then the delta
+#define CPU	R13	// the CPU the timestamp was read on
+#define G	R8	// g, then (through M and P) the writer set
+#define MP	R9
+#define W	R10	// the P's writer
+#define POS	SI	// writer.pos, then
+#define END	DI	// the new writer.pos
+#define T1	R11	// scratch
+#define T2	R12
+
+// BODY writes the record for ID at time TS on CPU, or jumps to slow.
+#define BODY(ACTION) \
+	CMPL	·state(SB), $const_stateOn \
+	JNE	slow \
+	MOVQ	(TLS), G \
+	MOVQ	·fastGM(SB), T1 \
+	MOVQ	(G)(T1*1), MP \
+	MOVQ	·fastMP(SB), T1 \
+	MOVQ	(MP)(T1*1), MP \
+	MOVLQZX	(MP), T2 \
+	MOVQ	·fastSet(SB), MP \
+	TESTQ	MP, MP \
+	JEQ	slow \
+	CMPQ	T2, writerSet_w+8(MP) \
+	JAE	slow \
+	MOVQ	writerSet_w(MP), MP \
+	MOVQ	(MP)(T2*8), W \
+	MOVQ	·fastGoid(SB), T1 \
+	MOVQ	(G)(T1*1), T1 \
+	CMPQ	T1, writer_goid(W) \
+	JNE	slow \
+	MOVL	writer_pos(W), POS \
+	LEAL	const_fastRecordSize(POS), END \
+	CMPL	END, writer_size(W) \
 	JA	slow \
-	MOVQ	·patches(SB), R11 \
-	TESTQ	R11, R11 \
+	CMPL	CPU, writer_cpu(W) \
+	JNE	slow \
+	MOVQ	TS, HI \
+	SUBQ	writer_last(W), HI \
+	CMPQ	HI, $const_maxDelta \
+	JA	slow \
+	SHLQ	$4, ID \
+	ORQ	$(ACTION<<1), ID \
+	SHLQ	$32, HI \
+	ORQ	HI, ID \
+	MOVQ	writer_data(W), T1 \
+	MOVQ	ID, (T1)(POS*1) \
+	MOVQ	TS, writer_last(W) \
+	MOVL	END, writer_pos(W) \
+	MOVL	writer_count(W), T2 \
+	INCL	T2 \
+	MOVL	T2, writer_count(W) \
+	SHLQ	$32, T2 \
+	ORQ	END, T2 \
+	MOVQ	writer_ext(W), T1 \
+	MOVQ	T2, (T1) \
+	RET
+
+// CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
+#define CHECKID \
+	LEAL	-1(ID), T1 \
+	CMPL	T1, $const_fastMaxID \
+	JA	slow
+
+#define RECORD(ACTION, SLOW, NANO) \
+	MOVL	id+0(FP), ID \
+	CHECKID \
+	MOVQ	·patches(SB), T1 \
+	TESTQ	T1, T1 \
 	JNE	patched \
 back: \
+	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDTSCP \
+	JNE	notRDTSCP \
 	RDTSCP \
-	SHLQ	$32, DX \
-	ORQ	DX, AX \
-	ANDL	$0xfff, CX \
-	MOVL	CX, R13 \
-	CMPL	·state(SB), $1 \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDTSCP: \
+	CMPL	T1, $const_modeLfenceRDTSC \
+	JNE	other \
+	LFENCE \
+	RDTSC \
+	MOVL	$const_unknownCPU, CPU \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS \
+	BODY(ACTION) \
+other: \
+	CMPL	T1, $const_modeNanotime \
 	JNE	slow \
-	CMPL	·fastOK(SB), $0 \
-	JEQ	slow \
-	MOVQ	(TLS), R8 \
-	MOVQ	·fastGM(SB), R11 \
-	MOVQ	(R8)(R11*1), R9 \
-	MOVQ	·fastMP(SB), R11 \
-	MOVQ	(R9)(R11*1), R9 \
-	MOVLQZX	(R9), R12 \
-	MOVQ	·fastSet(SB), R9 \
-	TESTQ	R9, R9 \
-	JEQ	slow \
-	CMPQ	R12, writerSet_w+8(R9) \
-	JAE	slow \
-	MOVQ	writerSet_w(R9), R9 \
-	MOVQ	(R9)(R12*8), R10 \
-	MOVQ	·fastGoid(SB), R11 \
-	MOVQ	(R8)(R11*1), R11 \
-	CMPQ	R11, writer_goid(R10) \
-	JNE	slow \
-	MOVL	writer_pos(R10), SI \
-	LEAL	8(SI), DI \
-	CMPL	DI, writer_size(R10) \
-	JA	slow \
-	CMPL	R13, writer_cpu(R10) \
-	JNE	slow \
-	MOVQ	AX, DX \
-	SUBQ	writer_last(R10), DX \
-	CMPQ	DX, $0x7fffffff \
-	JA	slow \
-	SHLQ	$4, BX \
-	ORQ	$(ACTION<<1), BX \
-	SHLQ	$32, DX \
-	ORQ	DX, BX \
-	MOVQ	writer_data(R10), R11 \
-	MOVQ	BX, (R11)(SI*1) \
-	MOVQ	AX, writer_last(R10) \
-	MOVL	DI, writer_pos(R10) \
-	MOVL	writer_count(R10), R12 \
-	INCL	R12 \
-	MOVL	R12, writer_count(R10) \
-	SHLQ	$32, R12 \
-	ORQ	DI, R12 \
-	MOVQ	writer_ext(R10), R11 \
-	MOVQ	R12, (R11) \
-	RET \
+	JMP	NANO(SB) \
 slow: \
 	JMP	SLOW(SB) \
 patched: \
-	MOVQ	BX, R12 \
-	SHRQ	$6, R12 \
-	CMPQ	R12, patchSet_bits+8(R11) \
+	MOVQ	ID, T2 \
+	SHRQ	$6, T2 \
+	CMPQ	T2, patchSet_bits+8(T1) \
 	JAE	rest \
-	MOVQ	patchSet_bits(R11), R13 \
-	MOVQ	(R13)(R12*8), R13 \
-	BTQ	BX, R13 \
+	MOVQ	patchSet_bits(T1), CPU \
+	MOVQ	(CPU)(T2*8), CPU \
+	BTQ	ID, CPU \
 	JCC	back \
 	RET \
 rest: \
-	CMPQ	patchSet_rest(R11), $0 \
+	CMPQ	patchSet_rest(T1), $0 \
 	JEQ	back \
 	RET
 
+// AT is the nanotime mode's second half: the id was checked against the
+// patch set already, the time is an argument and the CPU unknown.
+#define AT(ACTION, SLOW) \
+	MOVL	id+0(FP), ID \
+	CHECKID \
+	CMPL	·fastOK(SB), $const_modeNanotime \
+	JNE	slow \
+	MOVQ	t+8(FP), TS \
+	MOVL	$const_unknownCPU, CPU \
+	BODY(ACTION) \
+slow: \
+	JMP	SLOW(SB)
+
 // func Enter(id uint32)
 TEXT ·Enter(SB), NOSPLIT, $0-4
-	RECORD(0, ·enterSlow)
+	RECORD(const_actionEnter, ·enterSlow, ·enterNano)
 
 // func Exit(id uint32)
 TEXT ·Exit(SB), NOSPLIT, $0-4
-	RECORD(1, ·exitSlow)
+	RECORD(const_actionExit, ·exitSlow, ·exitNano)
 
 // func TailExit(id uint32)
 TEXT ·TailExit(SB), NOSPLIT, $0-4
-	RECORD(2, ·tailExitSlow)
+	RECORD(const_actionTailExit, ·tailExitSlow, ·tailExitNano)
+
+// The slow paths take (id uint32) and so read only the first word of
+// these frames.
+
+// func enterAt(id uint32, t uint64)
+TEXT ·enterAt(SB), NOSPLIT, $0-16
+	AT(const_actionEnter, ·enterSlow)
+
+// func exitAt(id uint32, t uint64)
+TEXT ·exitAt(SB), NOSPLIT, $0-16
+	AT(const_actionExit, ·exitSlow)
+
+// func tailExitAt(id uint32, t uint64)
+TEXT ·tailExitAt(SB), NOSPLIT, $0-16
+	AT(const_actionTailExit, ·tailExitSlow)
+
+// func EnterArgs(id uint32, args []uint64)
+//
+// The common case of EnterArgs: BODY's checks and stores for an
+// Entry_Args record followed by one CallArgument per argument, for up to
+// MaxArgs arguments, with the TSC clocks only (in modeNanotime and for
+// everything unusual the Go path, enterArgsSlow, takes the same frame).
+// A CallArgument is 16 bytes: the kind byte, the value in bytes 1-8 (so
+// word 0 is kind | v<<8 and word 1 is v>>56), zeros after.
+TEXT ·EnterArgs(SB), NOSPLIT, $0-32
+	MOVL	id+0(FP), ID
+	CHECKID
+	MOVQ	·patches(SB), T1
+	TESTQ	T1, T1
+	JNE	patched
+back:
+	MOVL	·fastOK(SB), T1
+	CMPL	T1, $const_modeRDTSCP
+	JNE	notRDTSCP
+	RDTSCP
+	MOVL	CX, CPU
+	ANDL	$const_cpuMask, CPU
+	JMP	clocked
+notRDTSCP:
+	CMPL	T1, $const_modeLfenceRDTSC
+	JNE	slow
+	LFENCE
+	RDTSC
+	MOVL	$const_unknownCPU, CPU
+clocked:
+	SHLQ	$32, HI
+	ORQ	HI, TS
+	CMPL	·state(SB), $const_stateOn
+	JNE	slow
+	MOVQ	(TLS), G
+	MOVQ	·fastGM(SB), T1
+	MOVQ	(G)(T1*1), MP
+	MOVQ	·fastMP(SB), T1
+	MOVQ	(MP)(T1*1), MP
+	MOVLQZX	(MP), T2
+	MOVQ	·fastSet(SB), MP
+	TESTQ	MP, MP
+	JEQ	slow
+	CMPQ	T2, writerSet_w+8(MP)
+	JAE	slow
+	MOVQ	writerSet_w(MP), MP
+	MOVQ	(MP)(T2*8), W
+	MOVQ	·fastGoid(SB), T1
+	MOVQ	(G)(T1*1), T1
+	CMPQ	T1, writer_goid(W)
+	JNE	slow
+	MOVQ	args_len+16(FP), CX
+	CMPQ	CX, $const_MaxArgs
+	JA	slow
+	MOVL	writer_pos(W), POS
+	MOVQ	CX, END
+	SHLQ	$4, END
+	LEAQ	const_fastRecordSize(POS)(END*1), END
+	CMPL	END, writer_size(W)
+	JA	slow
+	CMPL	CPU, writer_cpu(W)
+	JNE	slow
+	MOVQ	TS, HI
+	SUBQ	writer_last(W), HI
+	CMPQ	HI, $const_maxDelta
+	JA	slow
+	SHLQ	$4, ID
+	ORQ	$(const_actionEnterArgs<<1), ID
+	SHLQ	$32, HI
+	ORQ	HI, ID
+	MOVQ	writer_data(W), T1
+	ADDQ	POS, T1
+	MOVQ	ID, (T1)
+	ADDQ	$const_fastRecordSize, T1
+	MOVQ	args_base+8(FP), T2
+args:
+	TESTQ	CX, CX
+	JEQ	publish
+	MOVQ	(T2), HI
+	MOVQ	HI, ID
+	SHLQ	$8, ID
+	ORQ	$const_callArgWord, ID
+	MOVQ	ID, (T1)
+	SHRQ	$56, HI
+	MOVQ	HI, 8(T1)
+	ADDQ	$16, T1
+	ADDQ	$8, T2
+	DECQ	CX
+	JMP	args
+publish:
+	MOVQ	TS, writer_last(W)
+	MOVL	END, writer_pos(W)
+	MOVL	writer_count(W), T2
+	INCL	T2
+	MOVL	T2, writer_count(W)
+	SHLQ	$32, T2
+	ORQ	END, T2
+	MOVQ	writer_ext(W), T1
+	MOVQ	T2, (T1)
+	RET
+slow:
+	JMP	·enterArgsSlow(SB)
+patched:
+	MOVQ	ID, T2
+	SHRQ	$6, T2
+	CMPQ	T2, patchSet_bits+8(T1)
+	JAE	rest
+	MOVQ	patchSet_bits(T1), CPU
+	MOVQ	(CPU)(T2*8), CPU
+	BTQ	ID, CPU
+	JCC	back
+	RET
+rest:
+	CMPQ	patchSet_rest(T1), $0
+	JEQ	back
+	RET
+
+// func Event(data []byte)
+//
+// The common case of Event: a CustomEvent record (16 bytes: kind, size in
+// bytes 1-4, the TSC delta in bytes 5-8) and its payload, with BODY's
+// checks (the space check also bounds the payload: a block starts with
+// its preamble, so pos+16+len <= size implies len <= the largest
+// payload); an empty payload and everything unusual take the Go path
+// (customEventSlow, same frame).
+TEXT ·Event(SB), NOSPLIT, $0-24
+	MOVL	·fastOK(SB), T1
+	CMPL	T1, $const_modeRDTSCP
+	JNE	notRDTSCP
+	RDTSCP
+	MOVL	CX, CPU
+	ANDL	$const_cpuMask, CPU
+	JMP	clocked
+notRDTSCP:
+	CMPL	T1, $const_modeLfenceRDTSC
+	JNE	slow
+	LFENCE
+	RDTSC
+	MOVL	$const_unknownCPU, CPU
+clocked:
+	SHLQ	$32, HI
+	ORQ	HI, TS
+	CMPL	·state(SB), $const_stateOn
+	JNE	slow
+	MOVQ	(TLS), G
+	MOVQ	·fastGM(SB), T1
+	MOVQ	(G)(T1*1), MP
+	MOVQ	·fastMP(SB), T1
+	MOVQ	(MP)(T1*1), MP
+	MOVLQZX	(MP), T2
+	MOVQ	·fastSet(SB), MP
+	TESTQ	MP, MP
+	JEQ	slow
+	CMPQ	T2, writerSet_w+8(MP)
+	JAE	slow
+	MOVQ	writerSet_w(MP), MP
+	MOVQ	(MP)(T2*8), W
+	MOVQ	·fastGoid(SB), T1
+	MOVQ	(G)(T1*1), T1
+	CMPQ	T1, writer_goid(W)
+	JNE	slow
+	MOVQ	data_len+8(FP), CX
+	TESTQ	CX, CX
+	JEQ	slow
+	CMPQ	CX, $const_maxEventLen
+	JA	slow
+	MOVL	writer_pos(W), POS
+	LEAQ	const_metadataSize(POS)(CX*1), END
+	CMPQ	END, $0xffffffff
+	JA	slow
+	CMPL	END, writer_size(W)
+	JA	slow
+	CMPL	CPU, writer_cpu(W)
+	JNE	slow
+	MOVQ	TS, HI
+	SUBQ	writer_last(W), HI
+	CMPQ	HI, $const_maxDelta
+	JA	slow
+	MOVQ	HI, ID
+	SHLQ	$40, ID
+	MOVQ	CX, T2
+	SHLQ	$8, T2
+	ORQ	T2, ID
+	ORQ	$const_customEventWord, ID
+	SHRQ	$24, HI
+	MOVQ	writer_data(W), T1
+	ADDQ	POS, T1
+	MOVQ	ID, (T1)
+	MOVQ	HI, 8(T1)
+	ADDQ	$const_metadataSize, T1
+	MOVQ	data_base+0(FP), T2
+words:
+	CMPQ	CX, $8
+	JB	bytes
+	MOVQ	(T2), HI
+	MOVQ	HI, (T1)
+	ADDQ	$8, T1
+	ADDQ	$8, T2
+	SUBQ	$8, CX
+	JMP	words
+bytes:
+	TESTQ	CX, CX
+	JEQ	publish
+	MOVB	(T2), HI
+	MOVB	HI, (T1)
+	INCQ	T1
+	INCQ	T2
+	DECQ	CX
+	JMP	bytes
+publish:
+	MOVQ	TS, writer_last(W)
+	MOVL	END, writer_pos(W)
+	MOVL	writer_count(W), T2
+	INCL	T2
+	MOVL	T2, writer_count(W)
+	SHLQ	$32, T2
+	ORQ	END, T2
+	MOVQ	writer_ext(W), T1
+	MOVQ	T2, (T1)
+	RET
+slow:
+	JMP	·customEventSlow(SB)

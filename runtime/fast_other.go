@@ -1,4 +1,4 @@
-//go:build !amd64 || race || purego
+//go:build !(amd64 || arm64) || race || purego
 
 package runtime
 
@@ -15,4 +15,14 @@ func Exit(id uint32) { exitSlow(id) }
 // TailExit records that function id left through a tail call.
 func TailExit(id uint32) { tailExitSlow(id) }
 
+// EnterArgs records the entry of function id with its arguments: an
+// Entry_Args record followed by one CallArgument each (at most MaxArgs).
+func EnterArgs(id uint32, args []uint64) { enterArgsSlow(id, args) }
+
+// Event records a custom event with data as its payload. Empty and oversized
+// payloads are dropped and counted.
+func Event(data []byte) { customEventSlow(data) }
+
 const fastPath = false
+
+var fastModes [modeCNTVCT + 1]bool

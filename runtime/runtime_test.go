@@ -16,8 +16,10 @@ import (
 
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xraytool"
 	"github.com/goxray/xray/runtime/buffer"
+	"github.com/goxray/xray/runtime/tsc"
 )
 
 func config(t testing.TB) Config {
@@ -46,9 +48,14 @@ type fakeClock struct {
 	cpu uint32
 }
 
+// install also sets GOMAXPROCS to 1 for the test: the fake-clock tests
+// expect their records in one block, and a locked goroutine keeps its
+// thread but may be given another P after a preemption (seen under qemu),
+// which would start a second block. Call it before Start.
 func (f *fakeClock) install(t *testing.T) {
 	clockHook = func() (uint64, uint32) { return f.tsc, f.cpu }
-	t.Cleanup(func() { clockHook = nil })
+	prev := goruntime.GOMAXPROCS(1)
+	t.Cleanup(func() { clockHook = nil; goruntime.GOMAXPROCS(prev) })
 }
 
 // TestClockEdgesTSCWrapCPUChangeBackwards drives the writer through every
@@ -148,9 +155,10 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 // sched_setaffinity: each record carries the CPU it ran on.
 func TestCPUMigrationWithAffinity(t *testing.T) {
 	bin := xraytool.Bin(t)
-	if !asm.HasRDTSCP() {
-		t.Skip("no RDTSCP: the fallback clock reports CPU 0")
+	if !tsc.HasCPU() {
+		t.Skipf("the %s clock does not tell the CPU (records carry tsc.UnknownCPU)", tsc.Source())
 	}
+	emulated.SkipIf(t, "a user-mode emulator does not keep TSC_AUX per CPU")
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	var orig unix.CPUSet
@@ -441,6 +449,7 @@ func TestStressConcurrentFlushesAndRestarts(t *testing.T) {
 // TestStartStopCyclesReleaseMemory: 1000 Start/Stop cycles (each mapping
 // and unmapping 4 MiB) leave the resident set where it was.
 func TestStartStopCyclesReleaseMemory(t *testing.T) {
+	emulated.SkipIf(t, "RSS is the emulator's, which keeps translated code and its own mappings")
 	c := config(t)
 	c.Dir = t.TempDir()
 	rss := func() int64 {

@@ -77,7 +77,7 @@ type Stats struct {
 	// FlushDiscardedBuffers counts buffers recycled while a flush copied them.
 	FlushDiscardedBuffers uint64
 
-	Clock             string // "rdtscp" or the fallback
+	Clock             string // tsc.Source(): "rdtscp", "lfence+rdtsc", "cntvct", "nanotime"...
 	Frequency         uint64 // ticks per second in file headers
 	FrequencySource   string
 	GoroutineIDSource string

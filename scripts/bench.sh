@@ -2,7 +2,8 @@
 # make bench: every row of the overhead table from one invocation on this
 # machine: the Go benchmarks (-count ${COUNT:-10}) and the compiler-rt XRay
 # FDR harness, then benchstat's summary and the table with ratios to the
-# floor (bench/README.md shows the latest one).
+# floor (bench/README.md shows the latest one). The floor is two reads of
+# the clock the tracer uses on this CPU (its name heads the output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${COUNT:-10}
@@ -23,4 +24,6 @@ out=bin/bench.txt
 echo
 go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out" || true
 echo
+# The clock and record path the rows measure (printed by bench's TestMain).
+grep -m1 '^# clock: ' "$out" || true
 go run ./bench/table < "$out"

@@ -28,7 +28,7 @@ type row struct {
 }
 
 var rows = []row{
-	{bench: "Floor", what: "floor: two RDTSCP reads and two 8-byte stores, in assembly"},
+	{bench: "Floor", what: "floor: two reads of the clock and two 8-byte stores"},
 	{bench: "EnterExit", what: "goxray on: `xray.Enter(id); xray.Exit(id)`"},
 	{bench: "EnterArgsExit", what: "goxray on, 2 args: `EnterArgs(id, a, b)` + `Exit`"},
 	{bench: "EnterExitParallel", what: "goxray on, parallel (per call on each P)", perP: true},

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"github.com/goxray/xray/internal/xraytool"
+
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 // with `apt-get install -y clang-19 libclang-rt-19-dev`.
 func crtTrace(t testing.TB) (bin, trace string) {
 	t.Helper()
+	xraytool.NeedExec(t, "clang-19", "apt-get install -y clang-19 libclang-rt-19-dev")
 	crtOnce.Do(func() {
 		crtBin, crtFile, crtErr = buildCRT()
 	})

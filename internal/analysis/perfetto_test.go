@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"github.com/goxray/xray/internal/xraytool"
+
 	"bytes"
 	"io"
 	"os"
@@ -66,10 +68,7 @@ func perfetto(t testing.TB, path string, m *Map) (out []byte, enters, exits int)
 // orphan exits), a named track per goroutine, interned names defined before
 // use, call arguments and event payloads as annotations.
 func TestPerfettoProtoc(t *testing.T) {
-	protoc, err := exec.LookPath("protoc")
-	if err != nil {
-		t.Fatalf("protoc not found (apt-get install -y protobuf-compiler): %v", err)
-	}
+	protoc := xraytool.NeedExec(t, "protoc", "apt-get install -y protobuf-compiler")
 	cb, ct := crtTrace(t)
 	m, err := ReadMap(cb)
 	if err != nil {

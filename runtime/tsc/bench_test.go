@@ -19,8 +19,7 @@ func BenchmarkNow(b *testing.B) {
 }
 
 func BenchmarkNowFallback(b *testing.B) {
-	useRDTSCP(false)
-	defer useRDTSCP(asm.HasRDTSCP())
+	forceClock(b, Nanotime)
 	var s uint64
 	for b.Loop() {
 		t, cpu := Now()

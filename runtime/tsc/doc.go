@@ -5,41 +5,79 @@
 // Contract:
 //
 //   - Now returns (ticks, cpu). It is inlinable, allocates nothing, takes no
-//     lock and makes no system call. With RDTSCP (amd64 CPUs that have it)
-//     ticks is the time-stamp counter and cpu is IA32_TSC_AUX & 0xfff (the
-//     CPU number; Linux keeps the NUMA node in the bits above). Otherwise
-//     ticks is the runtime's monotonic clock in nanoseconds and cpu is 0.
-//     The choice is made once at initialisation and Source names it.
-//   - Ticks are comparable across CPUs only when the TSC is invariant
+//     lock and makes no system call. Source names the clock behind it,
+//     chosen once at initialisation from what CPUID advertises; no clock
+//     ever executes an instruction the CPU does not advertise.
+//   - Ticks are comparable across CPUs only when the counter is invariant
 //     (Info.ConstantTSC and Info.NonstopTSC); they are reported, not
 //     enforced, so the trace header says what the hardware promises.
-//   - Probe returns the tick frequency and the TSC flags. The first call
-//     takes 10–50 ms (it measures); later calls return the cached result.
-//     Call it at tracer start, not on the hot path.
+//   - Probe returns the tick frequency and the counter's flags. The first
+//     call takes 10–50 ms (it measures); later calls return the cached
+//     result. Call it at tracer start, not on the hot path.
+//
+// The clocks, in order of preference (Source; cost per read measured on an
+// AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's
+// BenchmarkTSCRead, one run, shared machine):
+//
+//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction   (hidden here; ~21 ns)
+//	lfence+rdtsc+rdpid  invariant TSC, no RDTSCP, RDPID for the CPU
+//	lfence+rdtsc        invariant TSC, neither: CPU unknown                        23 ns
+//	cntvct              arm64: ISB; MRS CNTVCT_EL0 at CNTFRQ_EL0 Hz; CPU unknown
+//	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       42 ns
+//
+// Why LFENCE;RDTSC. RDTSC alone (13 ns) may be executed before earlier
+// instructions finish, so a timestamp could precede the work it follows.
+// The read must wait for earlier instructions, as RDTSCP does, and need not
+// hold back later ones. Intel's SDM (RDTSC) states exactly that for
+// LFENCE;RDTSC: RDTSC runs only after all earlier instructions completed
+// locally. RDTSC;LFENCE (48 ns here) orders the other side only (later
+// instructions wait for the read) and MFENCE;LFENCE;RDTSC (63 ns; what Go's
+// runtime.cputicks does without RDTSCP) also drains the store buffer,
+// which a timestamp does not need. On AMD, LFENCE is dispatch-serializing
+// (so the same reasoning holds) only when MSR C001_1029 (DE_CFG) bit 1 is
+// set: Linux sets it on every AMD family that has it writable since the
+// Spectre v1 mitigations (X86_FEATURE_LFENCE_RDTSC), and Zen 2 and later
+// have it set always; in a guest it is the host's setting, which KVM hosts
+// running Linux make. That is what this clock relies on on AMD; if the bit
+// were clear, a timestamp could be taken a few instructions early, never
+// out of order with another RDTSC on the same CPU.
+//
+// The CPU. With rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
+// TSC_AUX&0xfff, which Linux loads with the CPU number. The other clocks
+// return UnknownCPU (0) every time: RDPID is missing, and the alternatives
+// measured on the machine above cost too much per record (the getcpu
+// system call about 2.5 µs; LSL on Linux's per-CPU segment, which the
+// vDSO's getcpu uses, about 60 ns). So what a trace reader may conclude
+// from a NewCPUId record depends on the clock (Stats.Clock, logged at
+// Start):
+//
+//   - rdtscp, lfence+rdtsc+rdpid: the records after it, up to the next
+//     NewCPUId, were timestamped on that CPU (the recorder writes a new
+//     NewCPUId whenever the CPU changes within a block);
+//   - lfence+rdtsc, cntvct, nanotime: nothing about CPUs. The value is 0
+//     and the goroutine may have run on any CPU. Time is still right: these
+//     clocks are used only when one counter serves all CPUs (an invariant
+//     TSC, which Linux checks is synchronised across CPUs; arm64's system
+//     counter; the kernel's monotonic clock).
 //
 // Frequency. In order of preference:
 //
 //  1. CPUID leaf 0x15 (Intel: crystal Hz × TSC/crystal ratio, when all three
-//     values are non-zero);
+//     values are non-zero), or on arm64 CNTFRQ_EL0;
 //  2. the hypervisor timing leaf 0x40000010 (EAX = TSC kHz), when leaf
 //     0x40000000 says it exists;
 //  3. calibration against CLOCK_MONOTONIC_RAW over 50 ms.
 //
-// A CPUID value is trusted only after a 10 ms calibration agrees with it
+// A stated value is trusted only after a 10 ms calibration agrees with it
 // within 0.5 %; a value that disagrees is rejected, FrequencySource says so,
 // and the calibration continues to 50 ms. CLOCK_MONOTONIC_RAW is the
 // reference because it is never slewed by NTP. Each calibration end point is
-// the tightest of several (TSC, clock, TSC) reads taken on one CPU, so the
+// the tightest of several (tick, clock, tick) reads taken on one CPU, so the
 // system call's latency does not enter the measurement; over 50 ms the
 // result is good to a few parts per million, far inside the 0.1 % the
-// trace needs.
+// trace needs. The nanotime clock needs none of this: it is 1e9 Hz.
 //
 // compiler-rt's XRay runtime, by contrast, reads the frequency from sysfs
 // files that most machines lack and then falls back to CLOCK_REALTIME
 // nanoseconds with frequency 1e9 (see the project's reference notes).
-//
-// arm64 and other architectures use the fallback (runtime nanotime, cpu 0,
-// frequency 1e9, constant and nonstop). On arm64 a reader of the virtual
-// counter CNTVCT_EL0, whose frequency CNTFRQ_EL0 gives, could replace it
-// later; it would also need a way to learn the CPU number.
 package tsc

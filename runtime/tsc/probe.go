@@ -42,10 +42,10 @@ const (
 )
 
 func probe() Info {
-	if source != "rdtscp" {
+	if source == Nanotime {
 		return Info{Frequency: 1e9, FrequencySource: "nanotime (1e9)", ConstantTSC: true, NonstopTSC: true}
 	}
-	inv := invariantTSC()
+	inv := asm.InvariantTSC() || source == CNTVCT
 	info := Info{ConstantTSC: inv, NonstopTSC: inv}
 
 	start, ok := samplePoint()
@@ -170,23 +170,18 @@ func relDiff(a, b uint64) float64 {
 	return d / float64(b)
 }
 
-// invariantTSC reports CPUID 0x80000007 EDX bit 8 (false off x86, where
-// asm.CPUID returns zeros).
-func invariantTSC() bool {
-	maxExt, _, _, _ := asm.CPUID(0x80000000, 0)
-	if maxExt < 0x80000007 {
-		return false
-	}
-	_, _, _, edx := asm.CPUID(0x80000007, 0)
-	return edx&(1<<8) != 0
-}
-
 // cpuidFreq is cpuidFrequency; tests replace it to exercise the cross-check.
 var cpuidFreq = cpuidFrequency
 
 // cpuidFrequency returns the TSC frequency CPUID states, if it states one,
 // and the leaf it came from.
 func cpuidFrequency() (hz uint64, src string) {
+	if source == CNTVCT {
+		if hz := asm.CNTFRQ(); hz != 0 {
+			return hz, "CNTFRQ_EL0"
+		}
+		return 0, ""
+	}
 	maxLeaf, _, _, _ := asm.CPUID(0, 0)
 	if maxLeaf >= 0x15 {
 		// EAX/EBX is the TSC/crystal ratio, ECX the crystal in Hz. Many

@@ -3,21 +3,49 @@ package tsc
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 	_ "unsafe" // go:linkname
 
 	"github.com/goxray/xray/asm"
 )
 
-// Now returns a timestamp in ticks and the CPU it was read on: the TSC and
-// TSC_AUX & 0xfff with RDTSCP, otherwise monotonic nanoseconds and CPU 0.
+// Now returns a timestamp in ticks and the CPU it was read on (see Source
+// and the package documentation for what each clock gives).
 func Now() (ticks uint64, cpu uint32) {
 	t, aux := clock()
 	return t, aux & cpuMask
 }
 
-// Source names the clock behind Now: "rdtscp" or "nanotime".
+// The clocks, in order of preference. Source returns one of these names.
+const (
+	// RDTSCP: the TSC and, in the same instruction, TSC_AUX's CPU number.
+	RDTSCP = "rdtscp"
+	// LfenceRDTSCPID: LFENCE;RDTSC, then RDPID for the CPU (a CPU that
+	// advertises RDPID but not RDTSCP, with an invariant TSC).
+	LfenceRDTSCPID = "lfence+rdtsc+rdpid"
+	// LfenceRDTSC: LFENCE;RDTSC with an invariant TSC but neither RDTSCP
+	// nor RDPID; the CPU is unknown and reported as UnknownCPU.
+	LfenceRDTSC = "lfence+rdtsc"
+	// CNTVCT: arm64's virtual counter (ISB; MRS CNTVCT_EL0), at the
+	// frequency CNTFRQ_EL0 states; CPU unknown.
+	CNTVCT = "cntvct"
+	// Nanotime: the runtime's monotonic clock in nanoseconds; CPU unknown.
+	Nanotime = "nanotime"
+)
+
+// UnknownCPU is the CPU Now reports when the clock cannot say (Source is
+// LfenceRDTSC or Nanotime). It is 0, a real CPU number: only Source tells
+// a known CPU 0 from an unknown one (see the package documentation).
+const UnknownCPU = 0
+
+// Source names the clock behind Now: RDTSCP, LfenceRDTSCPID, LfenceRDTSC
+// or Nanotime.
 func Source() string { return source }
+
+// HasCPU reports whether Now's cpu is the CPU the reading was taken on
+// (false: it is always UnknownCPU).
+func HasCPU() bool { return cpuMask != 0 }
 
 // The clock is reached through a function variable rather than a branch on
 // a flag: a branch would put two calls the inliner cannot see into (the
@@ -26,20 +54,86 @@ func Source() string { return source }
 // well-predicted call.
 var (
 	clock   func() (uint64, uint32)
-	cpuMask uint32 // 0xfff with RDTSCP; 0 for the fallback, whose aux is 0 anyway
+	cpuMask uint32 // 0xfff with a CPU source; 0 otherwise
 	source  string
 )
 
-func init() { useRDTSCP(asm.HasRDTSCP()) }
+func init() { use(choose(asm.HasRDTSCP(), asm.HasRDPID(), asm.InvariantTSC(), asm.HasCNTVCT())) }
 
-// useRDTSCP selects the clock. Tests call it to force the fallback.
-func useRDTSCP(on bool) {
-	if on {
-		clock, cpuMask, source = asm.RDTSCP, 0xfff, "rdtscp"
-	} else {
-		clock, cpuMask, source = nanoClock, 0, "nanotime"
+// choose picks the clock from what the CPU advertises. The TSC without
+// RDTSCP is a clock only when it is invariant: otherwise its rate follows
+// the core's frequency and it may stop in deep sleep, so nanotime is the
+// better clock. RDTSCP is used even on a TSC that is not invariant, as
+// before: the header's flags then tell the reader so. arm64's counter is
+// constant-rate and always on by architecture.
+func choose(rdtscp, rdpid, invariant, cntvct bool) string {
+	switch {
+	case cntvct:
+		return CNTVCT
+	case rdtscp:
+		return RDTSCP
+	case invariant && rdpid:
+		return LfenceRDTSCPID
+	case invariant:
+		return LfenceRDTSC
 	}
+	return Nanotime
 }
+
+// use selects the clock. Tests call it to force another clock the CPU
+// advertises (never one it does not).
+func use(src string) {
+	switch src {
+	case RDTSCP:
+		clock, cpuMask = asm.RDTSCP, 0xfff
+	case LfenceRDTSCPID:
+		clock, cpuMask = lfenceRDPID, 0xfff
+	case LfenceRDTSC:
+		clock, cpuMask = lfence, 0
+	case CNTVCT:
+		clock, cpuMask = cntvct, 0
+	default:
+		src, clock, cpuMask = Nanotime, nanoClock, 0
+	}
+	source = src
+}
+
+// Advertised lists the clocks this CPU can run, Source first.
+func Advertised() []string {
+	all := []string{Source()}
+	for _, c := range []struct {
+		src string
+		ok  bool
+	}{
+		{RDTSCP, asm.HasRDTSCP()},
+		{LfenceRDTSCPID, asm.InvariantTSC() && asm.HasRDPID()},
+		{LfenceRDTSC, asm.InvariantTSC()},
+		{CNTVCT, asm.HasCNTVCT()},
+		{Nanotime, true},
+	} {
+		if c.ok && c.src != all[0] {
+			all = append(all, c.src)
+		}
+	}
+	return all
+}
+
+// UseForTest switches Now to src, one of Advertised, and returns the
+// function that switches back. It exists so that other packages' tests can
+// run every clock the CPU has; it must not be called while a tracing
+// session runs or concurrently with Now.
+func UseForTest(src string) (restore func()) {
+	if !slices.Contains(Advertised(), src) {
+		panic("tsc: " + src + " is not advertised by this CPU")
+	}
+	prev := source
+	use(src)
+	return func() { use(prev) }
+}
+
+func lfence() (uint64, uint32)      { return asm.LfenceRDTSC(), UnknownCPU }
+func cntvct() (uint64, uint32)      { return asm.CNTVCT(), UnknownCPU }
+func lfenceRDPID() (uint64, uint32) { return asm.LfenceRDTSC(), asm.RDPID() }
 
 // nanotime is the runtime's monotonic clock (CLOCK_MONOTONIC through the
 // vDSO on Linux): no allocation, no lock and, unlike time.Now, no wall-clock

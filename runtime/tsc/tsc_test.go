@@ -11,33 +11,61 @@ import (
 
 	"github.com/goxray/xray/asm"
 	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/internal/emulated"
 )
 
 // forceFallback switches Now to the nanotime clock for one test.
-func forceFallback(t *testing.T) {
+func forceFallback(t *testing.T) { t.Helper(); forceClock(t, Nanotime) }
+
+// forceClock switches Now to src for one test.
+func forceClock(t testing.TB, src string) {
 	t.Helper()
-	useRDTSCP(false)
-	t.Cleanup(func() { useRDTSCP(asm.HasRDTSCP()) })
+	prev := Source()
+	use(src)
+	t.Cleanup(func() { use(prev) })
+}
+
+func advertised() []string { return Advertised() }
+
+func TestChoose(t *testing.T) {
+	for _, c := range []struct {
+		rdtscp, rdpid, inv, cntvct bool
+		want                       string
+	}{
+		{true, true, true, false, RDTSCP},
+		{true, false, false, false, RDTSCP},
+		{false, true, true, false, LfenceRDTSCPID},
+		{false, false, true, false, LfenceRDTSC},
+		{false, true, false, false, Nanotime},
+		{false, false, false, false, Nanotime},
+		{false, false, false, true, CNTVCT},
+	} {
+		if got := choose(c.rdtscp, c.rdpid, c.inv, c.cntvct); got != c.want {
+			t.Errorf("choose(rdtscp=%v, rdpid=%v, invariant=%v, cntvct=%v) = %q, want %q", c.rdtscp, c.rdpid, c.inv, c.cntvct, got, c.want)
+		}
+	}
+	if got, want := Source(), choose(asm.HasRDTSCP(), asm.HasRDPID(), asm.InvariantTSC(), asm.HasCNTVCT()); got != want {
+		t.Fatalf("Source() = %q; the CPU's features choose %q", got, want)
+	}
 }
 
 func TestSourceConsistent(t *testing.T) {
 	info := Probe()
 	t.Logf("Source()=%q Probe()=%+v", Source(), info)
-	if asm.HasRDTSCP() {
-		if Source() != "rdtscp" {
-			t.Fatalf("RDTSCP available but Source() = %q", Source())
+	if Source() != Nanotime {
+		if inv := asm.InvariantTSC() || Source() == CNTVCT; info.ConstantTSC != inv || info.NonstopTSC != inv {
+			t.Fatalf("flags %v/%v, CPUID invariant TSC %v", info.ConstantTSC, info.NonstopTSC, asm.InvariantTSC())
 		}
-		if info.ConstantTSC != invariantTSC() || info.NonstopTSC != invariantTSC() {
-			t.Fatalf("flags %v/%v, CPUID invariant TSC %v", info.ConstantTSC, info.NonstopTSC, invariantTSC())
-		}
-		// Linux derives nonstop_tsc from the same CPUID bit.
-		if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		// Linux derives nonstop_tsc from the same CPUID bit (an emulator
+		// shows the host's /proc/cpuinfo, not its model's).
+		if b, err := os.ReadFile("/proc/cpuinfo"); err == nil && Source() != CNTVCT && emulated.Name() == "" {
 			if want := strings.Contains(string(b), " nonstop_tsc"); info.NonstopTSC != want {
 				t.Errorf("NonstopTSC = %v, /proc/cpuinfo nonstop_tsc = %v", info.NonstopTSC, want)
 			}
 		}
 	} else {
-		if Source() != "nanotime" || !info.ConstantTSC || !info.NonstopTSC || info.Frequency != 1e9 {
+		if !info.ConstantTSC || !info.NonstopTSC || info.Frequency != 1e9 {
 			t.Fatalf("no RDTSCP: Source() = %q, Probe() = %+v", Source(), info)
 		}
 	}
@@ -126,8 +154,9 @@ func TestNowMonotonic(t *testing.T) {
 			prev = now
 		}
 	}
-	t.Run("default", check)
-	t.Run("fallback", func(t *testing.T) { forceFallback(t); check(t) })
+	for _, src := range advertised() {
+		t.Run(src, func(t *testing.T) { forceClock(t, src); check(t) })
+	}
 }
 
 func TestNowCPU(t *testing.T) {
@@ -138,31 +167,56 @@ func TestNowCPU(t *testing.T) {
 	check := func(t *testing.T) {
 		for range 1000 {
 			_, cpu := Now()
-			if Source() == "nanotime" && cpu != 0 {
-				t.Fatalf("fallback cpu = %d, want 0", cpu)
+			if !HasCPU() && cpu != UnknownCPU {
+				t.Fatalf("%s: cpu = %d, want UnknownCPU", Source(), cpu)
 			}
-			if Source() == "rdtscp" && !mask.IsSet(int(cpu)) {
-				t.Fatalf("cpu %d is not in the affinity mask", cpu)
+			if HasCPU() && !mask.IsSet(int(cpu)) {
+				t.Fatalf("%s: cpu %d is not in the affinity mask", Source(), cpu)
 			}
 		}
 	}
-	t.Run("default", check)
-	t.Run("fallback", func(t *testing.T) { forceFallback(t); check(t) })
+	for _, src := range advertised() {
+		t.Run(src, func(t *testing.T) { forceClock(t, src); check(t) })
+	}
+}
+
+// TestTSCClocksAgree: where the CPU has more than one TSC clock, they
+// read the same counter: interleaved readings never go backwards.
+func TestTSCClocksAgree(t *testing.T) {
+	var tscs []string
+	for _, src := range advertised() {
+		if src != Nanotime {
+			tscs = append(tscs, src)
+		}
+	}
+	if len(tscs) < 2 {
+		t.Skipf("one TSC clock here (%v)", tscs)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev uint64
+	for i := range 30000 {
+		forceClock(t, tscs[i%len(tscs)])
+		now, _ := Now()
+		if now < prev {
+			t.Fatalf("%s read %d after %d", Source(), now, prev)
+		}
+		prev = now
+	}
 }
 
 func TestNowAllocs(t *testing.T) {
-	if a := testing.AllocsPerRun(1000, func() { Now() }); a != 0 {
-		t.Errorf("Now allocates %v times per call", a)
-	}
-	forceFallback(t)
-	if a := testing.AllocsPerRun(1000, func() { Now() }); a != 0 {
-		t.Errorf("fallback Now allocates %v times per call", a)
+	for _, src := range advertised() {
+		forceClock(t, src)
+		if a := testing.AllocsPerRun(1000, func() { Now() }); a != 0 {
+			t.Errorf("%s: Now allocates %v times per call", src, a)
+		}
 	}
 }
 
 func TestFallbackIsNanoseconds(t *testing.T) {
 	forceFallback(t)
-	if Source() != "nanotime" {
+	if Source() != Nanotime {
 		t.Fatalf("Source() = %q", Source())
 	}
 	info := probe()
@@ -196,8 +250,8 @@ func TestCPUIDFrequency(t *testing.T) {
 // that is 2 % off: the first is kept, the second rejected in favour of the
 // calibration, and FrequencySource says which happened.
 func TestCPUIDCrossCheck(t *testing.T) {
-	if Source() != "rdtscp" {
-		t.Skip("no TSC")
+	if Source() == Nanotime {
+		t.Skip("no TSC clock on this CPU")
 	}
 	truth := Probe().Frequency
 	defer func() { cpuidFreq = cpuidFrequency }()

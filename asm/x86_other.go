@@ -6,9 +6,19 @@ package asm
 // RDTSCP. HasRDTSCP reports false, so callers use another clock.
 func RDTSCP() (tsc uint64, aux uint32) { return 0, 0 }
 
+// LfenceRDTSC returns 0: there is no TSC in this build. InvariantTSC
+// reports false, so callers use another clock.
+func LfenceRDTSC() uint64 { return 0 }
+
+// RDPID returns 0: HasRDPID reports false in this build.
+func RDPID() uint32 { return 0 }
+
 // CPUID returns zeros: CPUID is an x86 instruction (and 386 is not a target
 // of this tracer's TSC clock).
 func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
 
-// HasRDTSCP reports false: RDTSCP is not available in this build.
-func HasRDTSCP() bool { return false }
+const (
+	hasRDTSCP    = false
+	hasRDPID     = false
+	invariantTSC = false
+)

@@ -1,0 +1,25 @@
+package bench
+
+import "github.com/goxray/xray/runtime/tsc"
+
+// floorFor returns the floor for a clock: two reads of the cheapest
+// correctly ordered timestamp the CPU advertises (the one the tracer uses:
+// tsc.Source) and two 8-byte stores into dst.
+func floorFor(src string) func(*[2]uint64) {
+	switch src {
+	case tsc.RDTSCP:
+		return floorRDTSCP
+	case tsc.LfenceRDTSC:
+		return floorLfenceRDTSC
+	case tsc.CNTVCT:
+		return floorCNTVCT
+	}
+	// nanotime (and LFENCE;RDTSC;RDPID, which only the Go path uses).
+	return floorNow
+}
+
+// floorNow reads the clock through tsc.Now.
+func floorNow(dst *[2]uint64) {
+	dst[0], _ = tsc.Now()
+	dst[1], _ = tsc.Now()
+}

@@ -1,0 +1,8 @@
+package bench
+
+//go:noescape
+func floorCNTVCT(dst *[2]uint64)
+
+// Not reached: no TSC on arm64.
+func floorRDTSCP(dst *[2]uint64)      { floorNow(dst) }
+func floorLfenceRDTSC(dst *[2]uint64) { floorNow(dst) }

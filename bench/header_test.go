@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/goxray/xray"
+)
+
+// TestMain prints, before any benchmark runs, the clock and the record
+// path the rows below measure: "# clock: ...; record path: ..." (make
+// bench's header, which bench/table repeats above its table).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		fmt.Println(header())
+	}
+	os.Exit(m.Run())
+}
+
+func header() string {
+	dir, err := os.MkdirTemp("", "goxray-bench")
+	if err != nil {
+		return "# clock: unknown (" + err.Error() + ")"
+	}
+	defer os.RemoveAll(dir)
+	if err := xray.Start(xray.Options{Dir: dir, FlushSignal: xray.NoSignal, Logf: func(string, ...any) {}}); err != nil {
+		return "# clock: unknown (" + err.Error() + ")"
+	}
+	st := xray.Stats()
+	xray.Stop()
+	return fmt.Sprintf("# clock: %s, %d Hz (%s); record path: %s", st.Clock, st.Frequency, st.FrequencySource, st.RecordPath)
+}

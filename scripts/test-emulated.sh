@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make test, emulated part: the suite on the clock paths this machine's CPU
+# does not take, under qemu-user (https://www.qemu.org/docs/master/user/):
+#   - arm64 (fast_arm64.s, the CNTVCT clock): asm, runtime/... and the API;
+#   - amd64 on "-cpu qemu64": no RDTSCP, no invariant TSC, so the nanotime
+#     clock and its fast path; asm and runtime/...;
+#   - amd64 on "-cpu max": RDTSCP, the clock-relevant packages.
+# Natively the machine takes one more path (RDTSCP, or LFENCE;RDTSC where
+# RDTSCP is hidden and the TSC invariant), so every path runs on every run.
+# GOXRAY_EMULATOR tells tests that cannot hold under emulation (RSS, child
+# processes, /proc/cpuinfo against CPUID) to skip, saying why.
+# qemu-user runs host binaries that tests exec (llvm-xray) natively.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+for q in qemu-aarch64-static qemu-x86_64-static; do
+  if ! command -v "$q" >/dev/null 2>&1; then
+    echo "error: $q is missing; install it with: apt-get install -y qemu-user-static" >&2
+    exit 1
+  fi
+done
+run() {
+  local emu=$1 arch=$2; shift 2
+  echo "GOARCH=$arch $GO test -count=1 -exec '$emu' $*"
+  local start=$SECONDS
+  GOXRAY_EMULATOR="$emu" GOARCH=$arch $GO test -count=1 -exec "$emu" "$@"
+  echo "  ($((SECONDS - start)) s under $emu)"
+}
+run "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
+run "qemu-x86_64-static -cpu qemu64" amd64 ./asm/... ./runtime/...
+run "qemu-x86_64-static -cpu max" amd64 ./asm/... ./runtime/tsc ./runtime
