@@ -1,14 +1,14 @@
 package analysis
 
 import (
-	"github.com/goxray/xray/internal/xraytool"
-
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // crtTrace builds testdata/crt.c with clang-19 -fxray-instrument, runs it

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"github.com/goxray/xray/internal/xraytool"
-
 	"bytes"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // perfetto writes path as a Perfetto trace the way `goxray perfetto` does
