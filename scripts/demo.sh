@@ -163,7 +163,7 @@ step_pprof() {
     wait "$pid" 2>/dev/null || true
   done
   [ -n "$url" ] || { echo "error: go tool pprof -http did not start:" >&2; cat "$log" >&2; exit 1; }
-  scripts/screenshot.sh "$url/ui/flamegraph" "$OUT/pprof.png" 1400 900
+  scripts/screenshot.sh "$url/ui/flamegraph" "$OUT/pprof.png" 1400 300
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   "$BIN/pngcheck" -min-chromatic 0.02 "$OUT/pprof.png"
