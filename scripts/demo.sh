@@ -44,14 +44,15 @@ show() {
   say ""
 }
 artifact() { artifacts+=("$1	$2"); }
-# wait_for GLOB: the first trace file (no .map, no temporary) matching GLOB,
-# waiting up to 20 s for it to appear.
+# wait_for GLOB: the first trace file matching GLOB that has its .map
+# beside it (so neither a map nor a temporary file), waiting up to 20 s.
 wait_for() {
-  local f=""
+  local f
   for _ in $(seq 200); do
-    # shellcheck disable=SC2086
-    f=$(ls $1 2>/dev/null | grep -v -e '\.tmp$' -e '\.map$' | head -1 || true)
-    [ -n "$f" ] && [ -s "$f.map" ] && { echo "$f"; return; }
+    for f in $1; do
+      case "$f" in *.map|*.tmp) continue ;; esac
+      [ -s "$f" ] && [ -s "$f.map" ] && { echo "$f"; return; }
+    done
     sleep 0.1
   done
   echo "error: no trace file (with its .map) matching $1 appeared" >&2
@@ -92,7 +93,7 @@ step_service() {
   echo "\$ kill -USR1 $pid"
   kill -USR1 "$pid"
   trace=$(wait_for "$OUT/xray-log.xraydemo.*")
-  kill -TERM "$pid"
+  kill -TERM "$pid" 2>/dev/null || true
   wait "$pid" || true
   map=$trace.map
   artifact "$trace" "the trace (FDR version 5), written on SIGUSR1"
@@ -184,7 +185,7 @@ step_auto() {
   say "# The same service without a single goxray line, built with goxray build:"
   show "$BIN/goxray" build -o "$BIN/autodemo" ./cmd/goxray/testdata/autodemo
   XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr xray_logfile_base=$dir/" \
-    "$BIN/autodemo" -duration 30s > "$dir/autodemo.log" 2>&1 &
+    "$BIN/autodemo" -duration 30s > "$OUT/autodemo.log" 2>&1 &
   local pid=$!
   cleanup+=("kill $pid 2>/dev/null || true")
   say "\$ XRAY_OPTIONS=\"patch_premain=true xray_mode=xray-fdr xray_logfile_base=auto/\" bin/autodemo &"
@@ -193,7 +194,7 @@ step_auto() {
   kill -USR1 "$pid"
   local t
   t=$(wait_for "$dir/autodemo.*")
-  kill -TERM "$pid"
+  kill -TERM "$pid" 2>/dev/null || true
   wait "$pid" || true
   show "$xray" account -instr_map="$t.map" -sort=sum -sortorder=dsc -top=10 "$t"
   artifact "$t" "the automatically instrumented service's trace (and its .map)"
