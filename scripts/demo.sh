@@ -79,9 +79,8 @@ step_tools() {
 
 step_build() {
   mkdir -p "$BIN"
-  go build -o "$BIN/xraydemo" ./cmd/xraydemo
-  go build -o "$BIN/goxray" ./cmd/goxray
-  go build -o "$BIN/pngcheck" ./cmd/pngcheck
+  # One go build for the three commands: their shared packages compile once.
+  go build -o "$BIN/" ./cmd/xraydemo ./cmd/goxray ./cmd/pngcheck
 }
 
 # step_service: run the demo service, flush it with SIGUSR1 after 4 s, stop it.
