@@ -38,12 +38,15 @@ soak:
 	@scripts/need-llvm-xray.sh >/dev/null
 	XRAY_SOAK=$(SOAK) $(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 0 -v .
 
-# demo: everything goes to out/demo (ignored by git); the clone stays clean.
+# demo: trace cmd/xraydemo, flush it with SIGUSR1, read the trace with
+# llvm-xray and goxray (account, top -lineage, flame, pprof, perfetto), then
+# the same service built by `goxray build` and traced by XRAY_OPTIONS alone.
+# Everything goes to out/demo (ignored by git); the clone stays clean.
 demo:
 	@scripts/demo.sh
 
-# docs: run the demo, then refresh the tracked docs/flame.{svg,png} and the
-# README's demo excerpt from it.
+# docs: run the demo (Chromium required), then refresh the tracked
+# docs/flame.{svg,png}, docs/pprof.png and the README's demo excerpt from it.
 docs:
 	@scripts/demo.sh --docs
 

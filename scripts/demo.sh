@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # make demo: run an instrumented HTTP service under load, flush a trace with
-# SIGUSR1 while it runs, and show what llvm-xray makes of it: the latency
-# table, the hottest stacks, a Chrome/Perfetto timeline and a flame graph
-# (SVG, rendered to PNG by headless Chromium and checked not to be blank).
+# SIGUSR1 while it runs, and read it: llvm-xray's latency table, then goxray's
+# own views (the same table, the hottest paths with goroutines nested under
+# the call that spawned them, a goroutine-aware flame graph, a pprof profile,
+# a Perfetto timeline); then build the same service from sources with no
+# goxray line (`goxray build`) and trace it with XRAY_OPTIONS alone.
 #
 # Everything goes to $DEMO_OUT (default out/demo, ignored by git; emptied
-# first), so the demo never changes tracked files. `make docs` runs it with
-# --docs, which afterwards copies the flame graph to docs/ and the
-# transcript into README.md.
+# first), so the demo never changes tracked files. Chromium, when installed,
+# renders the flame graph and pprof's web flame graph to PNGs (checked not
+# to be blank); without it those two images are skipped with the install
+# command. `make docs` runs it with --docs, which requires Chromium and
+# afterwards copies the images to docs/ and the transcript into README.md.
 #
 # Adding a step: write a function step_<name> that reads and writes files in
 # $OUT (the trace is $trace, its map $map, llvm-xray is $xray, built tools are
@@ -18,94 +22,181 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-STEPS=(tools build service account stack timeline flame)
+STEPS=(tools build service account top flame pprof timeline auto)
 DOCS=0
 [ "${1:-}" = --docs ] && DOCS=1
 
 OUT=${DEMO_OUT:-out/demo}
 BIN=$OUT/bin
 artifacts=()
+cleanup=()
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
 
 say() { echo "$*" | tee -a "$OUT/demo.txt"; }
 # show CMD...: print the command as the user would type it (paths relative
-# to $OUT), run it, and keep its output in the transcript.
+# to $OUT, goxray for the built tool, llvm-xray for $xray), run it, and keep
+# its output in the transcript.
 show() {
-  local shown=${*//$OUT\//}
+  local shown=${*//$BIN\/goxray/goxray}
+  shown=${shown//$OUT\//}
   say "\$ ${shown//$xray/llvm-xray}"
   "$@" | tee -a "$OUT/demo.txt"
   say ""
 }
 artifact() { artifacts+=("$1	$2"); }
+# wait_for GLOB: the first trace file matching GLOB that has its .map
+# beside it (so neither a map nor a temporary file), waiting up to 20 s.
+wait_for() {
+  local f
+  for _ in $(seq 200); do
+    for f in $1; do
+      case "$f" in *.map|*.tmp) continue ;; esac
+      [ -s "$f" ] && [ -s "$f.map" ] && { echo "$f"; return; }
+    done
+    sleep 0.1
+  done
+  echo "error: no trace file (with its .map) matching $1 appeared" >&2
+  exit 1
+}
 
 step_tools() {
   xray=$(scripts/need-llvm-xray.sh)
   command -v go >/dev/null || { echo "error: go not found (https://go.dev/dl/)" >&2; exit 1; }
-  if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
-    echo "error: chromium not found (it renders the flame graph). Install it with:" >&2
-    echo "  apt-get update && apt-get install -y chromium" >&2
-    exit 1
+  chrome=""
+  for c in chromium chromium-browser; do
+    if command -v "$c" >/dev/null 2>&1; then chrome=$(command -v "$c"); break; fi
+  done
+  if [ -z "$chrome" ]; then
+    if [ $DOCS = 1 ]; then
+      echo "error: make docs needs chromium (it renders docs/flame.png and docs/pprof.png). Install it with:" >&2
+      echo "  apt-get update && apt-get install -y chromium" >&2
+      exit 1
+    fi
+    echo "note: chromium not found: the flame graph stays an SVG and pprof's web view is not captured" >&2
+    echo "  (apt-get update && apt-get install -y chromium)" >&2
   fi
 }
 
 step_build() {
   mkdir -p "$BIN"
-  go build -o "$BIN/xraydemo" ./cmd/xraydemo
-  go build -o "$BIN/xrayflame" ./cmd/xrayflame
-  go build -o "$BIN/pngcheck" ./cmd/pngcheck
+  # One go build for the three commands: their shared packages compile once.
+  go build -o "$BIN/" ./cmd/xraydemo ./cmd/goxray ./cmd/pngcheck
 }
 
 # step_service: run the demo service, flush it with SIGUSR1 after 4 s, stop it.
 step_service() {
   "$BIN/xraydemo" -dir "$OUT" -duration 60s &
   local pid=$!
-  trap "kill $pid 2>/dev/null || true" EXIT
+  cleanup+=("kill $pid 2>/dev/null || true")
   sleep 4
   echo "\$ kill -USR1 $pid"
   kill -USR1 "$pid"
-  trace=""
-  for _ in $(seq 200); do
-    trace=$(ls "$OUT"/xray-log.xraydemo.* 2>/dev/null | grep -v -e '\.tmp$' -e '\.map$' | head -1 || true)
-    [ -n "$trace" ] && break
-    sleep 0.1
-  done
-  [ -n "$trace" ] || { echo "error: no trace file appeared in $OUT" >&2; exit 1; }
-  kill -TERM "$pid"
+  trace=$(wait_for "$OUT/xray-log.xraydemo.*")
+  kill -TERM "$pid" 2>/dev/null || true
   wait "$pid" || true
-  trap - EXIT
   map=$trace.map
-  [ -s "$map" ] || { echo "error: $map (the instrumentation map) is missing" >&2; exit 1; }
   artifact "$trace" "the trace (FDR version 5), written on SIGUSR1"
   artifact "$map" "its instrumentation map: llvm-xray's -instr_map"
 }
 
+# step_account: llvm-xray's latency table, then goxray's, which must agree
+# row for row (goxray's reads the file in bounded memory, many times faster).
 step_account() {
   show "$xray" account -instr_map="$map" -sort=sum -sortorder=dsc -top=12 "$trace"
+  local t0 t1 t2
+  t0=$(date +%s.%N)
+  "$xray" account -instr_map="$map" -sort=sum -sortorder=dsc "$trace" > "$OUT/account.llvm-xray.txt"
+  t1=$(date +%s.%N)
+  "$BIN/goxray" account -sort=sum -sortorder=dsc "$trace" > "$OUT/account.goxray.txt"
+  t2=$(date +%s.%N)
+  if ! cmp -s "$OUT/account.llvm-xray.txt" "$OUT/account.goxray.txt"; then
+    echo "error: goxray account and llvm-xray account disagree:" >&2
+    diff "$OUT/account.llvm-xray.txt" "$OUT/account.goxray.txt" >&2 || true
+    exit 1
+  fi
+  say "\$ goxray account -sort=sum -sortorder=dsc $(basename "$trace")"
+  say "$(awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "(the same table, byte for byte: checked; %.2f s here, llvm-xray %.2f s)", c - b, b - a }')"
+  say ""
 }
 
-# step_stack: the hottest stacks, cut after whole stacks (each ends with a
-# blank line), never inside one.
-step_stack() {
-  show_stack() {
-    "$xray" stack "$@" | awk '/^Sum:/ { n++ } n <= 4 { print }'
-  }
-  local shown=${trace#"$OUT"/}
-  say "\$ llvm-xray stack -instr_map=$shown.map $shown   (the 4 hottest stacks)"
-  show_stack -instr_map="$map" "$trace" | tee -a "$OUT/demo.txt"
+step_top() {
+  show "$BIN/goxray" top -lineage -n 10 "$trace"
+}
+
+# step_flame: the goroutine-aware flame graph: fan-out goroutines drawn
+# under the call that spawned them ("go NAME" frames), widths in time.
+step_flame() {
+  "$BIN/goxray" flame -lineage -title "xraydemo: goroutine-aware flame graph" \
+    -subtitle "goxray flame -lineage $(basename "$trace"): widths are goroutine time; \"go F\" frames run concurrently with their spawner" \
+    -o "$OUT/flame.svg" "$trace"
+  artifact "$OUT/flame.svg" "goroutine-aware flame graph (open in a browser)"
+  if [ -n "$chrome" ]; then
+    scripts/screenshot.sh "$OUT/flame.svg" "$OUT/flame.png"
+    "$BIN/pngcheck" -min-chromatic 0.02 "$OUT/flame.png"
+    artifact "$OUT/flame.png" "the same, rendered by headless Chromium"
+  fi
+}
+
+# step_pprof: the same call paths as a pprof profile, read by go tool pprof;
+# with Chromium, a screenshot of pprof's own web UI (its flame graph view).
+step_pprof() {
+  "$BIN/goxray" pprof -lineage -o "$OUT/xraydemo.pb.gz" "$trace"
+  say "\$ goxray pprof -lineage -o xraydemo.pb.gz $(basename "$trace")"
+  show go tool pprof -top -nodecount=12 "$OUT/xraydemo.pb.gz"
+  artifact "$OUT/xraydemo.pb.gz" "pprof profile: go tool pprof -http=: $OUT/xraydemo.pb.gz"
+  [ -n "$chrome" ] || return 0
+  # A port from 18000-18999 (none on Chromium's unsafe list; pprof prints
+  # 0 for -http=:0): another one if it is taken.
+  local log=$OUT/pprof-http.log url="" pid port
+  for _ in 1 2 3 4 5; do
+    port=$((18000 + RANDOM % 1000))
+    go tool pprof -http=127.0.0.1:$port -no_browser "$OUT/xraydemo.pb.gz" > "$log" 2>&1 &
+    pid=$!
+    cleanup+=("kill $pid 2>/dev/null || true")
+    for _ in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      grep -q "Serving web UI" "$log" && { url=http://127.0.0.1:$port; break; }
+      sleep 0.1
+    done
+    [ -n "$url" ] && break
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  [ -n "$url" ] || { echo "error: go tool pprof -http did not start:" >&2; cat "$log" >&2; exit 1; }
+  scripts/screenshot.sh "$url/ui/flamegraph" "$OUT/pprof.png" 1400 300
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  "$BIN/pngcheck" -min-chromatic 0.02 "$OUT/pprof.png"
+  artifact "$OUT/pprof.png" "pprof's web flame graph of it, captured by headless Chromium"
 }
 
 step_timeline() {
-  "$xray" convert -symbolize -instr_map="$map" -output-format=trace_event -o "$OUT/timeline.json" "$trace"
-  artifact "$OUT/timeline.json" "timeline: open in https://ui.perfetto.dev or chrome://tracing"
+  "$BIN/goxray" perfetto -o "$OUT/timeline.perfetto-trace" "$trace"
+  artifact "$OUT/timeline.perfetto-trace" "timeline, one track per goroutine: open in https://ui.perfetto.dev"
 }
 
-step_flame() {
-  "$xray" stack -instr_map="$map" -all-stacks -stack-format=flame "$trace" \
-    | "$BIN/xrayflame" -merge-threads -title "xraydemo: where the time goes" \
-        -subtitle "llvm-xray stack -all-stacks -stack-format=flame, $(basename "$trace")" -o "$OUT/flame.svg"
-  scripts/screenshot.sh "$OUT/flame.svg" "$OUT/flame.png"
-  "$BIN/pngcheck" -min-chromatic 0.02 "$OUT/flame.png"
-  artifact "$OUT/flame.svg" "flame graph (open in a browser)"
-  artifact "$OUT/flame.png" "the same, rendered by headless Chromium"
+# step_auto: cmd/goxray/testdata/autodemo is the same service with every
+# goxray line removed; goxray build instruments it, XRAY_OPTIONS starts the
+# recorder, SIGUSR1 flushes it.
+step_auto() {
+  local dir=$OUT/auto
+  mkdir -p "$dir"
+  say "# The same service without a single goxray line, built with goxray build:"
+  show "$BIN/goxray" build -o "$BIN/autodemo" ./cmd/goxray/testdata/autodemo
+  XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr xray_logfile_base=$dir/" \
+    "$BIN/autodemo" -duration 30s > "$OUT/autodemo.log" 2>&1 &
+  local pid=$!
+  cleanup+=("kill $pid 2>/dev/null || true")
+  say "\$ XRAY_OPTIONS=\"patch_premain=true xray_mode=xray-fdr xray_logfile_base=auto/\" bin/autodemo &"
+  sleep 2
+  say "\$ kill -USR1 $pid"
+  kill -USR1 "$pid"
+  local t
+  t=$(wait_for "$dir/autodemo.*")
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" || true
+  show "$xray" account -instr_map="$t.map" -sort=sum -sortorder=dsc -top=10 "$t"
+  artifact "$t" "the automatically instrumented service's trace (and its .map)"
 }
 
 # docs: the --docs refresh of tracked files from this run's outputs.
@@ -113,16 +204,18 @@ docs() {
   mkdir -p docs
   cp "$OUT/flame.svg" docs/flame.svg
   cp "$OUT/flame.png" docs/flame.png
+  cp "$OUT/pprof.png" docs/pprof.png
   awk -v ex="$OUT/demo.txt" '
     /<!-- demo:begin -->/ { print; print "```"; while ((getline l < ex) > 0) print l; print "```"; skip=1; next }
     /<!-- demo:end -->/ { skip=0 }
     !skip { print }
   ' README.md > "$OUT/README.md"
   cp "$OUT/README.md" README.md
-  echo "refreshed docs/flame.svg, docs/flame.png and the demo excerpt in README.md"
+  echo "refreshed docs/flame.svg, docs/flame.png, docs/pprof.png and the demo excerpt in README.md"
 }
 
 case "$OUT" in ""|/) echo "error: DEMO_OUT=$OUT" >&2; exit 1 ;; esac
+start=$(date +%s)
 rm -rf "$OUT"
 mkdir -p "$OUT"
 : > "$OUT/demo.txt"
@@ -133,7 +226,7 @@ artifact "$OUT/demo.txt" "this transcript"
 [ $DOCS = 1 ] && docs
 
 echo
-echo "The demo's files are in $OUT/:"
+echo "The demo's files are in $OUT/ ($(( $(date +%s) - start )) s):"
 for a in "${artifacts[@]}"; do
-  printf '  %-44s %s\n' "${a%%	*}" "${a#*	}"
+  printf '  %-48s %s\n' "${a%%	*}" "${a#*	}"
 done

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # screenshot.sh IN.svg OUT.png [WIDTH HEIGHT]
+# screenshot.sh http://HOST:PORT/PAGE OUT.png WIDTH HEIGHT
 #
-# Renders an SVG to a PNG with headless Chromium, the way a person would see
-# it in a browser. The window size defaults to the SVG's own width and height
-# attributes (rounded up), so the whole image is captured. Chromium gets a
+# Renders an SVG (or a web page, such as pprof's -http UI) to a PNG with
+# headless Chromium, the way a person would see it in a browser. For an SVG
+# the window size defaults to its own width and height attributes (rounded
+# up), so the whole image is captured; a page is given 5 s of virtual time
+# for its scripts to draw. Chromium gets a
 # fresh, empty profile each time and is told not to touch the network.
 #
 # Chromium is started as root by this project's demo, which needs
 # --no-sandbox; its stderr is kept in a log and shown only on failure.
 set -euo pipefail
 
-usage() { echo "usage: $0 IN.svg OUT.png [WIDTH HEIGHT]" >&2; exit 2; }
+usage() { echo "usage: $0 IN.svg OUT.png [WIDTH HEIGHT] | $0 URL OUT.png WIDTH HEIGHT" >&2; exit 2; }
 [ $# -eq 2 ] || [ $# -eq 4 ] || usage
 svg=$1 png=$2
 
@@ -24,9 +27,16 @@ if [ -z "$chrome" ]; then
   exit 1
 fi
 
-# A missing file would make Chromium screenshot its error page, which is not
-# blank; stop here instead.
-[ -r "$svg" ] && [ -s "$svg" ] || { echo "error: $svg is missing or empty" >&2; exit 1; }
+url=""
+case "$svg" in
+  http://*|https://*)
+    url=$svg
+    [ $# -eq 4 ] || { echo "error: a URL needs WIDTH HEIGHT" >&2; usage; } ;;
+  *)
+    # A missing file would make Chromium screenshot its error page, which is
+    # not blank; stop here instead.
+    [ -r "$svg" ] && [ -s "$svg" ] || { echo "error: $svg is missing or empty" >&2; exit 1; } ;;
+esac
 
 if [ $# -eq 4 ]; then
   w=$3 h=$4
@@ -48,7 +58,14 @@ if [ "$h" -lt 160 ]; then
   h=160
 fi
 
-abs_svg=$(cd "$(dirname "$svg")" && pwd)/$(basename "$svg")
+extra=()
+if [ -n "$url" ]; then
+  # Chromium refuses ports on its unsafe list (ERR_UNSAFE_PORT) unless told.
+  port=$(printf '%s' "$url" | sed -n 's|^[a-z]*://[^/:]*:\([0-9]*\).*|\1|p')
+  extra=(--virtual-time-budget=5000 ${port:+--explicitly-allowed-ports=$port})
+else
+  url=file://$(cd "$(dirname "$svg")" && pwd)/$(basename "$svg")
+fi
 abs_png=$(mkdir -p "$(dirname "$png")" && cd "$(dirname "$png")" && pwd)/$(basename "$png")
 profile=$(mktemp -d /tmp/chromium-profile.XXXXXX)
 log=$(mktemp /tmp/chromium-log.XXXXXX)
@@ -61,7 +78,7 @@ if ! timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --disable-quic 
     --no-first-run --disable-background-networking --disable-component-update \
     --disable-sync --disable-dev-shm-usage --hide-scrollbars \
     --user-data-dir="$profile" --screenshot="$abs_png" --window-size="$w,$h" \
-    "file://$abs_svg" >"$log" 2>&1; then
+    "${extra[@]}" "$url" >"$log" 2>&1; then
   echo "error: chromium failed; its output:" >&2
   cat "$log" >&2
   exit 1
