@@ -151,6 +151,32 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 // calibrateSched intersects the candidates seen from several goroutines
 // (which the scheduler spreads over Ps when GOMAXPROCS > 1) and requires
 // exactly one survivor.
+// sampleTries bounds how often one sample is taken again when it finds
+// no chain. A sample reads while its goroutine is in the pread system
+// call; on a loaded machine sysmon may retake the P from a system call
+// that outlasts its 20 µs tick, so m.p no longer leads to a running P for
+// that read. That is evidence of nothing, so the sample is retried; a
+// candidate that is wrong is still weeded out by the intersection of
+// samples, never by a retry.
+const sampleTries = 5
+
+func sampleRetrying(mem safeMem) (map[[2]uintptr]bool, error) {
+	var err error
+	for range sampleTries {
+		res := make(chan error, 1)
+		var got map[[2]uintptr]bool
+		go func() {
+			var err error
+			got, err = sample(mem)
+			res <- err
+		}()
+		if err = <-res; err == nil {
+			return got, nil
+		}
+	}
+	return nil, err
+}
+
 func calibrateSched() (uintptr, uintptr, error) {
 	if Getg() == nil {
 		return 0, 0, fmt.Errorf("no g pointer reader for GOARCH=%s in this build", runtime.GOARCH)
@@ -163,14 +189,8 @@ func calibrateSched() (uintptr, uintptr, error) {
 	mem := safeMem{f}
 	var common map[[2]uintptr]bool
 	for i := 0; i < 8; i++ {
-		res := make(chan error, 1)
-		var got map[[2]uintptr]bool
-		go func() {
-			var err error
-			got, err = sample(mem)
-			res <- err
-		}()
-		if err := <-res; err != nil {
+		got, err := sampleRetrying(mem)
+		if err != nil {
 			return 0, 0, err
 		}
 		if common == nil {
