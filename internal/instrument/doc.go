@@ -25,7 +25,8 @@
 //	__xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]);
 //
 // where __xray is the file's import of github.com/goxray/xray and
-// __xray_ids_F a package-level array appended at the end of the file. The
+// __xray_ids_F a package-level array appended at the end of the file
+// (both take a numeric suffix when the package already uses the name). The
 // array's initializer registers the file's table with xray.RegisterTable;
 // since every instrumented function reads the array, Go's package
 // initialization order computes it before any initializer that can reach
@@ -46,7 +47,9 @@
 //     literals inside them;
 //   - declarations carrying a //go: directive other than //go:noinline
 //     (nosplit, systemstack, norace, …: code that must not grow a call or
-//     a defer);
+//     a defer), wherever the compiler takes it from: the doc comment or
+//     any line since the previous declaration, blank lines included
+//     (//go:generate and //go:embed are not compiler directives);
 //   - functions named _, bodiless declarations (assembly, linkname pulls);
 //   - files that import "C" (cgo) or github.com/goxray/xray (instrumented
 //     by hand already), and generated files ("// Code generated

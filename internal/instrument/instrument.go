@@ -82,6 +82,15 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		afs[i] = af
 	}
 	p.globBase = initLiteralBases(afs)
+	p.used = map[string]bool{}
+	for _, af := range afs {
+		ast.Inspect(af, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				p.used[id.Name] = true
+			}
+			return true
+		})
+	}
 	for i, f := range files {
 		r, err := p.file(fset, afs[i], f)
 		if err != nil {
@@ -99,6 +108,19 @@ type pkgState struct {
 	importPath string
 	inits      int
 	globBase   map[initKey]int // see initLiteralBases
+	used       map[string]bool // every identifier of the package's files
+}
+
+// fresh is base, or base with the smallest numeric suffix, that no
+// identifier of the package uses: a user's own __xray (an import name,
+// a local variable a literal sees) must neither clash with nor shadow
+// the inserted ones.
+func (p *pkgState) fresh(base string) string {
+	name := base
+	for i := 1; p.used[name]; i++ {
+		name = base + strconv.Itoa(i)
+	}
+	return name
 }
 
 var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
@@ -120,6 +142,7 @@ type fileState struct {
 	funcs   []Func
 	skipped map[string]int
 	ids     string // name of the file's id array
+	xr      string // name of the file's import of goxray
 	osName  string // local name of "os", "" if not imported
 	isTest  bool
 	active  bool // instrument functions (false: only count names)
@@ -135,6 +158,10 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	s.prefix = symbolPrefix(p.importPath, af.Name.Name)
 	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
 	s.ids = "__xray_ids_" + identSafe(base)
+	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"]; i++ {
+		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
+	}
+	s.xr = p.fresh("__xray")
 	for _, im := range af.Imports {
 		path, _ := strconv.Unquote(im.Path.Value)
 		switch path {
@@ -160,10 +187,11 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	// A literal counts under its enclosing function even where nothing is
 	// instrumented, so the walk always runs: numbering must match the
 	// compiler's whatever is skipped.
+	prev := af.Name.End()
 	for _, d := range af.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			s.funcDecl(d)
+			s.funcDecl(d, s.pragmas(af, prev, d.Pos()))
 		case *ast.GenDecl:
 			for _, sp := range d.Specs {
 				vs, ok := sp.(*ast.ValueSpec)
@@ -185,6 +213,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 				}
 			}
 		}
+		prev = d.End()
 	}
 	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
 	name := f.Name
@@ -193,7 +222,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	}
 	if len(s.edits) > 0 {
 		// The import goes on the package clause's line: no line moves.
-		s.insert(s.tf.Offset(af.Name.End()), `; import __xray "`+ImportPath+`"`)
+		s.insert(s.tf.Offset(af.Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
 	} else if p.cfg.Lang == "" {
 		return res, nil
 	}
@@ -204,16 +233,34 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	return res, nil
 }
 
-func (s *fileState) funcDecl(d *ast.FuncDecl) {
+// pragmas returns the //go: lines between from and to: the compiler
+// gives a declaration every directive written since the previous one,
+// also across blank lines that end its doc comment.
+func (s *fileState) pragmas(af *ast.File, from, to token.Pos) bool {
+	for _, g := range af.Comments {
+		if g.End() <= from || g.Pos() >= to {
+			continue
+		}
+		for _, c := range g.List {
+			if c.Pos() > from && c.End() < to && isGoPragma(c.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	name := s.declName(d)
 	never, always, goDirective := directives(d.Doc)
+	goDirective = goDirective || goPragma
 	if d.Body == nil {
 		return
 	}
 	isMain := d.Recv == nil && d.Name.Name == "main" && s.prefix == "main" && !s.isTest
 	isTestMain := d.Recv == nil && d.Name.Name == "TestMain" && s.isTest
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
-		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer __xray.AutoStop();")
+		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer "+s.xr+".AutoStop();")
 	}
 	if s.cfg.ExitHooks && (s.prefix == "main" || s.isTest) && s.osName != "" {
 		s.wrapExits(d.Body)
@@ -273,7 +320,7 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
-	s.insert(s.tf.Offset(body.Lbrace)+1, "__xray.Enter("+id+"); defer __xray.Exit("+id+");")
+	s.insert(s.tf.Offset(body.Lbrace)+1, s.xr+".Enter("+id+"); defer "+s.xr+".Exit("+id+");")
 }
 
 // wrapExits turns os.Exit(x) into os.Exit(__xray.AutoExit(x)).
@@ -290,7 +337,7 @@ func (s *fileState) wrapExits(body *ast.BlockStmt) {
 		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != s.osName {
 			return true
 		}
-		s.insert(s.tf.Offset(c.Lparen)+1, "__xray.AutoExit(")
+		s.insert(s.tf.Offset(c.Lparen)+1, s.xr+".AutoExit(")
 		s.insert(s.tf.Offset(c.Rparen), ")")
 		return true
 	})
@@ -361,8 +408,8 @@ func (s *fileState) apply(name string) []byte {
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nvar %s = %s_init()\n\nfunc %s_init() (ids [%d]__xray.ID) {\n\t__xray.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
-		s.ids, s.ids, s.ids, len(s.funcs), strconv.Quote(name), strconv.Quote(tab.String()))
+	fmt.Fprintf(&b, "\nvar %s = %s_init()\n\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
+		s.ids, s.ids, s.ids, len(s.funcs), s.xr, s.xr, strconv.Quote(name), strconv.Quote(tab.String()))
 	return b.Bytes()
 }
 
@@ -425,11 +472,28 @@ func directives(doc *ast.CommentGroup) (never, always, goDirective bool) {
 			never = true
 		case t == "//xray:always" || strings.HasPrefix(t, "//xray:always "):
 			always = true
-		case strings.HasPrefix(t, "//go:") && !strings.HasPrefix(t, "//go:noinline") && !strings.HasPrefix(t, "//go:build"):
+		case isGoPragma(t):
 			goDirective = true
 		}
 	}
 	return
+}
+
+// isGoPragma reports whether a comment is a compiler directive that rules
+// out instrumentation: any //go: line but //go:noinline, which a defer
+// implies anyway, and the ones the compiler does not read (build,
+// generate, embed).
+func isGoPragma(t string) bool {
+	name, ok := strings.CutPrefix(t, "//go:")
+	if !ok {
+		return false
+	}
+	name, _, _ = strings.Cut(name, " ")
+	switch name {
+	case "noinline", "build", "generate", "embed":
+		return false
+	}
+	return true
 }
 
 // symbolPrefix is the linker's prefix for a package's symbols: the import

@@ -257,3 +257,44 @@ func TestInitOrderNumbering(t *testing.T) {
 		}
 	}
 }
+
+// TestPragmaAcrossBlankLine: the compiler applies a //go: directive to the
+// next declaration even when a blank line separates them (go:nosplit then
+// holds on a function whose doc comment go/ast finds empty), so such a
+// function is not instrumented; //go:generate is no compiler directive.
+func TestPragmaAcrossBlankLine(t *testing.T) {
+	src := "package q\n\n//go:nosplit\n\nfunc Blank() { _ = 1 }\n\n//go:norace\n// Doc after the directive.\nfunc Above() {}\n\nvar v = 1\n\nfunc After() {}\n\n//go:generate echo\nfunc Gen() {}\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"q.After", "q.Gen"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if rs[0].Skipped["go: directive"] != 2 {
+		t.Errorf("skipped %v", rs[0].Skipped)
+	}
+}
+
+// TestNameCollisions: a file that imports something as __xray, or a
+// package that declares or uses __xray (a local variable a literal sees)
+// or the id array's name, gets fresh names for the inserted ones.
+func TestNameCollisions(t *testing.T) {
+	a := "package q\n\nimport __xray \"strings\"\n\nfunc U(s string) string { return __xray.ToUpper(s) }\n"
+	b := "package q\n\nfunc L() int {\n\t__xray, __xray1 := 3, 4\n\tf := func() int { return __xray * __xray1 }\n\treturn f()\n}\n"
+	ids := "__xray_ids_c_" + identSafe("c.go")[len("c_"):]
+	c := "package q\n\nvar " + ids + " = 1\n\nfunc C() {}\n"
+	rs, err := Package("q", []File{{Path: "a.go", Src: []byte(a)}, {Path: "b.go", Src: []byte(b)}, {Path: "c.go", Src: []byte(c)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		out := string(r.Src)
+		if !strings.Contains(out, `import __xray2 "github.com/goxray/xray"`) || strings.Contains(out, "__xray.Enter") || !strings.Contains(out, "__xray2.Enter(") {
+			t.Errorf("file %d: the inserted import is not __xray2:\n%s", i, out)
+		}
+	}
+	if out := string(rs[2].Src); !strings.Contains(out, "var "+ids+"_1 = "+ids+"_1_init()") {
+		t.Errorf("the id array takes the user's name:\n%s", out)
+	}
+}
