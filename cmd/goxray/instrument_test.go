@@ -448,3 +448,43 @@ func TestAutoDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoVendor builds a vendored module (`go mod vendor`, then the
+// go command's default -mod=vendor): the instrumented code imports
+// github.com/goxray/xray, which the tool does not link, so only the tool's
+// tagged import (vendordeps.go) puts it into vendor/.
+func TestAutoVendor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	if _, e, code := autoRun(t, mod, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "go", "mod", "vendor"); code != 0 {
+		t.Fatalf("go mod vendor: %s", e)
+	}
+	if !fileExists(filepath.Join(mod, "vendor", "github.com", "goxray", "xray", "auto.go")) {
+		t.Fatal("go mod vendor did not copy github.com/goxray/xray")
+	}
+	before := autoTreeHash(t, mod)
+	bin := filepath.Join(t.TempDir(), "auto")
+	if _, e, code := autoRun(t, mod, []string{"GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, "."); code != 0 {
+		t.Fatalf("goxray build (vendored): %s", e)
+	}
+	traces := t.TempDir()
+	if out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin); code != 0 {
+		t.Fatalf("fixture: %s%s", out, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		if rows["main.outer"].count != 1 || rows["main.divide"].count != 2 {
+			t.Errorf("%s: main.outer %+v main.divide %+v", bin, rows["main.outer"], rows["main.divide"])
+		}
+	}
+	if autoTreeHash(t, mod) != before {
+		t.Error("the user's module tree changed")
+	}
+}
