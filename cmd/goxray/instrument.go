@@ -303,6 +303,15 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	if err != nil {
 		return nil, cleanup, err
 	}
+	for i := range list {
+		// Files named on the command line (go run main.go) make a
+		// package the go command attributes to no module: it belongs
+		// to the main module, whose go.mod builds it.
+		if path, _, _ := strings.Cut(list[i].ImportPath, " "); list[i].Module == nil && !list[i].Standard &&
+			(path == "command-line-arguments" || path == "command-line-arguments_test") {
+			list[i].Module = &mm
+		}
+	}
 	extraPkgs := map[string]bool{}
 	if len(o.pkgs) > 0 {
 		more, err := goJSON[listPackage](append(append([]string{"list", "-e", "-json=ImportPath"}, listFlags...), o.pkgs...)...)
@@ -479,12 +488,11 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 	var out []*unit
 	for _, path := range order {
 		u := byPath[path]
+		// The compiler's order: the package's files as go list gives
+		// them (sorted by name, or in command-line order for go run
+		// b.go a.go, which numbers init functions), then its tests.
 		sort.SliceStable(u.files, func(i, j int) bool {
-			ti, tj := strings.HasSuffix(u.files[i], "_test.go"), strings.HasSuffix(u.files[j], "_test.go")
-			if ti != tj {
-				return !ti
-			}
-			return u.files[i] < u.files[j]
+			return !strings.HasSuffix(u.files[i], "_test.go") && strings.HasSuffix(u.files[j], "_test.go")
 		})
 		for _, f := range u.files {
 			if strings.HasSuffix(f, "_test.go") && declaresTestMain(f) {

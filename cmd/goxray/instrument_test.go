@@ -277,6 +277,25 @@ func TestAutoFixture(t *testing.T) {
 		}
 	})
 
+	t.Run("run-files", func(t *testing.T) {
+		// go run main.go: a command-line-arguments package, which go
+		// list attributes to no module, is the main module's.
+		dir := t.TempDir()
+		out, e, code := autoRun(t, mod, autoXrayEnv(dir), tool, "run", "-xray.threshold=0", "-tags", "fixturetag", "main.go", "extra-arg")
+		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
+			t.Fatalf("goxray run main.go: exit %d\n%s\n%s", code, out, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("traces %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["main.divide"].count != 2 || rows["main.(*T).Inc"].count != 2 {
+				t.Errorf("%s: main.divide %+v main.(*T).Inc %+v", bin, rows["main.divide"], rows["main.(*T).Inc"])
+			}
+		}
+	})
+
 	t.Run("panic-position", func(t *testing.T) {
 		_, e, code := autoRun(t, mod, nil, bin, "panic")
 		want := filepath.Join(mod, "main.go") + ":" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "main.go"), "PANIC-MARK"))
