@@ -488,11 +488,16 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 	var out []*unit
 	for _, path := range order {
 		u := byPath[path]
-		// The compiler's order: the package's files as go list gives
-		// them (sorted by name, or in command-line order for go run
-		// b.go a.go, which numbers init functions), then its tests.
+		// The compiler's order: the package's files sorted by name, or
+		// in command-line order for go run b.go a.go (it numbers init
+		// functions), then its tests.
+		byName := !strings.HasPrefix(u.importPath, "command-line-arguments")
 		sort.SliceStable(u.files, func(i, j int) bool {
-			return !strings.HasSuffix(u.files[i], "_test.go") && strings.HasSuffix(u.files[j], "_test.go")
+			ti, tj := strings.HasSuffix(u.files[i], "_test.go"), strings.HasSuffix(u.files[j], "_test.go")
+			if ti != tj {
+				return !ti
+			}
+			return byName && u.files[i] < u.files[j]
 		})
 		for _, f := range u.files {
 			if strings.HasSuffix(f, "_test.go") && declaresTestMain(f) {
