@@ -49,6 +49,9 @@ type options struct {
 	replace   string // directory of the goxray module for the temporary go.mod
 	verbose   bool
 	noHooks   bool
+	// env is GOOS/GOARCH for the go command: `GOARCH=arm64 go tool
+	// goxray` would build this tool for arm64 and fail to run it.
+	env []string
 }
 
 const instrumentUsage = `usage: goxray build|test|run [-xray.flags] [go flags] [packages] [arguments]
@@ -69,6 +72,8 @@ goxray flags (anywhere among the arguments):
   -xray.noexit         no final flush at the end of main/TestMain
   -xray.replace=DIR    goxray module source for a module that does not require goxray
                        (default: $GOXRAY_REPLACE; else this binary's own module version)
+  -xray.goos=OS        build for OS, -xray.goarch=ARCH for ARCH (GOOS=… go tool goxray
+                       would build this tool for the target and fail to run it)
   -xray.v              print what was instrumented
 `
 
@@ -106,6 +111,11 @@ func parseOptions(args []string) (options, []string, error) {
 			o.replace = val
 		case "v":
 			o.verbose = !hasVal || val == "true"
+		case "goos", "goarch":
+			if val == "" {
+				return o, nil, fmt.Errorf("-xray.%s: want a value", name)
+			}
+			o.env = append(o.env, strings.ToUpper(name)+"="+val)
 		default:
 			return o, nil, fmt.Errorf("unknown flag -xray.%s", name)
 		}
@@ -200,6 +210,10 @@ func goVerb(verb string, args []string) int {
 		fmt.Fprintf(os.Stderr, "goxray %s: %v\n", verb, err)
 		fmt.Fprintf(os.Stderr, instrumentUsage, instrument.DefaultThreshold)
 		return 2
+	}
+	for _, kv := range o.env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v) // for go list and the build alike
 	}
 	extra, cleanup, err := prepare(verb, o, args)
 	defer cleanup()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"io/fs"
 	"os"
@@ -293,6 +294,35 @@ func TestAutoFixture(t *testing.T) {
 			if rows["main.divide"].count != 2 || rows["main.(*T).Inc"].count != 2 {
 				t.Errorf("%s: main.divide %+v main.(*T).Inc %+v", bin, rows["main.divide"], rows["main.(*T).Inc"])
 			}
+		}
+	})
+
+	t.Run("cross", func(t *testing.T) {
+		// GOARCH=arm64 go tool goxray would build the tool for arm64:
+		// -xray.goarch hands the target to the go command only.
+		arch, machine := "arm64", elf.EM_AARCH64
+		if runtime.GOARCH == "arm64" {
+			arch, machine = "amd64", elf.EM_X86_64
+		}
+		out := filepath.Join(t.TempDir(), "cross")
+		if _, e, code := autoRun(t, mod, nil, tool, "build", "-xray.goarch="+arch, "-tags", "fixturetag", "-o", out, "."); code != 0 {
+			t.Fatalf("goxray build -xray.goarch=%s: %s", arch, e)
+		}
+		f, err := elf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		syms, err := f.Symbols()
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked := false
+		for _, s := range syms {
+			linked = linked || s.Name == "github.com/goxray/xray.RegisterTable"
+		}
+		if f.Machine != machine || !linked {
+			t.Errorf("machine %v (want %v), goxray linked: %v", f.Machine, machine, linked)
 		}
 	})
 

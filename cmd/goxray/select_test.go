@@ -81,7 +81,11 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.threshold != 7 || !reflect.DeepEqual(o.pkgs, []string{"a/...", "b"}) || !o.generated || !reflect.DeepEqual(rest, []string{"-o", "x", "."}) {
 		t.Errorf("%+v %q %v", o, rest, err)
 	}
-	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope"} {
+	o, _, err = parseOptions([]string{"-xray.goos=linux", "-xray.goarch=arm64"})
+	if err != nil || !reflect.DeepEqual(o.env, []string{"GOOS=linux", "GOARCH=arm64"}) {
+		t.Errorf("goos/goarch: %q %v", o.env, err)
+	}
+	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope", "-xray.goarch="} {
 		if _, _, err := parseOptions([]string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
