@@ -83,7 +83,20 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	}
 	p.globBase = initLiteralBases(afs)
 	p.used = map[string]bool{}
+	p.aliases = map[string]string{}
 	for _, af := range afs {
+		for _, d := range af.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, sp := range g.Specs {
+					ts := sp.(*ast.TypeSpec)
+					if ts.Assign.IsValid() && ts.TypeParams == nil {
+						if id, ok := ast.Unparen(ts.Type).(*ast.Ident); ok {
+							p.aliases[ts.Name.Name] = id.Name
+						}
+					}
+				}
+			}
+		}
 		ast.Inspect(af, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				p.used[id.Name] = true
@@ -109,6 +122,10 @@ type pkgState struct {
 	inits      int
 	globBase   map[initKey]int // see initLiteralBases
 	used       map[string]bool // every identifier of the package's files
+	// aliases maps a type alias to the package-level type it names:
+	// a method declared on an alias belongs to, and is named after,
+	// the aliased type.
+	aliases map[string]string
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -442,6 +459,9 @@ func (s *fileState) declName(d *ast.FuncDecl) string {
 	switch t := t.(type) {
 	case *ast.Ident:
 		typ = t.Name
+		for i := 0; i < len(s.aliases) && s.aliases[typ] != ""; i++ {
+			typ = s.aliases[typ]
+		}
 	case *ast.IndexExpr:
 		typ = exprIdent(t.X) + "[...]"
 	case *ast.IndexListExpr:

@@ -298,3 +298,16 @@ func TestNameCollisions(t *testing.T) {
 		t.Errorf("the id array takes the user's name:\n%s", out)
 	}
 }
+
+// TestAliasReceivers: a method declared on a type alias is the aliased
+// type's (the runtime names it main.B.M, never main.A.M).
+func TestAliasReceivers(t *testing.T) {
+	src := "package q\n\ntype B struct{}\ntype (\n\tA = B\n\tP = (A)\n)\n\nfunc (A) M() {}\nfunc (*P) N() {}\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"q.B.M", "q.(*B).N"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
