@@ -347,6 +347,14 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	pruneOverlays()
 	units := collectUnits(list, extraPkgs)
 	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
+	// The target's runtime.GOOS and GOARCH decide which code is dead.
+	target, err := goJSON[struct{ GOOS, GOARCH string }]("env", "-json", "GOOS", "GOARCH")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if len(target) == 1 {
+		cfg.GOOS, cfg.GOARCH = target[0].GOOS, target[0].GOARCH
+	}
 	if langPin != "" {
 		if o.verbose {
 			fmt.Fprintf(os.Stderr, "goxray: the main module's files keep language version %s\n", langPin)

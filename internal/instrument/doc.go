@@ -62,8 +62,10 @@
 // panics print them: path.F, path.T.M, path.(*T).M, path.F.func1,
 // path.F.func1.2 (nested literal), path.init.0 (the first init function),
 // path.init.func1 (a literal in a package-level initializer, numbered in
-// initialization order as the compiler does: see initorder.go), and generic
-// code once per declaration, as the runtime names every instantiation:
+// initialization order as the compiler does: see initorder.go; literals
+// in code the compiler drops as dead, such as a branch on a constant
+// false condition, take no number and are not instrumented: see
+// deadcode.go), and generic code once per declaration, as the runtime names every instantiation:
 // path.F[...], path.(*T[...]).M. path is the import path with the
 // linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for
 // a command, path_test for an external test package. A literal inside a

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"hash/fnv"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,10 @@ type Config struct {
 	// ExitHooks adds the final flush to main.main, TestMain and the
 	// os.Exit calls of package main and test files (see the package doc).
 	ExitHooks bool
+	// GOOS and GOARCH are the build target's, the values of
+	// runtime.GOOS and runtime.GOARCH in constant conditions (see
+	// deadcode.go); the running program's when empty.
+	GOOS, GOARCH string
 }
 
 // File is one source file of a package.
@@ -82,6 +87,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		afs[i] = af
 	}
 	p.globBase = initLiteralBases(afs)
+	p.consts = collectConsts(afs)
 	p.used = map[string]bool{}
 	p.aliases = map[string]string{}
 	for _, af := range afs {
@@ -126,6 +132,7 @@ type pkgState struct {
 	// a method declared on an alias belongs to, and is named after,
 	// the aliased type.
 	aliases map[string]string
+	consts  map[string]constDecl // see deadcode.go
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -160,6 +167,7 @@ type fileState struct {
 	skipped map[string]int
 	ids     string // name of the file's id array
 	xr      string // name of the file's import of goxray
+	dead    *deadCode
 	osName  string // local name of "os", "" if not imported
 	isTest  bool
 	active  bool // instrument functions (false: only count names)
@@ -179,6 +187,10 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
 	}
 	s.xr = p.fresh("__xray")
+	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, runtime: importName(af, "runtime")}
+	if s.dead.goos == "" {
+		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
+	}
 	for _, im := range af.Imports {
 		path, _ := strconv.Unquote(im.Path.Value)
 		switch path {
@@ -226,6 +238,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 						// run, in source order.
 						n += litsBefore(vs.Values[:i])
 					}
+					s.dead.locals = localNames(v)
 					s.literals(v, s.prefix+".init", &n, false, true)
 				}
 			}
@@ -283,6 +296,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 		s.wrapExits(d.Body)
 	}
 	var counter int
+	s.dead.locals = localNames(d)
 	s.literals(d.Body, name, &counter, never, true)
 	switch {
 	case !s.active || d.Name.Name == "_":
@@ -299,7 +313,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 // compiler does (outer.func1, outer.func2, …; their own literals
 // outer.func1.1, …) and instruments them.
 func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top bool) {
-	ast.Inspect(n, func(c ast.Node) bool {
+	s.dead.liveInspect(n, func(c ast.Node) bool {
 		fl, ok := c.(*ast.FuncLit)
 		if !ok {
 			return true

@@ -311,3 +311,97 @@ func TestAliasReceivers(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestDeadCodeNumbering: literals in code the compiler drops take no
+// number and are not instrumented (expected names are the symbols
+// go build -gcflags=-S prints for this source with Go 1.26 on linux).
+func TestDeadCodeNumbering(t *testing.T) {
+	src := `package q
+
+import rt "runtime"
+
+const (
+	a = iota
+	b
+)
+
+const debug = a > b
+
+func If() {
+	if debug {
+		_ = func() {}
+	} else if rt.GOOS == "plan9" {
+		_ = func() {}
+	}
+	for !true {
+		_ = func() {}
+	}
+	_ = func() {} // If.func1
+}
+
+func Switch() {
+	switch rt.GOOS {
+	case "linux":
+		_ = func() {} // Switch.func1
+	default:
+		_ = func() {}
+	}
+	switch b {
+	case a:
+		_ = func() {} // Switch.func2: a fallthrough keeps every clause
+	case b:
+		_ = func() {} // Switch.func3
+		fallthrough
+	default:
+		_ = func() {} // Switch.func4
+	}
+}
+
+func After(x int) {
+	if x > 0 {
+		return
+		_ = func() {}
+	}
+	if x < 0 {
+		goto L
+	}
+	panic(x)
+	_ = func() {} // After.func1: a label follows
+L:
+	_ = func() {} // After.func2
+}
+
+func Shadow() {
+	debug := true
+	if debug {
+		_ = func() {} // Shadow.func1: a local is no constant
+	}
+	rt := struct{ GOOS string }{}
+	if rt.GOOS == "x" {
+		_ = func() {} // Shadow.func2
+	}
+}
+`
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{GOOS: "linux", GOARCH: "amd64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for _, f := range rs[0].Funcs {
+		got[f.Line] = f.Name
+	}
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		_, want, ok := strings.Cut(l, "// ")
+		if !ok || !strings.HasPrefix(want, "If.") && !strings.HasPrefix(want, "Switch.") && !strings.HasPrefix(want, "After.") && !strings.HasPrefix(want, "Shadow.") {
+			continue
+		}
+		want, _, _ = strings.Cut(want, ":")
+		if got[i+1] != "q."+want {
+			t.Errorf("line %d: %q, want q.%s", i+1, got[i+1], want)
+		}
+	}
+	if got, want := len(rs[0].Funcs), 4+1+4+2+2; got != want { // the declarations and the live literals
+		t.Errorf("%d functions, want %d", got, want)
+	}
+}
