@@ -110,12 +110,50 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			return true
 		})
 	}
+	states := make([]*fileState, len(files))
 	for i, f := range files {
-		r, err := p.file(fset, afs[i], f)
-		if err != nil {
-			return nil, err
+		states[i] = p.file(fset, afs[i], f)
+	}
+	for i, s := range states {
+		if len(s.edits) > 0 {
+			// The import goes on the package clause's line: no line moves.
+			s.insert(s.tf.Offset(afs[i].Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
 		}
-		out[i] = r
+	}
+	// The id arrays are declared in the first file of the package (and
+	// of its test files), right after its imports: being ready at once,
+	// they are the first variables initialized, before any initializer
+	// that reaches an instrumented function in a way initialization
+	// order does not see (an interface or func value call). The test
+	// files' go to the first test file: the package's first file is
+	// compiled without them too.
+	for _, test := range []bool{false, true} {
+		host := -1
+		var decls []string
+		for i, s := range states {
+			if s.isTest != test {
+				continue
+			}
+			if host == -1 && !s.cgo {
+				host = i // cgo files are left alone
+			}
+			if len(s.funcs) > 0 {
+				decls = append(decls, fmt.Sprintf("var %s = %s_init()", s.ids, s.ids))
+			}
+		}
+		if len(decls) > 0 {
+			h, af := states[host], afs[host]
+			at := af.Name.End()
+			for _, d := range af.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+					at = g.End()
+				}
+			}
+			h.insert(h.tf.Offset(at), "; "+strings.Join(decls, "; "))
+		}
+	}
+	for i, s := range states {
+		out[i] = s.result(afs[i], files[i])
 	}
 	return out, nil
 }
@@ -170,10 +208,11 @@ type fileState struct {
 	dead    *deadCode
 	osName  string // local name of "os", "" if not imported
 	isTest  bool
+	cgo     bool
 	active  bool // instrument functions (false: only count names)
 }
 
-func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, error) {
+func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s := &fileState{
 		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
 		skipped: map[string]int{},
@@ -195,7 +234,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 		path, _ := strconv.Unquote(im.Path.Value)
 		switch path {
 		case "C":
-			s.active = false
+			s.active, s.cgo = false, true
 			s.skipped["cgo"]++
 		case ImportPath:
 			// Instrumented by hand already: a second Enter/Exit pair
@@ -245,22 +284,24 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 		}
 		prev = d.End()
 	}
+	return s
+}
+
+// result applies the file's edits.
+func (s *fileState) result(af *ast.File, f File) Result {
 	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
 	name := f.Name
 	if name == "" {
 		name = f.Path
 	}
-	if len(s.edits) > 0 {
-		// The import goes on the package clause's line: no line moves.
-		s.insert(s.tf.Offset(af.Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
-	} else if p.cfg.Lang == "" {
-		return res, nil
+	if len(s.edits) == 0 && s.cfg.Lang == "" {
+		return res
 	}
-	if p.cfg.Lang != "" {
+	if s.cfg.Lang != "" {
 		s.pinLang(af, f.Path)
 	}
 	res.Src = s.apply(name)
-	return res, nil
+	return res
 }
 
 // pragmas returns the //go: lines between from and to: the compiler
@@ -430,8 +471,9 @@ func (s *fileState) apply(name string) []byte {
 	if len(s.funcs) == 0 {
 		return b.Bytes()
 	}
-	// The table: an array whose initializer is a declared function, not
-	// a literal, so it takes no number from the package's literals.
+	// The table: an array (declared in the package's first file, see
+	// Package) whose initializer is a declared function, not a literal,
+	// so it takes no number from the package's literals.
 	var tab strings.Builder
 	for _, f := range s.funcs {
 		fmt.Fprintf(&tab, "%s\t%d\n", f.Name, f.Line)
@@ -439,8 +481,8 @@ func (s *fileState) apply(name string) []byte {
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nvar %s = %s_init()\n\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
-		s.ids, s.ids, s.ids, len(s.funcs), s.xr, s.xr, strconv.Quote(name), strconv.Quote(tab.String()))
+	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
+		s.ids, len(s.funcs), s.xr, s.xr, strconv.Quote(name), strconv.Quote(tab.String()))
 	return b.Bytes()
 }
 

@@ -93,6 +93,7 @@ func main() {
 	t.Inc()
 	t.Inc()
 	check(t.Get() == 2, "methods")
+	check(viaIface == "n" && namer.Name() == "n", "interface call in an initializer")
 	check(deadIf()+deadSwitch()+deadAfter(1) == 6, "dead code")
 	var real Real
 	check(real.AM()+real.TM() == 3, "alias receivers")
