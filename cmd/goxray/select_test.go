@@ -29,6 +29,9 @@ func TestCollectUnits(t *testing.T) {
 		{ImportPath: "example.com/m/p [example.com/m/p.test]", Name: "p", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"a.go", "b.go", "a_test.go"}, Module: main},
 		{ImportPath: "example.com/m/p_test [example.com/m/p.test]", Name: "p_test", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"x_test.go"}, Module: main},
 		{ImportPath: "example.com/m/p.test", Name: "main", Dir: dir, GoFiles: []string{"/cache/_testmain.go"}, Module: main},
+		// A dependency in the main module whose own tests are not run:
+		// its test files are not compiled, so not instrumented.
+		{ImportPath: "example.com/m/q", Name: "q", Dir: t.TempDir(), GoFiles: []string{"q.go"}, TestGoFiles: []string{"q_test.go"}, Module: main},
 		// go run z.go a.go: compiled in command-line order.
 		{ImportPath: "command-line-arguments", Name: "main", Dir: dir, GoFiles: []string{"b.go", "a.go"}, Module: main},
 	}
@@ -51,6 +54,7 @@ func TestCollectUnits(t *testing.T) {
 		{"example.com/dep/e", []string{"e.go"}, false},
 		{"example.com/m/p", []string{"a.go", "b.go", "a_test.go"}, true},
 		{"example.com/m/p_test", []string{"x_test.go"}, false},
+		{"example.com/m/q", []string{"q.go"}, false},
 		{"command-line-arguments", []string{"b.go", "a.go"}, false},
 	}
 	if !reflect.DeepEqual(gs, want) {
