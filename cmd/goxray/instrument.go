@@ -296,6 +296,10 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	mm := mainMod[0]
 	if mm.Path != xrayModule && !requires(mm, listFlags) {
+		if ws, _ := goJSON[struct{ GOWORK string }]("env", "-json", "GOWORK"); len(ws) == 1 && ws[0].GOWORK != "" && ws[0].GOWORK != "off" {
+			return nil, cleanup, fmt.Errorf("module %s does not require %s, and a workspace (%s) cannot take a temporary go.mod: "+
+				"run `go get -tool %s/cmd/goxray` in the module (GOWORK=off builds it alone)", mm.Path, xrayModule, ws[0].GOWORK, xrayModule)
+		}
 		modfile, lang, err := tempModfile(o, mm, flags, tmp)
 		if err != nil {
 			return nil, cleanup, err

@@ -537,3 +537,45 @@ func TestAutoVendor(t *testing.T) {
 		t.Error("the user's module tree changed")
 	}
 }
+
+// TestAutoWorkspace builds the fixture as a module of a go.work
+// workspace: with the requirement it is instrumented as usual; without,
+// the build stops with a remedy (-modfile is refused in workspace mode).
+func TestAutoWorkspace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	for _, require := range []bool{true, false} {
+		mod := autoModule(t, root, require)
+		work := "go 1.26.0\n\nuse .\n"
+		if err := os.WriteFile(filepath.Join(mod, "go.work"), []byte(work), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(t.TempDir(), "auto")
+		_, e, code := autoRun(t, mod, []string{"GOXRAY_REPLACE=" + root, "GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, ".")
+		if !require {
+			if code == 0 || !strings.Contains(e, "workspace") || !strings.Contains(e, "go get -tool") {
+				t.Errorf("workspace without the requirement: exit %d, %s", code, e)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("goxray build in a workspace: %s", e)
+		}
+		traces := t.TempDir()
+		if out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin); code != 0 {
+			t.Fatalf("fixture: %s%s", out, e)
+		}
+		ts := autoTraces(t, traces)
+		if len(ts) != 1 {
+			t.Fatalf("traces %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["main.outer"].count != 1 {
+				t.Errorf("%s: main.outer %+v", bin, rows["main.outer"])
+			}
+		}
+	}
+}
