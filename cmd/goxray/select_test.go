@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -93,5 +94,20 @@ func TestParseOptions(t *testing.T) {
 		if _, _, err := parseOptions([]string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestOutsideModCache: -xray.pkgs naming a module-cache dependency stops
+// with the remedies (the go command refuses such overlays); a vendored
+// or local one passes.
+func TestOutsideModCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "pkg", "mod")
+	in := []*unit{{importPath: "example.com/dep/d", dir: filepath.Join(cache, "example.com", "dep@v1.0.0", "d")}}
+	if err := outsideModCache(in, cache); err == nil || !strings.Contains(err.Error(), "go mod vendor") {
+		t.Errorf("module cache unit: %v", err)
+	}
+	out := []*unit{{importPath: "example.com/dep/d", dir: filepath.Join(t.TempDir(), "vendor", "example.com", "dep", "d")}, {importPath: "m", dir: cache + "x"}}
+	if err := outsideModCache(out, cache); err != nil {
+		t.Errorf("vendored unit: %v", err)
 	}
 }
