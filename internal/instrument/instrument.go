@@ -499,17 +499,10 @@ func (s *fileState) declName(d *ast.FuncDecl) string {
 		}
 		return s.prefix + "." + d.Name.Name
 	}
-	t := d.Recv.List[0].Type
+	t := ast.Unparen(d.Recv.List[0].Type) // (*T) and *(T) are receivers too
 	ptr := false
 	if st, ok := t.(*ast.StarExpr); ok {
-		ptr, t = true, st.X
-	}
-	for {
-		if p, ok := t.(*ast.ParenExpr); ok {
-			t = p.X
-			continue
-		}
-		break
+		ptr, t = true, ast.Unparen(st.X)
 	}
 	typ := ""
 	switch t := t.(type) {

@@ -305,14 +305,15 @@ func TestNameCollisions(t *testing.T) {
 }
 
 // TestAliasReceivers: a method declared on a type alias is the aliased
-// type's (the runtime names it main.B.M, never main.A.M).
+// type's (the runtime names it main.B.M, never main.A.M); parenthesized
+// receiver types name their type.
 func TestAliasReceivers(t *testing.T) {
-	src := "package q\n\ntype B struct{}\ntype (\n\tA = B\n\tP = (A)\n)\n\nfunc (A) M() {}\nfunc (*P) N() {}\n"
+	src := "package q\n\ntype B struct{}\ntype (\n\tA = B\n\tP = (A)\n)\n\nfunc (A) M() {}\nfunc (*P) N() {}\nfunc (b (*B)) O() {}\nfunc (b *(B)) P() {}\n"
 	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(rs), []string{"q.B.M", "q.(*B).N"}; !reflect.DeepEqual(got, want) {
+	if got, want := names(rs), []string{"q.B.M", "q.(*B).N", "q.(*B).O", "q.(*B).P"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
