@@ -15,9 +15,11 @@
 // text; every byte of the original stays where it was relative to its
 // line, so build constraints, go: directives, cgo preambles, comments and
 // line numbers are unchanged, and a /*line :L:C*/ directive after each
-// insertion restores the column of what follows. Panics, runtime.Caller,
-// test failures and coverage profiles therefore report the original
-// file:line:column.
+// insertion restores the column of what follows; a //line directive
+// naming the original file opens the rewrite, which the go command reads
+// from elsewhere (an overlay). Panics, runtime.Caller, test failures,
+// coverage profiles and compiler and vet messages therefore report the
+// original file:line:column.
 //
 // In each instrumented function body the rewrite inserts, on the line of
 // the opening brace,

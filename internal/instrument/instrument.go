@@ -300,6 +300,15 @@ func (s *fileState) result(af *ast.File, f File) Result {
 	if s.cfg.Lang != "" {
 		s.pinLang(af, f.Path)
 	}
+	// The rewritten file lives elsewhere (an overlay): a line directive
+	// names the original, so that compiler and vet messages point at it.
+	// The go command maps the overlay's name to the original for
+	// runtime.Caller and -trimpath; this maps the messages too.
+	at := 0
+	if bytes.HasPrefix(s.src, []byte("\uFEFF")) {
+		at = len("\uFEFF") // a BOM is only valid first
+	}
+	s.edits = append(s.edits, edit{off: at, text: "//line " + f.Path + ":1:1\n", seq: -2})
 	res.Src = s.apply(name)
 	return res
 }
