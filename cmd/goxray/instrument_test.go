@@ -579,3 +579,26 @@ func TestAutoWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoErrorPositions: a compile error in an instrumented file names
+// the user's file and position, as go build does, not the overlay copy.
+func TestAutoErrorPositions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	src := "package broken\n\nfunc F() int {\n\tx := 1\n\tx++\n\treturn \"s\"\n}\n"
+	if err := os.MkdirAll(filepath.Join(mod, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "broken", "b.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, plain, _ := autoRun(t, mod, nil, "go", "build", "./broken")
+	_, e, code := autoRun(t, mod, nil, tool, "build", "-xray.threshold=0", "./broken")
+	if code == 0 || !strings.Contains(e, "broken/b.go:6:9: ") || strings.Contains(e, "goxray/overlay") || e != plain {
+		t.Errorf("exit %d:\n%s\nwant go build's:\n%s", code, e, plain)
+	}
+}
