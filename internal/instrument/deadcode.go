@@ -23,25 +23,25 @@ import (
 //
 // the literal in the dead branch takes no number. liveInspect replays
 // that pruning from the syntax: constants are literals, true and false,
-// iota, the package's own constants and runtime.GOOS/GOARCH for the
-// build target; anything else (an imported constant, a local one, a
+// iota, the package's own constants, and runtime.GOOS, runtime.GOARCH,
+// strconv.IntSize and math/bits.UintSize for the build target; anything else (an imported constant, a local one, a
 // name a local declaration shadows) counts as unknown, which keeps the
 // code, so a program that hides constants that way gets literal names
 // that differ from the runtime's.
 
 // constDecl is a package-level constant: its expression, its iota and
-// the local name of "runtime" in its file.
+// the imports of its file.
 type constDecl struct {
 	expr    ast.Expr
 	iota    int
-	runtime string
+	imports map[string]string
 }
 
 // collectConsts indexes the package-level constants of files.
 func collectConsts(files []*ast.File) map[string]constDecl {
 	out := map[string]constDecl{}
 	for _, f := range files {
-		rt := importName(f, "runtime")
+		imps := fileImports(f)
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {
@@ -55,7 +55,7 @@ func collectConsts(files []*ast.File) map[string]constDecl {
 				}
 				for j, n := range vs.Names {
 					if j < len(last) {
-						out[n.Name] = constDecl{expr: last[j], iota: i, runtime: rt}
+						out[n.Name] = constDecl{expr: last[j], iota: i, imports: imps}
 					}
 				}
 			}
@@ -64,17 +64,20 @@ func collectConsts(files []*ast.File) map[string]constDecl {
 	return out
 }
 
-// importName is the name under which f imports path, "" if it does not.
-func importName(f *ast.File, path string) string {
+// fileImports maps the names f gives its imports to their paths (the
+// last path element when unnamed, which holds for the standard packages
+// the evaluator knows).
+func fileImports(f *ast.File) map[string]string {
+	out := map[string]string{}
 	for _, im := range f.Imports {
-		if p, _ := strconv.Unquote(im.Path.Value); p == path {
-			if im.Name != nil {
-				return im.Name.Name
-			}
-			return path[len(path)-len(lastElem(path)):]
+		p, _ := strconv.Unquote(im.Path.Value)
+		name := lastElem(p)
+		if im.Name != nil {
+			name = im.Name.Name
 		}
+		out[name] = p
 	}
-	return ""
+	return out
 }
 
 func lastElem(path string) string {
@@ -90,7 +93,7 @@ func lastElem(path string) string {
 type deadCode struct {
 	consts       map[string]constDecl
 	goos, goarch string
-	runtime      string          // "runtime"'s name in the current file
+	imports      map[string]string // the current file's, see fileImports
 	locals       map[string]bool // names declared inside the function
 }
 
@@ -139,10 +142,10 @@ func (d *deadCode) value(e ast.Expr) (v constant.Value) {
 			v = nil
 		}
 	}()
-	return d.eval(e, -1, d.runtime, map[string]bool{})
+	return d.eval(e, -1, d.imports, map[string]bool{})
 }
 
-func (d *deadCode) eval(e ast.Expr, iota int, rt string, busy map[string]bool) constant.Value {
+func (d *deadCode) eval(e ast.Expr, iota int, imps map[string]string, busy map[string]bool) constant.Value {
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		v := constant.MakeFromLiteral(e.Value, e.Kind, 0)
@@ -151,7 +154,7 @@ func (d *deadCode) eval(e ast.Expr, iota int, rt string, busy map[string]bool) c
 		}
 		return v
 	case *ast.ParenExpr:
-		return d.eval(e.X, iota, rt, busy)
+		return d.eval(e.X, iota, imps, busy)
 	case *ast.Ident:
 		if d.locals[e.Name] {
 			return nil
@@ -172,28 +175,32 @@ func (d *deadCode) eval(e ast.Expr, iota int, rt string, busy map[string]bool) c
 		}
 		busy[e.Name] = true
 		defer delete(busy, e.Name)
-		return d.eval(c.expr, c.iota, c.runtime, busy)
+		return d.eval(c.expr, c.iota, c.imports, busy)
 	case *ast.SelectorExpr:
-		if x, ok := e.X.(*ast.Ident); ok && rt != "" && x.Name == rt && !d.locals[rt] {
-			switch e.Sel.Name {
-			case "GOOS":
+		if x, ok := e.X.(*ast.Ident); ok && !d.locals[x.Name] {
+			switch imps[x.Name] + "." + e.Sel.Name {
+			case "runtime.GOOS":
 				return constant.MakeString(d.goos)
-			case "GOARCH":
+			case "runtime.GOARCH":
 				return constant.MakeString(d.goarch)
+			case "strconv.IntSize", "math/bits.UintSize":
+				if bits := ptrBits[d.goarch]; bits != 0 {
+					return constant.MakeInt64(bits)
+				}
 			}
 		}
 	case *ast.UnaryExpr:
-		x := d.eval(e.X, iota, rt, busy)
+		x := d.eval(e.X, iota, imps, busy)
 		if x == nil {
 			return nil
 		}
 		return constant.UnaryOp(e.Op, x, 0)
 	case *ast.BinaryExpr:
-		x := d.eval(e.X, iota, rt, busy)
+		x := d.eval(e.X, iota, imps, busy)
 		if x == nil {
 			return nil
 		}
-		y := d.eval(e.Y, iota, rt, busy)
+		y := d.eval(e.Y, iota, imps, busy)
 		if y == nil {
 			return nil
 		}
@@ -380,4 +387,11 @@ func comparable(x, y constant.Value) bool {
 		return k == constant.Int || k == constant.Float || k == constant.Complex
 	}
 	return x.Kind() == y.Kind() || num(x.Kind()) && num(y.Kind())
+}
+
+// ptrBits is the pointer size of the architectures Go supports.
+var ptrBits = map[string]int64{
+	"386": 32, "arm": 32, "mips": 32, "mipsle": 32, "wasm": 64,
+	"amd64": 64, "arm64": 64, "loong64": 64, "mips64": 64, "mips64le": 64,
+	"ppc64": 64, "ppc64le": 64, "riscv64": 64, "s390x": 64,
 }

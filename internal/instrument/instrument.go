@@ -226,7 +226,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
 	}
 	s.xr = p.fresh("__xray")
-	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, runtime: importName(af, "runtime")}
+	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, imports: fileImports(af)}
 	if s.dead.goos == "" {
 		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
 	}

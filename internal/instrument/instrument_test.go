@@ -324,7 +324,10 @@ func TestAliasReceivers(t *testing.T) {
 func TestDeadCodeNumbering(t *testing.T) {
 	src := `package q
 
-import rt "runtime"
+import (
+	rt "runtime"
+	"strconv"
+)
 
 const (
 	a = iota
@@ -377,6 +380,13 @@ L:
 	_ = func() {} // After.func2
 }
 
+func Size() {
+	if strconv.IntSize == 32 {
+		_ = func() {}
+	}
+	_ = func() {} // Size.func1
+}
+
 func Shadow() {
 	debug := true
 	if debug {
@@ -399,7 +409,7 @@ func Shadow() {
 	lines := strings.Split(src, "\n")
 	for i, l := range lines {
 		_, want, ok := strings.Cut(l, "// ")
-		if !ok || !strings.HasPrefix(want, "If.") && !strings.HasPrefix(want, "Switch.") && !strings.HasPrefix(want, "After.") && !strings.HasPrefix(want, "Shadow.") {
+		if !ok || !strings.HasPrefix(want, "If.") && !strings.HasPrefix(want, "Switch.") && !strings.HasPrefix(want, "After.") && !strings.HasPrefix(want, "Shadow.") && !strings.HasPrefix(want, "Size.") {
 			continue
 		}
 		want, _, _ = strings.Cut(want, ":")
@@ -407,7 +417,7 @@ func Shadow() {
 			t.Errorf("line %d: %q, want q.%s", i+1, got[i+1], want)
 		}
 	}
-	if got, want := len(rs[0].Funcs), 4+1+4+2+2; got != want { // the declarations and the live literals
+	if got, want := len(rs[0].Funcs), 5+1+4+2+1+2; got != want { // the declarations and the live literals
 		t.Errorf("%d functions, want %d", got, want)
 	}
 }
