@@ -94,7 +94,7 @@ type deadCode struct {
 	consts       map[string]constDecl
 	goos, goarch string
 	imports      map[string]string // the current file's, see fileImports
-	locals       map[string]bool // names declared inside the function
+	locals       map[string]bool   // names declared inside the function
 }
 
 // localNames lists every name declared inside n (parameters, results,
