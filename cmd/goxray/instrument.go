@@ -274,7 +274,7 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	if c, ok := flagValue(flags, "C"); ok {
 		workDir = c
 	}
-	for _, name := range []string{"tags", "mod", "modfile"} {
+	for _, name := range []string{"tags", "mod", "modfile", "overlay"} {
 		if v, ok := flagValue(flags, name); ok {
 			listFlags = append(listFlags, "-"+name+"="+v)
 		}
@@ -369,10 +369,22 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	overlay := map[string]string{}
 	total, files := 0, 0
+	// The user's own -overlay: its replacements are the sources to
+	// instrument.
+	userOv := map[string]string{}
+	if ov, ok := flagValue(flags, "overlay"); ok {
+		if userOv, err = readOverlay(ov); err != nil {
+			return nil, cleanup, err
+		}
+	}
 	for _, u := range units {
 		in := make([]instrument.File, 0, len(u.files))
 		for _, f := range u.files {
-			src, err := os.ReadFile(f)
+			from := f
+			if r := userOv[f]; r != "" {
+				from = r
+			}
+			src, err := os.ReadFile(from)
 			if err != nil {
 				return nil, cleanup, err
 			}
@@ -632,21 +644,50 @@ func storeOverlay(orig string, src []byte) (string, error) {
 	return p, os.Rename(t.Name(), p)
 }
 
+// mergeOverlay adds the user's overlay entries for the files goxray did
+// not rewrite (those it did were rewritten from the user's replacement).
 func mergeOverlay(into map[string]string, path string) error {
-	b, err := os.ReadFile(path)
+	ov, err := readOverlay(path)
 	if err != nil {
 		return err
 	}
-	var ov struct{ Replace map[string]string }
-	if err := json.Unmarshal(b, &ov); err != nil {
-		return fmt.Errorf("-overlay %s: %v", path, err)
-	}
-	for k, v := range ov.Replace {
+	for k, v := range ov {
 		if _, ok := into[k]; !ok {
 			into[k] = v
 		}
 	}
 	return nil
+}
+
+// readOverlay reads an -overlay file, with its paths made absolute as the
+// go command resolves them (against the working directory).
+func readOverlay(path string) (map[string]string, error) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		if workDir != "" {
+			p = filepath.Join(workDir, p)
+		}
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	b, err := os.ReadFile(abs(path))
+	if err != nil {
+		return nil, err
+	}
+	var ov struct{ Replace map[string]string }
+	if err := json.Unmarshal(b, &ov); err != nil {
+		return nil, fmt.Errorf("-overlay %s: %v", path, err)
+	}
+	out := make(map[string]string, len(ov.Replace))
+	for k, v := range ov.Replace {
+		out[abs(k)] = abs(v)
+	}
+	return out, nil
 }
 
 // requires reports whether the main module's go.mod requires goxray.

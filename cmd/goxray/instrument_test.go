@@ -602,3 +602,42 @@ func TestAutoErrorPositions(t *testing.T) {
 		t.Errorf("exit %d:\n%s\nwant go build's:\n%s", code, e, plain)
 	}
 }
+
+// TestAutoUserOverlay: with the user's own -overlay (relative paths, as
+// the go command takes them), goxray instruments the replacement, not the
+// file on disk.
+func TestAutoUserOverlay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	files := map[string]string{
+		"ov/main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"disk\") }\n",
+		"ov_main.go.x": "package main\n\nimport \"fmt\"\n\nfunc hello() string {\n\treturn \"overlay\"\n}\n\nfunc main() { fmt.Println(hello()) }\n",
+		"ov.json":      `{"Replace":{"ov/main.go":"ov_main.go.x"}}`,
+	}
+	for name, src := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(mod, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traces := t.TempDir()
+	out, e, code := autoRun(t, mod, autoXrayEnv(traces), tool, "run", "-xray.threshold=0", "-overlay=ov.json", "./ov")
+	if code != 0 || out != "overlay\n" {
+		t.Fatalf("goxray run -overlay: exit %d, stdout %q\n%s", code, out, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		if r := rows["main.hello"]; r.count != 1 || r.line != 5 {
+			t.Errorf("%s: main.hello %+v", bin, r)
+		}
+	}
+}
