@@ -171,6 +171,32 @@ func splitArgs(verb string, args []string) (flags, pkgs, tail []string) {
 	return
 }
 
+// withoutOverlay drops -overlay from the go command's flags (those
+// before the first package argument).
+func withoutOverlay(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-args" || a == "--" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		switch {
+		case name == "overlay" && i+1 < len(args):
+			i++
+			continue
+		case strings.HasPrefix(name, "overlay="):
+			continue
+		}
+		out = append(out, a)
+		if !strings.Contains(name, "=") && valueFlags[name] && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
 // flagValue returns the last value of -name in flags.
 func flagValue(flags []string, name string) (string, bool) {
 	val, found := "", false
@@ -230,7 +256,9 @@ func goVerb(verb string, args []string) int {
 		}
 		full, args = append(full, args[:n]...), args[n:]
 	}
-	full = append(append(full, extra...), args...)
+	// The user's -overlay is merged into goxray's; given again after
+	// it, it would replace it.
+	full = append(append(full, extra...), withoutOverlay(args)...)
 	if o.verbose {
 		fmt.Fprintf(os.Stderr, "goxray: go %s\n", strings.Join(full, " "))
 	}

@@ -111,3 +111,15 @@ func TestOutsideModCache(t *testing.T) {
 		t.Errorf("vendored unit: %v", err)
 	}
 }
+
+func TestWithoutOverlay(t *testing.T) {
+	for _, c := range [][2][]string{
+		{{"-overlay=a.json", "-o", "x", "."}, {"-o", "x", "."}},
+		{{"-o", "-overlay", "--overlay", "b.json", "./p", "-overlay=c"}, {"-o", "-overlay", "./p", "-overlay=c"}},
+		{{"-tags", "t", "-args", "-overlay=x"}, {"-tags", "t", "-args", "-overlay=x"}},
+	} {
+		if got := withoutOverlay(c[0]); !reflect.DeepEqual(got, c[1]) {
+			t.Errorf("withoutOverlay(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+}
