@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,9 +172,9 @@ func splitArgs(verb string, args []string) (flags, pkgs, tail []string) {
 	return
 }
 
-// withoutOverlay drops -overlay from the go command's flags (those
+// withoutFlags drops the named flags from the go command's flags (those
 // before the first package argument).
-func withoutOverlay(args []string) []string {
+func withoutFlags(args []string, names ...string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -181,11 +182,11 @@ func withoutOverlay(args []string) []string {
 			return append(out, args[i:]...)
 		}
 		name := strings.TrimLeft(a, "-")
-		switch {
-		case name == "overlay" && i+1 < len(args):
-			i++
-			continue
-		case strings.HasPrefix(name, "overlay="):
+		bare, _, _ := strings.Cut(name, "=")
+		if slices.Contains(names, bare) {
+			if bare == name && i+1 < len(args) {
+				i++
+			}
 			continue
 		}
 		out = append(out, a)
@@ -256,9 +257,16 @@ func goVerb(verb string, args []string) int {
 		}
 		full, args = append(full, args[:n]...), args[n:]
 	}
-	// The user's -overlay is merged into goxray's; given again after
-	// it, it would replace it.
-	full = append(append(full, extra...), withoutOverlay(args)...)
+	// The user's -overlay is merged into goxray's, and a temporary
+	// go.mod copies the user's -modfile: given again after them, they
+	// would replace them.
+	drop := []string{"overlay"}
+	for _, e := range extra {
+		if strings.HasPrefix(e, "-modfile=") {
+			drop = append(drop, "modfile")
+		}
+	}
+	full = append(append(full, extra...), withoutFlags(args, drop...)...)
 	if o.verbose {
 		fmt.Fprintf(os.Stderr, "goxray: go %s\n", strings.Join(full, " "))
 	}
@@ -798,16 +806,24 @@ func tempModfile(o options, mm listModule, flags []string, tmp string) (modfile,
 	get.Dir = workDir
 	if out, err := get.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("go get -modfile=%s %s@%s: %v: %s", modfile, xrayModule, version, err, out)
-	} else if bytes.Contains(out, []byte("upgraded go ")) {
-		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s: %s", xrayModule, out)
 	}
-	before, after := goLine(mm.GoMod), goLine(modfile)
+	// 1.26 and 1.26.0 are one language version: only a newer one pins.
+	before, after := langOf(goLine(src)), langOf(goLine(modfile))
 	if before != after && before != "" {
-		major, minor, _ := strings.Cut(before, ".")
-		minor, _, _ = strings.Cut(minor, ".")
-		lang = "go" + major + "." + minor
+		lang = before
+		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s (%s); your files keep %s\n", xrayModule, after, before)
 	}
 	return modfile, lang, nil
+}
+
+// langOf is the language version of a go line: "1.21.3" → "go1.21".
+func langOf(v string) string {
+	if v == "" {
+		return ""
+	}
+	major, minor, _ := strings.Cut(v, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	return "go" + major + "." + minor
 }
 
 // goLine is the go version a go.mod declares.

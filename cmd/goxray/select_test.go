@@ -112,14 +112,25 @@ func TestOutsideModCache(t *testing.T) {
 	}
 }
 
-func TestWithoutOverlay(t *testing.T) {
+func TestWithoutFlags(t *testing.T) {
 	for _, c := range [][2][]string{
 		{{"-overlay=a.json", "-o", "x", "."}, {"-o", "x", "."}},
 		{{"-o", "-overlay", "--overlay", "b.json", "./p", "-overlay=c"}, {"-o", "-overlay", "./p", "-overlay=c"}},
 		{{"-tags", "t", "-args", "-overlay=x"}, {"-tags", "t", "-args", "-overlay=x"}},
 	} {
-		if got := withoutOverlay(c[0]); !reflect.DeepEqual(got, c[1]) {
-			t.Errorf("withoutOverlay(%q) = %q, want %q", c[0], got, c[1])
+		if got := withoutFlags(c[0], "overlay"); !reflect.DeepEqual(got, c[1]) {
+			t.Errorf("withoutFlags(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+	if got := withoutFlags([]string{"-modfile", "x.mod", "-overlay=o", "."}, "overlay", "modfile"); !reflect.DeepEqual(got, []string{"."}) {
+		t.Errorf("modfile: %q", got)
+	}
+}
+
+func TestLangOf(t *testing.T) {
+	for in, want := range map[string]string{"1.26": "go1.26", "1.26.0": "go1.26", "1.21.3": "go1.21", "": ""} {
+		if got := langOf(in); got != want {
+			t.Errorf("langOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
