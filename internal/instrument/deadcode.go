@@ -95,23 +95,27 @@ type deadCode struct {
 	goos, goarch string
 	imports      map[string]string // the current file's, see fileImports
 	locals       map[string]bool   // names declared inside the function
+	localConsts  map[string]constDecl
 }
 
-// localNames lists every name declared inside n (parameters, results,
-// receivers, :=, var, const, type, range variables).
-func localNames(n ast.Node) map[string]bool {
-	out := map[string]bool{}
+// setLocals records the names declared inside n (parameters, results,
+// receivers, :=, var, const, type, range variables), and the local
+// constants among them that are declared once (a name declared twice
+// may mean either in a given place: unknown).
+func (d *deadCode) setLocals(n ast.Node) {
+	count := map[string]int{}
+	consts := map[string]constDecl{}
 	ast.Inspect(n, func(c ast.Node) bool {
 		switch c := c.(type) {
 		case *ast.Field:
 			for _, id := range c.Names {
-				out[id.Name] = true
+				count[id.Name]++
 			}
 		case *ast.AssignStmt:
 			if c.Tok == token.DEFINE {
 				for _, e := range c.Lhs {
 					if id, ok := e.(*ast.Ident); ok {
-						out[id.Name] = true
+						count[id.Name]++
 					}
 				}
 			}
@@ -119,20 +123,39 @@ func localNames(n ast.Node) map[string]bool {
 			if c.Tok == token.DEFINE {
 				for _, e := range []ast.Expr{c.Key, c.Value} {
 					if id, ok := e.(*ast.Ident); ok {
-						out[id.Name] = true
+						count[id.Name]++
 					}
 				}
 			}
-		case *ast.ValueSpec:
-			for _, id := range c.Names {
-				out[id.Name] = true
+		case *ast.GenDecl:
+			var last []ast.Expr
+			for i, sp := range c.Specs {
+				switch sp := sp.(type) {
+				case *ast.ValueSpec:
+					if len(sp.Values) > 0 {
+						last = sp.Values
+					}
+					for j, id := range sp.Names {
+						count[id.Name]++
+						if c.Tok == token.CONST && j < len(last) {
+							consts[id.Name] = constDecl{expr: last[j], iota: i, imports: d.imports}
+						}
+					}
+				case *ast.TypeSpec:
+					count[sp.Name.Name]++
+				}
 			}
-		case *ast.TypeSpec:
-			out[c.Name.Name] = true
 		}
 		return true
 	})
-	return out
+	d.locals = map[string]bool{}
+	d.localConsts = map[string]constDecl{}
+	for name, n := range count {
+		d.locals[name] = true
+		if c, ok := consts[name]; ok && n == 1 {
+			d.localConsts[name] = c
+		}
+	}
 }
 
 // value is e's constant value, nil when unknown.
@@ -157,7 +180,13 @@ func (d *deadCode) eval(e ast.Expr, iota int, imps map[string]string, busy map[s
 		return d.eval(e.X, iota, imps, busy)
 	case *ast.Ident:
 		if d.locals[e.Name] {
-			return nil
+			c, ok := d.localConsts[e.Name]
+			if !ok || busy[e.Name] {
+				return nil
+			}
+			busy[e.Name] = true
+			defer delete(busy, e.Name)
+			return d.eval(c.expr, c.iota, c.imports, busy)
 		}
 		switch e.Name {
 		case "true", "false":

@@ -277,7 +277,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 						// run, in source order.
 						n += litsBefore(vs.Values[:i])
 					}
-					s.dead.locals = localNames(v)
+					s.dead.setLocals(v)
 					s.literals(v, s.prefix+".init", &n, false, true)
 				}
 			}
@@ -346,7 +346,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 		s.wrapExits(d.Body)
 	}
 	var counter int
-	s.dead.locals = localNames(d)
+	s.dead.setLocals(d)
 	s.literals(d.Body, name, &counter, never, true)
 	switch {
 	case !s.active || d.Name.Name == "_":

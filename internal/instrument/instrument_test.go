@@ -397,6 +397,24 @@ func Shadow() {
 		_ = func() {} // Shadow.func2
 	}
 }
+
+func Local() {
+	const (
+		off = iota
+		on
+	)
+	if on == off {
+		_ = func() {}
+	}
+	f := func() {
+		const quiet = debug || a == b
+		if quiet {
+			_ = func() {}
+		}
+	}
+	f()
+	_ = func() {} // Local.func2
+}
 `
 	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{GOOS: "linux", GOARCH: "amd64"})
 	if err != nil {
@@ -409,7 +427,7 @@ func Shadow() {
 	lines := strings.Split(src, "\n")
 	for i, l := range lines {
 		_, want, ok := strings.Cut(l, "// ")
-		if !ok || !strings.HasPrefix(want, "If.") && !strings.HasPrefix(want, "Switch.") && !strings.HasPrefix(want, "After.") && !strings.HasPrefix(want, "Shadow.") && !strings.HasPrefix(want, "Size.") {
+		if !ok || !strings.HasPrefix(want, "If.") && !strings.HasPrefix(want, "Switch.") && !strings.HasPrefix(want, "After.") && !strings.HasPrefix(want, "Shadow.") && !strings.HasPrefix(want, "Size.") && !strings.HasPrefix(want, "Local.") {
 			continue
 		}
 		want, _, _ = strings.Cut(want, ":")
@@ -417,7 +435,7 @@ func Shadow() {
 			t.Errorf("line %d: %q, want q.%s", i+1, got[i+1], want)
 		}
 	}
-	if got, want := len(rs[0].Funcs), 5+1+4+2+1+2; got != want { // the declarations and the live literals
+	if got, want := len(rs[0].Funcs), 6+1+4+2+1+2+2; got != want { // the declarations and the live literals
 		t.Errorf("%d functions, want %d", got, want)
 	}
 }
