@@ -23,11 +23,13 @@ import (
 //
 // the literal in the dead branch takes no number. liveInspect replays
 // that pruning from the syntax: constants are literals, true and false,
-// iota, the package's own constants, and runtime.GOOS, runtime.GOARCH,
-// strconv.IntSize and math/bits.UintSize for the build target; anything else (an imported constant, a local one, a
-// name a local declaration shadows) counts as unknown, which keeps the
-// code, so a program that hides constants that way gets literal names
-// that differ from the runtime's.
+// iota, the package's own constants, the function's own (declared once),
+// and runtime.GOOS, runtime.GOARCH, strconv.IntSize and
+// math/bits.UintSize for the build target; anything else (another
+// imported constant, unsafe.Sizeof, a name declared twice in the
+// function) counts as unknown, which keeps the code, so a program that
+// hides constants that way gets literal names that differ from the
+// runtime's.
 
 // constDecl is a package-level constant: its expression, its iota and
 // the imports of its file.
