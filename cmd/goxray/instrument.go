@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type options struct {
 	replace   string // directory of the goxray module for the temporary go.mod
 	verbose   bool
 	noHooks   bool
+	// env is GOOS/GOARCH for the go command: `GOARCH=arm64 go tool
+	// goxray` would build this tool for arm64 and fail to run it.
+	env []string
 }
 
 const instrumentUsage = `usage: goxray build|test|run [-xray.flags] [go flags] [packages] [arguments]
@@ -69,6 +73,8 @@ goxray flags (anywhere among the arguments):
   -xray.noexit         no final flush at the end of main/TestMain
   -xray.replace=DIR    goxray module source for a module that does not require goxray
                        (default: $GOXRAY_REPLACE; else this binary's own module version)
+  -xray.goos=OS        build for OS, -xray.goarch=ARCH for ARCH (GOOS=… go tool goxray
+                       would build this tool for the target and fail to run it)
   -xray.v              print what was instrumented
 `
 
@@ -106,6 +112,11 @@ func parseOptions(args []string) (options, []string, error) {
 			o.replace = val
 		case "v":
 			o.verbose = !hasVal || val == "true"
+		case "goos", "goarch":
+			if val == "" {
+				return o, nil, fmt.Errorf("-xray.%s: want a value", name)
+			}
+			o.env = append(o.env, strings.ToUpper(name)+"="+val)
 		default:
 			return o, nil, fmt.Errorf("unknown flag -xray.%s", name)
 		}
@@ -161,6 +172,32 @@ func splitArgs(verb string, args []string) (flags, pkgs, tail []string) {
 	return
 }
 
+// withoutFlags drops the named flags from the go command's flags (those
+// before the first package argument).
+func withoutFlags(args []string, names ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-args" || a == "--" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		bare, _, _ := strings.Cut(name, "=")
+		if slices.Contains(names, bare) {
+			if bare == name && i+1 < len(args) {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+		if !strings.Contains(name, "=") && valueFlags[name] && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
 // flagValue returns the last value of -name in flags.
 func flagValue(flags []string, name string) (string, bool) {
 	val, found := "", false
@@ -201,6 +238,10 @@ func goVerb(verb string, args []string) int {
 		fmt.Fprintf(os.Stderr, instrumentUsage, instrument.DefaultThreshold)
 		return 2
 	}
+	for _, kv := range o.env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v) // for go list and the build alike
+	}
 	extra, cleanup, err := prepare(verb, o, args)
 	defer cleanup()
 	if err != nil {
@@ -216,7 +257,16 @@ func goVerb(verb string, args []string) int {
 		}
 		full, args = append(full, args[:n]...), args[n:]
 	}
-	full = append(append(full, extra...), args...)
+	// The user's -overlay is merged into goxray's, and a temporary
+	// go.mod copies the user's -modfile: given again after them, they
+	// would replace them.
+	drop := []string{"overlay"}
+	for _, e := range extra {
+		if strings.HasPrefix(e, "-modfile=") {
+			drop = append(drop, "modfile")
+		}
+	}
+	full = append(append(full, extra...), withoutFlags(args, drop...)...)
 	if o.verbose {
 		fmt.Fprintf(os.Stderr, "goxray: go %s\n", strings.Join(full, " "))
 	}
@@ -260,7 +310,7 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	if c, ok := flagValue(flags, "C"); ok {
 		workDir = c
 	}
-	for _, name := range []string{"tags", "mod", "modfile"} {
+	for _, name := range []string{"tags", "mod", "modfile", "overlay"} {
 		if v, ok := flagValue(flags, name); ok {
 			listFlags = append(listFlags, "-"+name+"="+v)
 		}
@@ -282,6 +332,10 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	mm := mainMod[0]
 	if mm.Path != xrayModule && !requires(mm, listFlags) {
+		if ws, _ := goJSON[struct{ GOWORK string }]("env", "-json", "GOWORK"); len(ws) == 1 && ws[0].GOWORK != "" && ws[0].GOWORK != "off" {
+			return nil, cleanup, fmt.Errorf("module %s does not require %s, and a workspace (%s) cannot take a temporary go.mod: "+
+				"run `go get -tool %s/cmd/goxray` in the module (GOWORK=off builds it alone)", mm.Path, xrayModule, ws[0].GOWORK, xrayModule)
+		}
 		modfile, lang, err := tempModfile(o, mm, flags, tmp)
 		if err != nil {
 			return nil, cleanup, err
@@ -302,6 +356,15 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	list, err := goJSON[listPackage](append(listArgs, pkgs...)...)
 	if err != nil {
 		return nil, cleanup, err
+	}
+	for i := range list {
+		// Files named on the command line (go run main.go) make a
+		// package the go command attributes to no module: it belongs
+		// to the main module, whose go.mod builds it.
+		if path, _, _ := strings.Cut(list[i].ImportPath, " "); list[i].Module == nil && !list[i].Standard &&
+			(path == "command-line-arguments" || path == "command-line-arguments_test") {
+			list[i].Module = &mm
+		}
 	}
 	extraPkgs := map[string]bool{}
 	if len(o.pkgs) > 0 {
@@ -324,6 +387,17 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	pruneOverlays()
 	units := collectUnits(list, extraPkgs)
 	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
+	// The target's runtime.GOOS and GOARCH decide which code is dead.
+	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE string }]("env", "-json", "GOOS", "GOARCH", "GOMODCACHE")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if len(target) == 1 {
+		cfg.GOOS, cfg.GOARCH = target[0].GOOS, target[0].GOARCH
+		if err := outsideModCache(units, target[0].GOMODCACHE); err != nil {
+			return nil, cleanup, err
+		}
+	}
 	if langPin != "" {
 		if o.verbose {
 			fmt.Fprintf(os.Stderr, "goxray: the main module's files keep language version %s\n", langPin)
@@ -331,10 +405,22 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	overlay := map[string]string{}
 	total, files := 0, 0
+	// The user's own -overlay: its replacements are the sources to
+	// instrument.
+	userOv := map[string]string{}
+	if ov, ok := flagValue(flags, "overlay"); ok {
+		if userOv, err = readOverlay(ov); err != nil {
+			return nil, cleanup, err
+		}
+	}
 	for _, u := range units {
 		in := make([]instrument.File, 0, len(u.files))
 		for _, f := range u.files {
-			src, err := os.ReadFile(f)
+			from := f
+			if r := userOv[f]; r != "" {
+				from = r
+			}
+			src, err := os.ReadFile(from)
 			if err != nil {
 				return nil, cleanup, err
 			}
@@ -401,6 +487,22 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	return extra, cleanup, nil
 }
 
+// outsideModCache refuses units in the module cache, whose files the go
+// command does not let an overlay replace (-xray.pkgs naming a plain
+// dependency), with the ways that work.
+func outsideModCache(units []*unit, modcache string) error {
+	if modcache == "" {
+		return nil
+	}
+	for _, u := range units {
+		if rel, err := filepath.Rel(modcache, u.dir); err == nil && filepath.IsLocal(rel) {
+			return fmt.Errorf("-xray.pkgs: %s is in the module cache, whose files the go command lets no overlay replace: "+
+				"vendor it (go mod vendor), put its module in a go.work workspace, or replace it with a local copy", u.importPath)
+		}
+	}
+	return nil
+}
+
 const testMainSrc = `// Code generated by goxray. DO NOT EDIT.
 
 package %s
@@ -443,6 +545,16 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 	var order []string
 	hasTestMain := map[string]bool{} // by directory
 	testDirs := map[string]string{}  // dir → package name, for dirs with tests
+	// Packages under test have a test main "path.test"; go list reports
+	// the test files of every other package too, but they are not
+	// compiled (their test variant "path [path.test]" lists them among
+	// its GoFiles when they are).
+	tested := map[string]bool{}
+	for _, p := range list {
+		if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") {
+			tested[strings.TrimSuffix(p.ImportPath, ".test")] = true
+		}
+	}
 	for _, p := range list {
 		path, _, _ := strings.Cut(p.ImportPath, " ")
 		if p.Error != nil && len(p.GoFiles) == 0 {
@@ -462,7 +574,7 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 		for _, f := range u.files {
 			have[f] = true
 		}
-		for _, f := range append(append([]string(nil), p.GoFiles...), p.TestGoFiles...) {
+		for _, f := range p.GoFiles {
 			if filepath.IsAbs(f) {
 				continue // generated by the go command (cgo, test main)
 			}
@@ -472,19 +584,23 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 				u.files = append(u.files, f)
 			}
 		}
-		if (len(p.TestGoFiles) > 0 || len(p.XTestGoFiles) > 0) && !isX {
+		if (len(p.TestGoFiles) > 0 || len(p.XTestGoFiles) > 0) && !isX && tested[path] {
 			testDirs[p.Dir] = p.Name
 		}
 	}
 	var out []*unit
 	for _, path := range order {
 		u := byPath[path]
+		// The compiler's order: the package's files sorted by name, or
+		// in command-line order for go run b.go a.go (it numbers init
+		// functions), then its tests.
+		byName := !strings.HasPrefix(u.importPath, "command-line-arguments")
 		sort.SliceStable(u.files, func(i, j int) bool {
 			ti, tj := strings.HasSuffix(u.files[i], "_test.go"), strings.HasSuffix(u.files[j], "_test.go")
 			if ti != tj {
 				return !ti
 			}
-			return u.files[i] < u.files[j]
+			return byName && u.files[i] < u.files[j]
 		})
 		for _, f := range u.files {
 			if strings.HasSuffix(f, "_test.go") && declaresTestMain(f) {
@@ -564,21 +680,50 @@ func storeOverlay(orig string, src []byte) (string, error) {
 	return p, os.Rename(t.Name(), p)
 }
 
+// mergeOverlay adds the user's overlay entries for the files goxray did
+// not rewrite (those it did were rewritten from the user's replacement).
 func mergeOverlay(into map[string]string, path string) error {
-	b, err := os.ReadFile(path)
+	ov, err := readOverlay(path)
 	if err != nil {
 		return err
 	}
-	var ov struct{ Replace map[string]string }
-	if err := json.Unmarshal(b, &ov); err != nil {
-		return fmt.Errorf("-overlay %s: %v", path, err)
-	}
-	for k, v := range ov.Replace {
+	for k, v := range ov {
 		if _, ok := into[k]; !ok {
 			into[k] = v
 		}
 	}
 	return nil
+}
+
+// readOverlay reads an -overlay file, with its paths made absolute as the
+// go command resolves them (against the working directory).
+func readOverlay(path string) (map[string]string, error) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		if workDir != "" {
+			p = filepath.Join(workDir, p)
+		}
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	b, err := os.ReadFile(abs(path))
+	if err != nil {
+		return nil, err
+	}
+	var ov struct{ Replace map[string]string }
+	if err := json.Unmarshal(b, &ov); err != nil {
+		return nil, fmt.Errorf("-overlay %s: %v", path, err)
+	}
+	out := make(map[string]string, len(ov.Replace))
+	for k, v := range ov.Replace {
+		out[abs(k)] = abs(v)
+	}
+	return out, nil
 }
 
 // requires reports whether the main module's go.mod requires goxray.
@@ -661,16 +806,24 @@ func tempModfile(o options, mm listModule, flags []string, tmp string) (modfile,
 	get.Dir = workDir
 	if out, err := get.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("go get -modfile=%s %s@%s: %v: %s", modfile, xrayModule, version, err, out)
-	} else if bytes.Contains(out, []byte("upgraded go ")) {
-		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s: %s", xrayModule, out)
 	}
-	before, after := goLine(mm.GoMod), goLine(modfile)
+	// 1.26 and 1.26.0 are one language version: only a newer one pins.
+	before, after := langOf(goLine(src)), langOf(goLine(modfile))
 	if before != after && before != "" {
-		major, minor, _ := strings.Cut(before, ".")
-		minor, _, _ = strings.Cut(minor, ".")
-		lang = "go" + major + "." + minor
+		lang = before
+		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s (%s); your files keep %s\n", xrayModule, after, before)
 	}
 	return modfile, lang, nil
+}
+
+// langOf is the language version of a go line: "1.21.3" → "go1.21".
+func langOf(v string) string {
+	if v == "" {
+		return ""
+	}
+	major, minor, _ := strings.Cut(v, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	return "go" + major + "." + minor
 }
 
 // goLine is the go version a go.mod declares.

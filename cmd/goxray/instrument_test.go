@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"io/fs"
 	"os"
@@ -277,6 +278,54 @@ func TestAutoFixture(t *testing.T) {
 		}
 	})
 
+	t.Run("run-files", func(t *testing.T) {
+		// go run main.go: a command-line-arguments package, which go
+		// list attributes to no module, is the main module's.
+		dir := t.TempDir()
+		out, e, code := autoRun(t, mod, autoXrayEnv(dir), tool, "run", "-xray.threshold=0", "-tags", "fixturetag", "main.go", "dead.go", "a_iface.go", "extra-arg")
+		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
+			t.Fatalf("goxray run main.go: exit %d\n%s\n%s", code, out, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("traces %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["main.divide"].count != 2 || rows["main.(*T).Inc"].count != 2 {
+				t.Errorf("%s: main.divide %+v main.(*T).Inc %+v", bin, rows["main.divide"], rows["main.(*T).Inc"])
+			}
+		}
+	})
+
+	t.Run("cross", func(t *testing.T) {
+		// GOARCH=arm64 go tool goxray would build the tool for arm64:
+		// -xray.goarch hands the target to the go command only.
+		arch, machine := "arm64", elf.EM_AARCH64
+		if runtime.GOARCH == "arm64" {
+			arch, machine = "amd64", elf.EM_X86_64
+		}
+		out := filepath.Join(t.TempDir(), "cross")
+		if _, e, code := autoRun(t, mod, nil, tool, "build", "-xray.goarch="+arch, "-tags", "fixturetag", "-o", out, "."); code != 0 {
+			t.Fatalf("goxray build -xray.goarch=%s: %s", arch, e)
+		}
+		f, err := elf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		syms, err := f.Symbols()
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked := false
+		for _, s := range syms {
+			linked = linked || s.Name == "github.com/goxray/xray.RegisterTable"
+		}
+		if f.Machine != machine || !linked {
+			t.Errorf("machine %v (want %v), goxray linked: %v", f.Machine, machine, linked)
+		}
+	})
+
 	t.Run("panic-position", func(t *testing.T) {
 		_, e, code := autoRun(t, mod, nil, bin, "panic")
 		want := filepath.Join(mod, "main.go") + ":" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "main.go"), "PANIC-MARK"))
@@ -445,6 +494,150 @@ func TestAutoDemo(t *testing.T) {
 			if r := rows[name]; r.count == 0 || r.file != "main.go" {
 				t.Errorf("%s: %s: %+v", bin, name, r)
 			}
+		}
+	}
+}
+
+// TestAutoVendor builds a vendored module (`go mod vendor`, then the
+// go command's default -mod=vendor): the instrumented code imports
+// github.com/goxray/xray, which the tool does not link, so only the tool's
+// tagged import (vendordeps.go) puts it into vendor/.
+func TestAutoVendor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	if _, e, code := autoRun(t, mod, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "go", "mod", "vendor"); code != 0 {
+		t.Fatalf("go mod vendor: %s", e)
+	}
+	if !fileExists(filepath.Join(mod, "vendor", "github.com", "goxray", "xray", "auto.go")) {
+		t.Fatal("go mod vendor did not copy github.com/goxray/xray")
+	}
+	before := autoTreeHash(t, mod)
+	bin := filepath.Join(t.TempDir(), "auto")
+	if _, e, code := autoRun(t, mod, []string{"GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, "."); code != 0 {
+		t.Fatalf("goxray build (vendored): %s", e)
+	}
+	traces := t.TempDir()
+	if out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin); code != 0 {
+		t.Fatalf("fixture: %s%s", out, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		if rows["main.outer"].count != 1 || rows["main.divide"].count != 2 {
+			t.Errorf("%s: main.outer %+v main.divide %+v", bin, rows["main.outer"], rows["main.divide"])
+		}
+	}
+	if autoTreeHash(t, mod) != before {
+		t.Error("the user's module tree changed")
+	}
+}
+
+// TestAutoWorkspace builds the fixture as a module of a go.work
+// workspace: with the requirement it is instrumented as usual; without,
+// the build stops with a remedy (-modfile is refused in workspace mode).
+func TestAutoWorkspace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	for _, require := range []bool{true, false} {
+		mod := autoModule(t, root, require)
+		work := "go 1.26.0\n\nuse .\n"
+		if err := os.WriteFile(filepath.Join(mod, "go.work"), []byte(work), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(t.TempDir(), "auto")
+		_, e, code := autoRun(t, mod, []string{"GOXRAY_REPLACE=" + root, "GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, ".")
+		if !require {
+			if code == 0 || !strings.Contains(e, "workspace") || !strings.Contains(e, "go get -tool") {
+				t.Errorf("workspace without the requirement: exit %d, %s", code, e)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("goxray build in a workspace: %s", e)
+		}
+		traces := t.TempDir()
+		if out, e, code := autoRun(t, mod, autoXrayEnv(traces), bin); code != 0 {
+			t.Fatalf("fixture: %s%s", out, e)
+		}
+		ts := autoTraces(t, traces)
+		if len(ts) != 1 {
+			t.Fatalf("traces %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if rows["main.outer"].count != 1 {
+				t.Errorf("%s: main.outer %+v", bin, rows["main.outer"])
+			}
+		}
+	}
+}
+
+// TestAutoErrorPositions: a compile error in an instrumented file names
+// the user's file and position, as go build does, not the overlay copy.
+func TestAutoErrorPositions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	src := "package broken\n\nfunc F() int {\n\tx := 1\n\tx++\n\treturn \"s\"\n}\n"
+	if err := os.MkdirAll(filepath.Join(mod, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "broken", "b.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, plain, _ := autoRun(t, mod, nil, "go", "build", "./broken")
+	_, e, code := autoRun(t, mod, nil, tool, "build", "-xray.threshold=0", "./broken")
+	if code == 0 || !strings.Contains(e, "broken/b.go:6:9: ") || strings.Contains(e, "goxray/overlay") || e != plain {
+		t.Errorf("exit %d:\n%s\nwant go build's:\n%s", code, e, plain)
+	}
+}
+
+// TestAutoUserOverlay: with the user's own -overlay (relative paths, as
+// the go command takes them), goxray instruments the replacement, not the
+// file on disk.
+func TestAutoUserOverlay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	files := map[string]string{
+		"ov/main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"disk\") }\n",
+		"ov_main.go.x": "package main\n\nimport \"fmt\"\n\nfunc hello() string {\n\treturn \"overlay\"\n}\n\nfunc main() { fmt.Println(hello()) }\n",
+		"ov.json":      `{"Replace":{"ov/main.go":"ov_main.go.x"}}`,
+	}
+	for name, src := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(mod, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traces := t.TempDir()
+	out, e, code := autoRun(t, mod, autoXrayEnv(traces), tool, "run", "-xray.threshold=0", "-overlay=ov.json", "./ov")
+	if code != 0 || out != "overlay\n" {
+		t.Fatalf("goxray run -overlay: exit %d, stdout %q\n%s", code, out, e)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) != 1 {
+		t.Fatalf("traces %v", ts)
+	}
+	for bin, rows := range autoAccount(t, ts[0]) {
+		if r := rows["main.hello"]; r.count != 1 || r.line != 5 {
+			t.Errorf("%s: main.hello %+v", bin, r)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,11 @@ func TestCollectUnits(t *testing.T) {
 		{ImportPath: "example.com/m/p [example.com/m/p.test]", Name: "p", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"a.go", "b.go", "a_test.go"}, Module: main},
 		{ImportPath: "example.com/m/p_test [example.com/m/p.test]", Name: "p_test", Dir: dir, ForTest: "example.com/m/p", GoFiles: []string{"x_test.go"}, Module: main},
 		{ImportPath: "example.com/m/p.test", Name: "main", Dir: dir, GoFiles: []string{"/cache/_testmain.go"}, Module: main},
+		// A dependency in the main module whose own tests are not run:
+		// its test files are not compiled, so not instrumented.
+		{ImportPath: "example.com/m/q", Name: "q", Dir: t.TempDir(), GoFiles: []string{"q.go"}, TestGoFiles: []string{"q_test.go"}, Module: main},
+		// go run z.go a.go: compiled in command-line order.
+		{ImportPath: "command-line-arguments", Name: "main", Dir: dir, GoFiles: []string{"b.go", "a.go"}, Module: main},
 	}
 	units := collectUnits(list, map[string]bool{"example.com/dep/e": true})
 	type got struct {
@@ -49,6 +55,8 @@ func TestCollectUnits(t *testing.T) {
 		{"example.com/dep/e", []string{"e.go"}, false},
 		{"example.com/m/p", []string{"a.go", "b.go", "a_test.go"}, true},
 		{"example.com/m/p_test", []string{"x_test.go"}, false},
+		{"example.com/m/q", []string{"q.go"}, false},
+		{"command-line-arguments", []string{"b.go", "a.go"}, false},
 	}
 	if !reflect.DeepEqual(gs, want) {
 		t.Errorf("units:\n got %+v\nwant %+v", gs, want)
@@ -78,9 +86,51 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.threshold != 7 || !reflect.DeepEqual(o.pkgs, []string{"a/...", "b"}) || !o.generated || !reflect.DeepEqual(rest, []string{"-o", "x", "."}) {
 		t.Errorf("%+v %q %v", o, rest, err)
 	}
-	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope"} {
+	o, _, err = parseOptions([]string{"-xray.goos=linux", "-xray.goarch=arm64"})
+	if err != nil || !reflect.DeepEqual(o.env, []string{"GOOS=linux", "GOARCH=arm64"}) {
+		t.Errorf("goos/goarch: %q %v", o.env, err)
+	}
+	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope", "-xray.goarch="} {
 		if _, _, err := parseOptions([]string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestOutsideModCache: -xray.pkgs naming a module-cache dependency stops
+// with the remedies (the go command refuses such overlays); a vendored
+// or local one passes.
+func TestOutsideModCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "pkg", "mod")
+	in := []*unit{{importPath: "example.com/dep/d", dir: filepath.Join(cache, "example.com", "dep@v1.0.0", "d")}}
+	if err := outsideModCache(in, cache); err == nil || !strings.Contains(err.Error(), "go mod vendor") {
+		t.Errorf("module cache unit: %v", err)
+	}
+	out := []*unit{{importPath: "example.com/dep/d", dir: filepath.Join(t.TempDir(), "vendor", "example.com", "dep", "d")}, {importPath: "m", dir: cache + "x"}}
+	if err := outsideModCache(out, cache); err != nil {
+		t.Errorf("vendored unit: %v", err)
+	}
+}
+
+func TestWithoutFlags(t *testing.T) {
+	for _, c := range [][2][]string{
+		{{"-overlay=a.json", "-o", "x", "."}, {"-o", "x", "."}},
+		{{"-o", "-overlay", "--overlay", "b.json", "./p", "-overlay=c"}, {"-o", "-overlay", "./p", "-overlay=c"}},
+		{{"-tags", "t", "-args", "-overlay=x"}, {"-tags", "t", "-args", "-overlay=x"}},
+	} {
+		if got := withoutFlags(c[0], "overlay"); !reflect.DeepEqual(got, c[1]) {
+			t.Errorf("withoutFlags(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+	if got := withoutFlags([]string{"-modfile", "x.mod", "-overlay=o", "."}, "overlay", "modfile"); !reflect.DeepEqual(got, []string{"."}) {
+		t.Errorf("modfile: %q", got)
+	}
+}
+
+func TestLangOf(t *testing.T) {
+	for in, want := range map[string]string{"1.26": "go1.26", "1.26.0": "go1.26", "1.21.3": "go1.21", "": ""} {
+		if got := langOf(in); got != want {
+			t.Errorf("langOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

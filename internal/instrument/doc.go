@@ -15,9 +15,11 @@
 // text; every byte of the original stays where it was relative to its
 // line, so build constraints, go: directives, cgo preambles, comments and
 // line numbers are unchanged, and a /*line :L:C*/ directive after each
-// insertion restores the column of what follows. Panics, runtime.Caller,
-// test failures and coverage profiles therefore report the original
-// file:line:column.
+// insertion restores the column of what follows; a //line directive
+// naming the original file opens the rewrite, which the go command reads
+// from elsewhere (an overlay). Panics, runtime.Caller, test failures,
+// coverage profiles and compiler and vet messages therefore report the
+// original file:line:column.
 //
 // In each instrumented function body the rewrite inserts, on the line of
 // the opening brace,
@@ -25,7 +27,8 @@
 //	__xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]);
 //
 // where __xray is the file's import of github.com/goxray/xray and
-// __xray_ids_F a package-level array appended at the end of the file. The
+// __xray_ids_F a package-level array appended at the end of the file
+// (both take a numeric suffix when the package already uses the name). The
 // array's initializer registers the file's table with xray.RegisterTable;
 // since every instrumented function reads the array, Go's package
 // initialization order computes it before any initializer that can reach
@@ -46,7 +49,9 @@
 //     literals inside them;
 //   - declarations carrying a //go: directive other than //go:noinline
 //     (nosplit, systemstack, norace, …: code that must not grow a call or
-//     a defer);
+//     a defer), wherever the compiler takes it from: the doc comment or
+//     any line since the previous declaration, blank lines included
+//     (//go:generate and //go:embed are not compiler directives);
 //   - functions named _, bodiless declarations (assembly, linkname pulls);
 //   - files that import "C" (cgo) or github.com/goxray/xray (instrumented
 //     by hand already), and generated files ("// Code generated
@@ -59,8 +64,10 @@
 // panics print them: path.F, path.T.M, path.(*T).M, path.F.func1,
 // path.F.func1.2 (nested literal), path.init.0 (the first init function),
 // path.init.func1 (a literal in a package-level initializer, numbered in
-// initialization order as the compiler does: see initorder.go), and generic
-// code once per declaration, as the runtime names every instantiation:
+// initialization order as the compiler does: see initorder.go; literals
+// in code the compiler drops as dead, such as a branch on a constant
+// false condition, take no number and are not instrumented: see
+// deadcode.go), and generic code once per declaration, as the runtime names every instantiation:
 // path.F[...], path.(*T[...]).M. path is the import path with the
 // linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for
 // a command, path_test for an external test package. A literal inside a

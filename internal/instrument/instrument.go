@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"hash/fnv"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,10 @@ type Config struct {
 	// ExitHooks adds the final flush to main.main, TestMain and the
 	// os.Exit calls of package main and test files (see the package doc).
 	ExitHooks bool
+	// GOOS and GOARCH are the build target's, the values of
+	// runtime.GOOS and runtime.GOARCH in constant conditions (see
+	// deadcode.go); the running program's when empty.
+	GOOS, GOARCH string
 }
 
 // File is one source file of a package.
@@ -82,12 +87,73 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		afs[i] = af
 	}
 	p.globBase = initLiteralBases(afs)
-	for i, f := range files {
-		r, err := p.file(fset, afs[i], f)
-		if err != nil {
-			return nil, err
+	p.consts = collectConsts(afs)
+	p.used = map[string]bool{}
+	p.aliases = map[string]string{}
+	for _, af := range afs {
+		for _, d := range af.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, sp := range g.Specs {
+					ts := sp.(*ast.TypeSpec)
+					if ts.Assign.IsValid() && ts.TypeParams == nil {
+						if id, ok := ast.Unparen(ts.Type).(*ast.Ident); ok {
+							p.aliases[ts.Name.Name] = id.Name
+						}
+					}
+				}
+			}
 		}
-		out[i] = r
+		ast.Inspect(af, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				p.used[id.Name] = true
+			}
+			return true
+		})
+	}
+	states := make([]*fileState, len(files))
+	for i, f := range files {
+		states[i] = p.file(fset, afs[i], f)
+	}
+	for i, s := range states {
+		if len(s.edits) > 0 {
+			// The import goes on the package clause's line: no line moves.
+			s.insert(s.tf.Offset(afs[i].Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
+		}
+	}
+	// The id arrays are declared in the first file of the package (and
+	// of its test files), right after its imports: being ready at once,
+	// they are the first variables initialized, before any initializer
+	// that reaches an instrumented function in a way initialization
+	// order does not see (an interface or func value call). The test
+	// files' go to the first test file: the package's first file is
+	// compiled without them too.
+	for _, test := range []bool{false, true} {
+		host := -1
+		var decls []string
+		for i, s := range states {
+			if s.isTest != test {
+				continue
+			}
+			if host == -1 && !s.cgo {
+				host = i // cgo files are left alone
+			}
+			if len(s.funcs) > 0 {
+				decls = append(decls, fmt.Sprintf("var %s = %s_init()", s.ids, s.ids))
+			}
+		}
+		if len(decls) > 0 {
+			h, af := states[host], afs[host]
+			at := af.Name.End()
+			for _, d := range af.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+					at = g.End()
+				}
+			}
+			h.insert(h.tf.Offset(at), "; "+strings.Join(decls, "; "))
+		}
+	}
+	for i, s := range states {
+		out[i] = s.result(afs[i], files[i])
 	}
 	return out, nil
 }
@@ -99,6 +165,24 @@ type pkgState struct {
 	importPath string
 	inits      int
 	globBase   map[initKey]int // see initLiteralBases
+	used       map[string]bool // every identifier of the package's files
+	// aliases maps a type alias to the package-level type it names:
+	// a method declared on an alias belongs to, and is named after,
+	// the aliased type.
+	aliases map[string]string
+	consts  map[string]constDecl // see deadcode.go
+}
+
+// fresh is base, or base with the smallest numeric suffix, that no
+// identifier of the package uses: a user's own __xray (an import name,
+// a local variable a literal sees) must neither clash with nor shadow
+// the inserted ones.
+func (p *pkgState) fresh(base string) string {
+	name := base
+	for i := 1; p.used[name]; i++ {
+		name = base + strconv.Itoa(i)
+	}
+	return name
 }
 
 var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
@@ -120,12 +204,15 @@ type fileState struct {
 	funcs   []Func
 	skipped map[string]int
 	ids     string // name of the file's id array
+	xr      string // name of the file's import of goxray
+	dead    *deadCode
 	osName  string // local name of "os", "" if not imported
 	isTest  bool
+	cgo     bool
 	active  bool // instrument functions (false: only count names)
 }
 
-func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, error) {
+func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s := &fileState{
 		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
 		skipped: map[string]int{},
@@ -135,11 +222,19 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	s.prefix = symbolPrefix(p.importPath, af.Name.Name)
 	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
 	s.ids = "__xray_ids_" + identSafe(base)
+	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"]; i++ {
+		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
+	}
+	s.xr = p.fresh("__xray")
+	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, imports: fileImports(af)}
+	if s.dead.goos == "" {
+		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
+	}
 	for _, im := range af.Imports {
 		path, _ := strconv.Unquote(im.Path.Value)
 		switch path {
 		case "C":
-			s.active = false
+			s.active, s.cgo = false, true
 			s.skipped["cgo"]++
 		case ImportPath:
 			// Instrumented by hand already: a second Enter/Exit pair
@@ -160,10 +255,11 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 	// A literal counts under its enclosing function even where nothing is
 	// instrumented, so the walk always runs: numbering must match the
 	// compiler's whatever is skipped.
+	prev := af.Name.End()
 	for _, d := range af.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			s.funcDecl(d)
+			s.funcDecl(d, s.pragmas(af, prev, d.Pos()))
 		case *ast.GenDecl:
 			for _, sp := range d.Specs {
 				vs, ok := sp.(*ast.ValueSpec)
@@ -181,44 +277,76 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) (Result, erro
 						// run, in source order.
 						n += litsBefore(vs.Values[:i])
 					}
+					s.dead.setLocals(v)
 					s.literals(v, s.prefix+".init", &n, false, true)
 				}
 			}
 		}
+		prev = d.End()
 	}
+	return s
+}
+
+// result applies the file's edits.
+func (s *fileState) result(af *ast.File, f File) Result {
 	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
 	name := f.Name
 	if name == "" {
 		name = f.Path
 	}
-	if len(s.edits) > 0 {
-		// The import goes on the package clause's line: no line moves.
-		s.insert(s.tf.Offset(af.Name.End()), `; import __xray "`+ImportPath+`"`)
-	} else if p.cfg.Lang == "" {
-		return res, nil
+	if len(s.edits) == 0 && s.cfg.Lang == "" {
+		return res
 	}
-	if p.cfg.Lang != "" {
+	if s.cfg.Lang != "" {
 		s.pinLang(af, f.Path)
 	}
+	// The rewritten file lives elsewhere (an overlay): a line directive
+	// names the original, so that compiler and vet messages point at it.
+	// The go command maps the overlay's name to the original for
+	// runtime.Caller and -trimpath; this maps the messages too.
+	at := 0
+	if bytes.HasPrefix(s.src, []byte("\uFEFF")) {
+		at = len("\uFEFF") // a BOM is only valid first
+	}
+	s.edits = append(s.edits, edit{off: at, text: "//line " + f.Path + ":1:1\n", seq: -2})
 	res.Src = s.apply(name)
-	return res, nil
+	return res
 }
 
-func (s *fileState) funcDecl(d *ast.FuncDecl) {
+// pragmas returns the //go: lines between from and to: the compiler
+// gives a declaration every directive written since the previous one,
+// also across blank lines that end its doc comment.
+func (s *fileState) pragmas(af *ast.File, from, to token.Pos) bool {
+	for _, g := range af.Comments {
+		if g.End() <= from || g.Pos() >= to {
+			continue
+		}
+		for _, c := range g.List {
+			if c.Pos() > from && c.End() < to && isGoPragma(c.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	name := s.declName(d)
 	never, always, goDirective := directives(d.Doc)
+	goDirective = goDirective || goPragma
 	if d.Body == nil {
 		return
 	}
 	isMain := d.Recv == nil && d.Name.Name == "main" && s.prefix == "main" && !s.isTest
 	isTestMain := d.Recv == nil && d.Name.Name == "TestMain" && s.isTest
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
-		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer __xray.AutoStop();")
+		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer "+s.xr+".AutoStop();")
 	}
 	if s.cfg.ExitHooks && (s.prefix == "main" || s.isTest) && s.osName != "" {
 		s.wrapExits(d.Body)
 	}
 	var counter int
+	s.dead.setLocals(d)
 	s.literals(d.Body, name, &counter, never, true)
 	switch {
 	case !s.active || d.Name.Name == "_":
@@ -235,7 +363,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl) {
 // compiler does (outer.func1, outer.func2, …; their own literals
 // outer.func1.1, …) and instruments them.
 func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top bool) {
-	ast.Inspect(n, func(c ast.Node) bool {
+	s.dead.liveInspect(n, func(c ast.Node) bool {
 		fl, ok := c.(*ast.FuncLit)
 		if !ok {
 			return true
@@ -273,7 +401,7 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
-	s.insert(s.tf.Offset(body.Lbrace)+1, "__xray.Enter("+id+"); defer __xray.Exit("+id+");")
+	s.insert(s.tf.Offset(body.Lbrace)+1, s.xr+".Enter("+id+"); defer "+s.xr+".Exit("+id+");")
 }
 
 // wrapExits turns os.Exit(x) into os.Exit(__xray.AutoExit(x)).
@@ -290,7 +418,7 @@ func (s *fileState) wrapExits(body *ast.BlockStmt) {
 		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != s.osName {
 			return true
 		}
-		s.insert(s.tf.Offset(c.Lparen)+1, "__xray.AutoExit(")
+		s.insert(s.tf.Offset(c.Lparen)+1, s.xr+".AutoExit(")
 		s.insert(s.tf.Offset(c.Rparen), ")")
 		return true
 	})
@@ -352,8 +480,9 @@ func (s *fileState) apply(name string) []byte {
 	if len(s.funcs) == 0 {
 		return b.Bytes()
 	}
-	// The table: an array whose initializer is a declared function, not
-	// a literal, so it takes no number from the package's literals.
+	// The table: an array (declared in the package's first file, see
+	// Package) whose initializer is a declared function, not a literal,
+	// so it takes no number from the package's literals.
 	var tab strings.Builder
 	for _, f := range s.funcs {
 		fmt.Fprintf(&tab, "%s\t%d\n", f.Name, f.Line)
@@ -361,8 +490,8 @@ func (s *fileState) apply(name string) []byte {
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nvar %s = %s_init()\n\nfunc %s_init() (ids [%d]__xray.ID) {\n\t__xray.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
-		s.ids, s.ids, s.ids, len(s.funcs), strconv.Quote(name), strconv.Quote(tab.String()))
+	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
+		s.ids, len(s.funcs), s.xr, s.xr, strconv.Quote(name), strconv.Quote(tab.String()))
 	return b.Bytes()
 }
 
@@ -379,22 +508,18 @@ func (s *fileState) declName(d *ast.FuncDecl) string {
 		}
 		return s.prefix + "." + d.Name.Name
 	}
-	t := d.Recv.List[0].Type
+	t := ast.Unparen(d.Recv.List[0].Type) // (*T) and *(T) are receivers too
 	ptr := false
 	if st, ok := t.(*ast.StarExpr); ok {
-		ptr, t = true, st.X
-	}
-	for {
-		if p, ok := t.(*ast.ParenExpr); ok {
-			t = p.X
-			continue
-		}
-		break
+		ptr, t = true, ast.Unparen(st.X)
 	}
 	typ := ""
 	switch t := t.(type) {
 	case *ast.Ident:
 		typ = t.Name
+		for i := 0; i < len(s.aliases) && s.aliases[typ] != ""; i++ {
+			typ = s.aliases[typ]
+		}
 	case *ast.IndexExpr:
 		typ = exprIdent(t.X) + "[...]"
 	case *ast.IndexListExpr:
@@ -425,11 +550,28 @@ func directives(doc *ast.CommentGroup) (never, always, goDirective bool) {
 			never = true
 		case t == "//xray:always" || strings.HasPrefix(t, "//xray:always "):
 			always = true
-		case strings.HasPrefix(t, "//go:") && !strings.HasPrefix(t, "//go:noinline") && !strings.HasPrefix(t, "//go:build"):
+		case isGoPragma(t):
 			goDirective = true
 		}
 	}
 	return
+}
+
+// isGoPragma reports whether a comment is a compiler directive that rules
+// out instrumentation: any //go: line but //go:noinline, which a defer
+// implies anyway, and the ones the compiler does not read (build,
+// generate, embed).
+func isGoPragma(t string) bool {
+	name, ok := strings.CutPrefix(t, "//go:")
+	if !ok {
+		return false
+	}
+	name, _, _ = strings.Cut(name, " ")
+	switch name {
+	case "noinline", "build", "generate", "embed":
+		return false
+	}
+	return true
 }
 
 // symbolPrefix is the linker's prefix for a package's symbols: the import

@@ -25,6 +25,17 @@ func (t *T) Inc() { lib.Probe(); t.n++ }
 
 func (t T) Get() int { lib.Probe(); return t.n }
 
+// Methods declared on aliases belong to, and are named after, the
+// aliased type.
+type (
+	Real  struct{}
+	Alias = Real
+	Twice = Alias
+)
+
+func (Alias) AM() int  { lib.Probe(); return 1 }
+func (*Twice) TM() int { lib.Probe(); return 2 }
+
 type Box[E any] struct{ v E }
 
 func (b *Box[E]) Put(v E) { lib.Probe(); b.v = v }
@@ -82,6 +93,10 @@ func main() {
 	t.Inc()
 	t.Inc()
 	check(t.Get() == 2, "methods")
+	check(viaIface == "n" && namer.Name() == "n", "interface call in an initializer")
+	check(deadIf()+deadSwitch()+deadAfter(1) == 6, "dead code")
+	var real Real
+	check(real.AM()+real.TM() == 3, "alias receivers")
 	var bi Box[int]
 	var bs Box[string]
 	bi.Put(1)
