@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,28 @@ func TestLineageFanOut(t *testing.T) {
 			if m.Name(f.Func) == "main.handle" && f.Cum != handle.Total {
 				t.Errorf("v%d: cum(handle) %d includes spawned time (total %d)", v, f.Cum, handle.Total)
 			}
+		}
+		// top's percentages are shares of all goroutine time, spawned
+		// goroutines included: the flat column sums to 100 %.
+		b.Reset()
+		if err := p.WriteTop(&b, m, 0); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, "Hottest") {
+				break
+			}
+			if f := strings.Fields(line); len(f) > 2 && f[0] != "flat" && strings.HasSuffix(f[1], "%") {
+				x, err := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
+				if err != nil {
+					t.Fatalf("v%d: %q: %v", v, line, err)
+				}
+				sum += x
+			}
+		}
+		if sum < 99.9 || sum > 100.1 {
+			t.Errorf("v%d: top's flat%% column sums to %.2f%%, want 100%%:\n%s", v, sum, b.String())
 		}
 	}
 }

@@ -68,9 +68,18 @@ func (p *Profile) Funcs() []FuncTotal {
 // paths with the most inclusive time, merged across goroutines.
 func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 	fs := p.Funcs()
+	// Goroutine time: every root's, plus every goroutine nested under its
+	// spawner by Lineage (a Spawned node's time is not in its parent's),
+	// so that percentages are shares of the same total with or without
+	// lineage and never pass 100 %.
 	var wall uint64
 	for _, c := range p.Nodes[0].Children {
 		wall += p.Nodes[c].Total
+	}
+	for i := 1; i < len(p.Nodes); i++ {
+		if p.Nodes[i].Spawned {
+			wall += p.Nodes[i].Total
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "Goroutine time %s in %d root functions; time %s\n", fmtDur(p.Seconds(wall)), len(p.Nodes[0].Children), p.unitNote())
