@@ -45,8 +45,32 @@
 #define T1	R11	// scratch
 #define T2	R12
 
-// BODY writes the record for ID at time TS on CPU, or jumps to slow.
-#define BODY(ACTION) \
+// TSCREAD reads the clock of the TSC modes into TS and the CPU (or
+// const_unknownCPU) into CPU, checking fastOK before any clock
+// instruction; any other mode jumps to OTHER. It defines the labels
+// notRDTSCP and clocked.
+#define TSCREAD(OTHER) \
+	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDTSCP \
+	JNE	notRDTSCP \
+	RDTSCP \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDTSCP: \
+	CMPL	T1, $const_modeLfenceRDTSC \
+	JNE	OTHER \
+	LFENCE \
+	RDTSC \
+	MOVL	$const_unknownCPU, CPU \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS
+
+// WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
+// tracing must be on, the P must have a writer and the writer's open
+// block must be this goroutine's.
+#define WRITER \
 	CMPL	·state(SB), $const_stateOn \
 	JNE	slow \
 	MOVQ	(TLS), G \
@@ -65,23 +89,23 @@
 	MOVQ	·fastGoid(SB), T1 \
 	MOVQ	(G)(T1*1), T1 \
 	CMPQ	T1, writer_goid(W) \
-	JNE	slow \
-	MOVL	writer_pos(W), POS \
-	LEAL	const_fastRecordSize(POS), END \
-	CMPL	END, writer_size(W) \
-	JA	slow \
+	JNE	slow
+
+// DELTA checks that TS can follow the block's last record on the same CPU
+// with a delta of at most maxDelta (leaving the delta in HI), or jumps to
+// slow.
+#define DELTA \
 	CMPL	CPU, writer_cpu(W) \
 	JNE	slow \
 	MOVQ	TS, HI \
 	SUBQ	writer_last(W), HI \
 	CMPQ	HI, $const_maxDelta \
-	JA	slow \
-	SHLQ	$4, ID \
-	ORQ	$(ACTION<<1), ID \
-	SHLQ	$32, HI \
-	ORQ	HI, ID \
-	MOVQ	writer_data(W), T1 \
-	MOVQ	ID, (T1)(POS*1) \
+	JA	slow
+
+// PUBLISH makes the record that ends at END visible: writer.last, pos and
+// count, then the extent word with one plain store (a release store on
+// amd64), and returns.
+#define PUBLISH \
 	MOVQ	TS, writer_last(W) \
 	MOVL	END, writer_pos(W) \
 	MOVL	writer_count(W), T2 \
@@ -93,42 +117,9 @@
 	MOVQ	T2, (T1) \
 	RET
 
-// CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
-#define CHECKID \
-	LEAL	-1(ID), T1 \
-	CMPL	T1, $const_fastMaxID \
-	JA	slow
-
-#define RECORD(ACTION, SLOW, NANO) \
-	MOVL	id+0(FP), ID \
-	CHECKID \
-	MOVQ	·patches(SB), T1 \
-	TESTQ	T1, T1 \
-	JNE	patched \
-back: \
-	MOVL	·fastOK(SB), T1 \
-	CMPL	T1, $const_modeRDTSCP \
-	JNE	notRDTSCP \
-	RDTSCP \
-	MOVL	CX, CPU \
-	ANDL	$const_cpuMask, CPU \
-	JMP	clocked \
-notRDTSCP: \
-	CMPL	T1, $const_modeLfenceRDTSC \
-	JNE	other \
-	LFENCE \
-	RDTSC \
-	MOVL	$const_unknownCPU, CPU \
-clocked: \
-	SHLQ	$32, HI \
-	ORQ	HI, TS \
-	BODY(ACTION) \
-other: \
-	CMPL	T1, $const_modeNanotime \
-	JNE	slow \
-	JMP	NANO(SB) \
-slow: \
-	JMP	SLOW(SB) \
+// PATCHED returns at once for an unpatched id (patch set in T1) and goes
+// back to label back otherwise.
+#define PATCHED \
 patched: \
 	MOVQ	ID, T2 \
 	SHRQ	$6, T2 \
@@ -143,6 +134,45 @@ rest: \
 	CMPQ	patchSet_rest(T1), $0 \
 	JEQ	back \
 	RET
+
+// BODY writes the record for ID at time TS on CPU, or jumps to slow.
+#define BODY(ACTION) \
+	WRITER \
+	MOVL	writer_pos(W), POS \
+	LEAL	const_fastRecordSize(POS), END \
+	CMPL	END, writer_size(W) \
+	JA	slow \
+	DELTA \
+	SHLQ	$4, ID \
+	ORQ	$(ACTION<<1), ID \
+	SHLQ	$32, HI \
+	ORQ	HI, ID \
+	MOVQ	writer_data(W), T1 \
+	MOVQ	ID, (T1)(POS*1) \
+	PUBLISH
+
+// CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
+#define CHECKID \
+	LEAL	-1(ID), T1 \
+	CMPL	T1, $const_fastMaxID \
+	JA	slow
+
+#define RECORD(ACTION, SLOW, NANO) \
+	MOVL	id+0(FP), ID \
+	CHECKID \
+	MOVQ	·patches(SB), T1 \
+	TESTQ	T1, T1 \
+	JNE	patched \
+back: \
+	TSCREAD(other) \
+	BODY(ACTION) \
+other: \
+	CMPL	T1, $const_modeNanotime \
+	JNE	slow \
+	JMP	NANO(SB) \
+slow: \
+	JMP	SLOW(SB) \
+	PATCHED
 
 // AT is the nanotime mode's second half: the id was checked against the
 // patch set already, the time is an argument and the CPU unknown.
@@ -199,41 +229,8 @@ TEXT ·EnterArgs(SB), NOSPLIT, $0-32
 	TESTQ	T1, T1
 	JNE	patched
 back:
-	MOVL	·fastOK(SB), T1
-	CMPL	T1, $const_modeRDTSCP
-	JNE	notRDTSCP
-	RDTSCP
-	MOVL	CX, CPU
-	ANDL	$const_cpuMask, CPU
-	JMP	clocked
-notRDTSCP:
-	CMPL	T1, $const_modeLfenceRDTSC
-	JNE	slow
-	LFENCE
-	RDTSC
-	MOVL	$const_unknownCPU, CPU
-clocked:
-	SHLQ	$32, HI
-	ORQ	HI, TS
-	CMPL	·state(SB), $const_stateOn
-	JNE	slow
-	MOVQ	(TLS), G
-	MOVQ	·fastGM(SB), T1
-	MOVQ	(G)(T1*1), MP
-	MOVQ	·fastMP(SB), T1
-	MOVQ	(MP)(T1*1), MP
-	MOVLQZX	(MP), T2
-	MOVQ	·fastSet(SB), MP
-	TESTQ	MP, MP
-	JEQ	slow
-	CMPQ	T2, writerSet_w+8(MP)
-	JAE	slow
-	MOVQ	writerSet_w(MP), MP
-	MOVQ	(MP)(T2*8), W
-	MOVQ	·fastGoid(SB), T1
-	MOVQ	(G)(T1*1), T1
-	CMPQ	T1, writer_goid(W)
-	JNE	slow
+	TSCREAD(slow)
+	WRITER
 	MOVQ	args_len+16(FP), CX
 	CMPQ	CX, $const_MaxArgs
 	JA	slow
@@ -243,12 +240,7 @@ clocked:
 	LEAQ	const_fastRecordSize(POS)(END*1), END
 	CMPL	END, writer_size(W)
 	JA	slow
-	CMPL	CPU, writer_cpu(W)
-	JNE	slow
-	MOVQ	TS, HI
-	SUBQ	writer_last(W), HI
-	CMPQ	HI, $const_maxDelta
-	JA	slow
+	DELTA
 	SHLQ	$4, ID
 	ORQ	$(const_actionEnterArgs<<1), ID
 	SHLQ	$32, HI
@@ -273,32 +265,10 @@ args:
 	DECQ	CX
 	JMP	args
 publish:
-	MOVQ	TS, writer_last(W)
-	MOVL	END, writer_pos(W)
-	MOVL	writer_count(W), T2
-	INCL	T2
-	MOVL	T2, writer_count(W)
-	SHLQ	$32, T2
-	ORQ	END, T2
-	MOVQ	writer_ext(W), T1
-	MOVQ	T2, (T1)
-	RET
+	PUBLISH
 slow:
 	JMP	·enterArgsSlow(SB)
-patched:
-	MOVQ	ID, T2
-	SHRQ	$6, T2
-	CMPQ	T2, patchSet_bits+8(T1)
-	JAE	rest
-	MOVQ	patchSet_bits(T1), CPU
-	MOVQ	(CPU)(T2*8), CPU
-	BTQ	ID, CPU
-	JCC	back
-	RET
-rest:
-	CMPQ	patchSet_rest(T1), $0
-	JEQ	back
-	RET
+	PATCHED
 
 // func Event(data []byte)
 //
@@ -309,41 +279,8 @@ rest:
 // payload); an empty payload and everything unusual take the Go path
 // (customEventSlow, same frame).
 TEXT ·Event(SB), NOSPLIT, $0-24
-	MOVL	·fastOK(SB), T1
-	CMPL	T1, $const_modeRDTSCP
-	JNE	notRDTSCP
-	RDTSCP
-	MOVL	CX, CPU
-	ANDL	$const_cpuMask, CPU
-	JMP	clocked
-notRDTSCP:
-	CMPL	T1, $const_modeLfenceRDTSC
-	JNE	slow
-	LFENCE
-	RDTSC
-	MOVL	$const_unknownCPU, CPU
-clocked:
-	SHLQ	$32, HI
-	ORQ	HI, TS
-	CMPL	·state(SB), $const_stateOn
-	JNE	slow
-	MOVQ	(TLS), G
-	MOVQ	·fastGM(SB), T1
-	MOVQ	(G)(T1*1), MP
-	MOVQ	·fastMP(SB), T1
-	MOVQ	(MP)(T1*1), MP
-	MOVLQZX	(MP), T2
-	MOVQ	·fastSet(SB), MP
-	TESTQ	MP, MP
-	JEQ	slow
-	CMPQ	T2, writerSet_w+8(MP)
-	JAE	slow
-	MOVQ	writerSet_w(MP), MP
-	MOVQ	(MP)(T2*8), W
-	MOVQ	·fastGoid(SB), T1
-	MOVQ	(G)(T1*1), T1
-	CMPQ	T1, writer_goid(W)
-	JNE	slow
+	TSCREAD(slow)
+	WRITER
 	MOVQ	data_len+8(FP), CX
 	TESTQ	CX, CX
 	JEQ	slow
@@ -355,12 +292,7 @@ clocked:
 	JA	slow
 	CMPL	END, writer_size(W)
 	JA	slow
-	CMPL	CPU, writer_cpu(W)
-	JNE	slow
-	MOVQ	TS, HI
-	SUBQ	writer_last(W), HI
-	CMPQ	HI, $const_maxDelta
-	JA	slow
+	DELTA
 	MOVQ	HI, ID
 	SHLQ	$40, ID
 	MOVQ	CX, T2
@@ -393,15 +325,6 @@ bytes:
 	DECQ	CX
 	JMP	bytes
 publish:
-	MOVQ	TS, writer_last(W)
-	MOVL	END, writer_pos(W)
-	MOVL	writer_count(W), T2
-	INCL	T2
-	MOVL	T2, writer_count(W)
-	SHLQ	$32, T2
-	ORQ	END, T2
-	MOVQ	writer_ext(W), T1
-	MOVQ	T2, (T1)
-	RET
+	PUBLISH
 slow:
 	JMP	·customEventSlow(SB)
