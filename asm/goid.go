@@ -131,11 +131,23 @@ func findGoidOffset(samples []gSample) (uintptr, error) {
 		}
 		seen[s.id] = true
 	}
+	words := make([][gScanBytes / 8]uint64, len(samples))
+	want := make([]uint64, len(samples))
+	for i, s := range samples {
+		words[i], want[i] = s.words, s.id
+	}
+	return soleOffset(words, want, "goid", fmt.Sprintf("matched the ids of %d goroutines", len(samples)))
+}
+
+// soleOffset returns the one offset into runtime.g whose word equals
+// want[i] in every sample words[i], or an error naming what (the field)
+// and, when nothing matched, what was looked for.
+func soleOffset(words [][gScanBytes / 8]uint64, want []uint64, what, none string) (uintptr, error) {
 	var found []uintptr
-	for i := 1; i < len(samples[0].words); i++ {
+	for i := 1; i < gScanBytes/8; i++ {
 		match := true
-		for _, s := range samples {
-			if s.words[i] != s.id {
+		for k := range words {
+			if words[k][i] != want[k] {
 				match = false
 				break
 			}
@@ -148,14 +160,13 @@ func findGoidOffset(samples []gSample) (uintptr, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return 0, fmt.Errorf("no word in the first %d bytes of runtime.g matched the ids of %d goroutines", gScanBytes, len(samples))
-	default:
-		s := make([]string, len(found))
-		for i, off := range found {
-			s[i] = fmt.Sprintf("%#x", off)
-		}
-		return 0, fmt.Errorf("ambiguous goid offset: %s all matched", strings.Join(s, ", "))
+		return 0, fmt.Errorf("no word in the first %d bytes of runtime.g %s", gScanBytes, none)
 	}
+	s := make([]string, len(found))
+	for i, off := range found {
+		s[i] = fmt.Sprintf("%#x", off)
+	}
+	return 0, fmt.Errorf("ambiguous %s offset: %s all matched", what, strings.Join(s, ", "))
 }
 
 // goidSlow parses the id from runtime.Stack's first line. Its argument is

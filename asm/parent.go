@@ -2,7 +2,6 @@ package asm
 
 import (
 	"fmt"
-	"strings"
 	"unsafe"
 )
 
@@ -112,28 +111,10 @@ func findParentOffset(samples []parentSample) (uintptr, error) {
 	if len(parents) < 2 {
 		return 0, fmt.Errorf("calibration needs children of at least 2 parents, got %d", len(parents))
 	}
-	var found []uintptr
-	for i := 1; i < len(samples[0].words); i++ {
-		match := true
-		for _, s := range samples {
-			if s.words[i] != s.parent {
-				match = false
-				break
-			}
-		}
-		if match {
-			found = append(found, uintptr(i*8))
-		}
+	words := make([][gScanBytes / 8]uint64, len(samples))
+	want := make([]uint64, len(samples))
+	for i, s := range samples {
+		words[i], want[i] = s.words, s.parent
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return 0, fmt.Errorf("no word in the first %d bytes of runtime.g holds the parent's id (Go before 1.21, or another layout)", gScanBytes)
-	}
-	s := make([]string, len(found))
-	for i, off := range found {
-		s[i] = fmt.Sprintf("%#x", off)
-	}
-	return 0, fmt.Errorf("ambiguous parent offset: %s all matched", strings.Join(s, ", "))
+	return soleOffset(words, want, "parent", "holds the parent's id (Go before 1.21, or another layout)")
 }
