@@ -53,7 +53,14 @@ func autoModule(t *testing.T, root string, require bool) string {
 	}
 	mod := "module example.com/fixture.v1\n\ngo 1.26.0\n"
 	if require {
-		mod += "\ntool github.com/goxray/xray/cmd/goxray\n\nrequire (\n\tgithub.com/goxray/xray v0.0.0 // indirect\n\tgolang.org/x/sys v0.49.0 // indirect\n)\n\nreplace github.com/goxray/xray => " + root + "\n"
+		// What `go get -tool` would write: goxray and, as indirect
+		// requirements, everything goxray's own go.mod requires (the tool
+		// links them).
+		mod += "\ntool github.com/goxray/xray/cmd/goxray\n\nrequire (\n\tgithub.com/goxray/xray v0.0.0 // indirect\n"
+		for _, r := range repoRequirements(t, root) {
+			mod += "\t" + r + " // indirect\n"
+		}
+		mod += ")\n\nreplace github.com/goxray/xray => " + root + "\n"
 		sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 		if err != nil {
 			t.Fatal(err)
@@ -66,6 +73,36 @@ func autoModule(t *testing.T, root string, require bool) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// repoRequirements returns "path version" for every requirement in the
+// go.mod at root.
+func repoRequirements(t *testing.T, root string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []string
+	block := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "require" && f[1] == "(":
+			block = true
+		case block && len(f) == 1 && f[0] == ")":
+			block = false
+		case block && len(f) == 2:
+			reqs = append(reqs, f[0]+" "+f[1])
+		case len(f) == 3 && f[0] == "require":
+			reqs = append(reqs, f[1]+" "+f[2])
+		}
+	}
+	if len(reqs) == 0 {
+		t.Fatalf("no requirements found in %s/go.mod", root)
+	}
+	return reqs
 }
 
 // autoTreeHash hashes every file name and content under dir.
