@@ -97,7 +97,10 @@ type session struct {
 	stopSig    func()
 	stopExit   func()
 	started    time.Time
-	scratch    []byte // the last snapshot's copy, reused (under flushMu)
+	// scratch is the last snapshot's copy, reused: taken (Swap) under
+	// flushMu, so that Flush, which holds flushMu while it writes, and a
+	// WriteTo, which gives it back after encoding, never share it.
+	scratch atomic.Pointer[[]byte]
 
 	// set holds every writer this session ever had, retired ones too (see
 	// reclaim), for Stats and Stop: the recording set (writers) may be
@@ -315,13 +318,22 @@ func WriteTo(w io.Writer) (int64, error) {
 		flushMu.Unlock()
 		return 0, ErrNotRunning
 	}
-	bufp := copyPool.Get().(*[]byte)
+	// The session's copy when no other WriteTo has it out: a sync.Pool
+	// alone loses it at every other collection, and a flight recorder
+	// polled in a loop then allocates (and makes the collector clear) a
+	// window's worth of memory again and again.
+	bufp := s.scratch.Swap(nil)
+	if bufp == nil {
+		bufp = copyPool.Get().(*[]byte)
+	}
 	snap, p, buf := s.snapshotInto(*bufp, false)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {
 		*bufp = buf[:0]
-		copyPool.Put(bufp)
+		if !s.scratch.CompareAndSwap(nil, bufp) {
+			copyPool.Put(bufp)
+		}
 	}()
 	start := time.Now()
 	cw := &countWriter{w: w}
@@ -379,13 +391,17 @@ func WriteMap(w io.Writer) (int64, error) {
 
 // snapshot copies the buffers and fixes the file's parameters. Called with mu held.
 //
-// The copy's memory is kept for the next flush (flushes hold flushMu while
-// they use it, so one copy is in use at a time): a flight recorder flushed
+// The copy's memory is kept for the next flush (Flush holds flushMu while
+// it uses it, so nobody else takes it meanwhile): a flight recorder flushed
 // now and then should not make the garbage collector chase 64 MiB each
 // time.
 func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
-	segs, p, buf := s.snapshotInto(s.scratch, final)
-	s.scratch = buf
+	var dst []byte
+	if p := s.scratch.Swap(nil); p != nil {
+		dst = *p
+	}
+	segs, p, buf := s.snapshotInto(dst, final)
+	s.scratch.Store(&buf)
 	return segs, p
 }
 

@@ -125,7 +125,10 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 	estimate += live * min(q.size, 64<<10)
 	buf := dst[:0]
 	if cap(buf) < estimate {
-		buf = make([]byte, 0, estimate)
+		// Geometrically, up to the arena's size: a window that is still
+		// filling up would otherwise cost a new array at every snapshot
+		// (a recorder polled in a loop allocated a copy per poll).
+		buf = make([]byte, 0, max(estimate, min(2*cap(buf), len(q.bufs)*q.size)))
 	}
 
 	// Pass 2: copy and validate, newest first. Flight-recorder writers

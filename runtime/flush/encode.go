@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -108,7 +109,12 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 	if err != nil {
 		return res, err
 	}
-	bw := bufio.NewWriterSize(w, 256<<10)
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil) // keep no reference to w
+		writerPool.Put(bw)
+	}()
 	cw := &countingWriter{w: bw}
 	if p.Header.Version == 1 {
 		err = writeV1(cw, segs, plans, p, &res, o)
@@ -122,6 +128,11 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 	res.Goroutines = len(plans)
 	return res, err
 }
+
+// writerPool holds the encoder's output buffers: a flight recorder flushed
+// over and over (WriteTo from an HTTP handler) should not allocate 256 KiB
+// per file.
+var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
 type countingWriter struct {
 	w *bufio.Writer

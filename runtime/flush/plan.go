@@ -243,12 +243,18 @@ func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, [][]byte, Result, 
 	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].goid < chunks[j].goid })
 	var plans []goPlan
 	var stack []uint32
+	// One array of cursors for every goroutine in turn: a cursor per chunk
+	// allocated on its own cost a flush thousands of small allocations.
+	var curs []cursor
 	for i := 0; i < len(chunks); {
 		j := i
 		for j < len(chunks) && chunks[j].goid == chunks[i].goid {
 			j++
 		}
-		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack, syn)
+		if cap(curs) < j-i {
+			curs = make([]cursor, 0, max(j-i, 2*cap(curs)))
+		}
+		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack, syn, curs[:j-i])
 		if err != nil {
 			return nil, segs, res, err
 		}
@@ -279,14 +285,17 @@ type synthetic struct {
 // Exits come innermost first), at TSC After+1. Their durations are then
 // lower bounds, which is what is known. Any other Exit that does not close
 // the innermost open call is dropped and counted: llvm-xray refuses it.
-func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic) (goPlan, error) {
+//
+// curs has room for a cursor per chunk (its contents are overwritten).
+func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic, curs []cursor) (goPlan, error) {
 	gp := goPlan{goid: chunks[0].goid}
 	for _, c := range chunks {
 		gp.parent = max(gp.parent, c.parent)
 	}
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {
-		c := &cursor{seq: k, seg: segs[ch.seg], segIdx: ch.seg, cpu: ch.cpu, base: ch.base, chunkEnd: ch.end}
+		c := &curs[k]
+		*c = cursor{seq: k, seg: segs[ch.seg], segIdx: ch.seg, cpu: ch.cpu, base: ch.base, chunkEnd: ch.end}
 		c.pos = ch.start
 		if err := c.advance(); err != nil {
 			return gp, err
