@@ -85,7 +85,8 @@ type bufferState struct {
 	ctl atomic.Uint64
 	// seq is the seal sequence; meaningful only in the sealed state.
 	seq atomic.Uint64
-	// lastTSC is the TSC of the last record, given to Seal.
+	// lastTSC is the largest lastTSC given to Seal for a non-empty buffer
+	// over all generations: a bound for every generation sealed so far.
 	lastTSC atomic.Uint64
 	// next links the free list: index+1 of the next free buffer, 0 = end.
 	next  atomic.Uint32
@@ -311,12 +312,20 @@ func (q *Queue) Seal(b *Buffer, lastTSC uint64) {
 	if c&stateMask != stateLive {
 		panic("buffer: Seal of a buffer that is not held by a writer")
 	}
-	b.s.lastTSC.Store(lastTSC)
 	if uint32(b.s.extent.Load()) == 0 {
-		// Nothing to keep: back to the free list, no seal sequence.
+		// Nothing to keep: back to the free list, no seal sequence, and
+		// lastTSC untouched (see below).
 		b.s.ctl.Swap(c&^stateMask | stateFree)
 		q.push(b)
 		return
+	}
+	// A buffer's lastTSC never decreases. Snapshot may read it after the
+	// buffer has moved on to later generations (lostBound) and relies on
+	// getting a bound for the generation it copied; a later owner's
+	// lastTSC can be smaller (its clock, or a stale argument), so keep the
+	// maximum. Only the owner writes it, so a load and a store suffice.
+	if lastTSC > b.s.lastTSC.Load() {
+		b.s.lastTSC.Store(lastTSC)
 	}
 	s := q.tail.Add(1) - 1
 	b.s.seq.Store(s)

@@ -418,6 +418,51 @@ func TestSnapshotDiscardsRecycledCopy(t *testing.T) {
 	}
 }
 
+// TestLostBoundSurvivesLaterSeals: a live buffer whose copy is discarded is
+// bounded by its lastTSC read after the copy; by then a later owner may
+// have taken the buffer and given it back empty, or sealed it with an older
+// TSC. The bound must still cover the generation that was copied (CI once
+// caught the stress test missing a record above LostUpTo this way).
+func TestLostBoundSurvivesLaterSeals(t *testing.T) {
+	for _, later := range []struct {
+		name  string
+		bytes int
+	}{{"empty", 0}, {"older-tsc", 8}} {
+		t.Run(later.name, func(t *testing.T) {
+			q := mustNew(t, 4096, 2, FlightRecorder)
+			a := mustAcquire(t, q)
+			fill(a, 80, 10, 1)
+			fired := false
+			beforeCopyHook = func(x *Buffer) {
+				if x != a || fired {
+					return
+				}
+				fired = true
+				// While the flusher copies a: its owner seals it at 500,
+				// another writer takes the free buffer, a third recycles a
+				// and seals it at 5.
+				q.Seal(a, 500)
+				other := mustAcquire(t, q)
+				r := mustAcquire(t, q)
+				if r != a {
+					t.Errorf("recycled buffer %d, want %d", r.Index(), a.Index())
+				}
+				fill(r, later.bytes, uint32(later.bytes/8), 2)
+				q.Seal(r, 5)
+				q.Seal(other, 6)
+			}
+			defer func() { beforeCopyHook = nil }()
+			snap := q.Snapshot(nil)
+			if !fired {
+				t.Fatal("hook did not run")
+			}
+			if snap.Discarded != 1 || snap.LostUpTo < 500 {
+				t.Fatalf("Discarded %d LostUpTo %d; want 1 and ≥ 500 (the copied generation's last TSC)", snap.Discarded, snap.LostUpTo)
+			}
+		})
+	}
+}
+
 func TestZeroAllocs(t *testing.T) {
 	q := mustNew(t, 4096, 4, FlightRecorder)
 	var tsc uint64

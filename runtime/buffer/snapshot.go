@@ -220,9 +220,10 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 
 // lostBound bounds the TSCs of the generation of a candidate that was
 // recycled while Snapshot copied it. That generation was sealed before
-// being recycled, and lastTSC is only written by Seal. A candidate sealed
-// at the scan had its lastTSC read then (its own, or a later generation's,
-// which is not smaller since TSCs are synchronized across CPUs); reading it
+// being recycled, and lastTSC is only written by Seal, which never lowers
+// it (a later owner may seal with a smaller TSC: another CPU's clock, or a
+// buffer given back empty). A candidate sealed at the scan had its lastTSC
+// read then (its own generation's bound, or a later one's); reading it
 // now instead would give the newest seal's, after the cut if the window
 // turned over during the copy, and throw the whole file away. A candidate
 // that was live at the scan was sealed later: its lastTSC now is its own or

@@ -116,12 +116,12 @@ func stress(t *testing.T, c stressConfig) {
 		snap := q.Snapshot(buf)
 		buf = snap.Buf
 		checkedRecords += verifySnapshot(t, c, snap, pub, ws, clock.Load())
+		discarded += snap.Discarded
 		if t.Failed() {
 			break
 		}
 		snaps++
 		segs += len(snap.Segments)
-		discarded += snap.Discarded
 		if last {
 			if c.full {
 				// Never full: the final snapshot holds every record.
