@@ -36,7 +36,7 @@ func (m Mode) String() string {
 var (
 	// ErrFull is returned by Acquire when no buffer can be handed out: none
 	// is free and, in FlightRecorder mode, none is sealed either (every
-	// buffer is held by a writer, or a sealer is stalled; see the package
+	// buffer is held by a writer, or being sealed; see the package
 	// documentation).
 	ErrFull = errors.New("buffer: no buffer available")
 	// ErrClosed is returned by Acquire after Close.
@@ -196,8 +196,12 @@ type Queue struct {
 	head atomic.Uint64
 
 	_ cpu.CacheLinePad
-	// tail is the next seal sequence, = the FIFO's enqueue position.
+	// tail is the sealed FIFO's next enqueue position (see enqueue).
 	tail atomic.Uint64
+
+	_ cpu.CacheLinePad
+	// seqs is the next seal sequence (Segment.Seq, Stats.Sealings).
+	seqs atomic.Uint64
 
 	_ cpu.CacheLinePad
 	// Recycling accounting, updated together.
@@ -208,7 +212,6 @@ type Queue struct {
 
 	_         cpu.CacheLinePad
 	failures  atomic.Uint64
-	stalls    atomic.Uint64
 	discarded atomic.Uint64
 	_         cpu.CacheLinePad
 }
@@ -305,8 +308,9 @@ func (q *Queue) Acquire() (*Buffer, error) {
 // LostUpTo if b is ever recycled). b becomes visible to Snapshot as sealed
 // and, in FlightRecorder mode, recyclable, after every buffer sealed before
 // it. A buffer with no published bytes goes straight back to the free list
-// instead. Seal does not allocate; it is wait-free (lock-free for an empty
-// buffer).
+// instead. Seal does not allocate; it is lock-free, and a Seal descheduled
+// anywhere delays nobody's Acquire but its own buffer's recycling (see
+// enqueue).
 func (q *Queue) Seal(b *Buffer, lastTSC uint64) {
 	c := b.s.ctl.Load()
 	if c&stateMask != stateLive {
@@ -327,14 +331,14 @@ func (q *Queue) Seal(b *Buffer, lastTSC uint64) {
 	if lastTSC > b.s.lastTSC.Load() {
 		b.s.lastTSC.Store(lastTSC)
 	}
-	s := q.tail.Add(1) - 1
-	b.s.seq.Store(s)
+	b.s.seq.Store(q.seqs.Add(1) - 1)
 	// Snapshot may be doing CompareAndSwap(c, c) on ctl concurrently;
 	// that never changes the value, so this Swap is the only transition.
 	b.s.ctl.Swap(c&^stateMask | stateSealed)
-	// Enqueue at position s. The slot is free: see dequeue for why the
-	// ring can never hold more than Count unconsumed positions.
-	q.ring[s&q.mask].Store(uint64(uint32(s))<<32 | uint64(uint32(b.s.index)))
+	if midSealHook != nil {
+		midSealHook(b, false)
+	}
+	q.enqueue(b)
 }
 
 // pop takes the top of the free list, or returns nil.
@@ -369,29 +373,74 @@ func (q *Queue) push(b *Buffer) {
 	}
 }
 
+// The sealed FIFO is a ring indexed by position: position p lives in slot
+// p&mask, whose value is tag(p)<<32 | index with tag(p) = uint32(p). Slot
+// values only ever move forward by len(ring) positions: a slot that holds
+// tag(p-len(ring)) is free for position p, one that holds tag(p) holds
+// position p's buffer (consumed or not, as head says).
+//
+// Positions are filled strictly in order and tail never passes an unfilled
+// one: enqueue fills the slot of position tail first (a CAS from "free for
+// tail"), and only then moves tail on; anybody who finds the slot of tail
+// already filled moves tail on for its filler (helping) before trying the
+// next position. So every position below tail is filled, and at most the
+// position at tail is filled ahead of it. A sealer descheduled at any point
+// of enqueue therefore blocks nobody: before its CAS, its buffer is simply
+// not in the FIFO yet (it is sealed and visible to Snapshot, but not
+// recyclable, like a buffer a writer holds); after it, the buffer is
+// recyclable and the next sealer moves tail on. (An earlier design took the
+// position with a fetch-and-add on tail and filled it afterwards; a sealer
+// descheduled in between made the FIFO look empty from there on, and every
+// Acquire that found no free buffer failed until it ran again.)
+//
+// The ring never overflows: when enqueue's CAS succeeds for position t, tail
+// is t (it read tail = t and the slot still free for t, and tail never
+// passes an unfilled position), the positions [head, t) hold distinct
+// buffers that are sealed and not recycled (a buffer is enqueued once per
+// Seal and handed out again only after its position is consumed), and the
+// buffer being enqueued is not among them: t-head < Count ≤ len(ring), so
+// position t-len(ring) < head was consumed, and its consumer, which read
+// the slot before moving head past it, is done with it.
+//
+// Order: the FIFO recycles in enqueue order. A writer seals its buffers one
+// after the other, so each writer's buffers are recycled oldest first; two
+// buffers sealed at the same moment by two writers may enter in either
+// order, so their seal sequences (taken before enqueue, for Snapshot's
+// order) may disagree with their positions. That costs nothing: LostUpTo is
+// a maximum over the recycled buffers' lastTSC, whatever their order.
+//
+// Tags compare modulo 2^32 (int32 difference), exact as long as a sealer or
+// dequeuer is not descheduled across 2^31 seals between its loads.
+func (q *Queue) enqueue(b *Buffer) {
+	idx := uint64(uint32(b.s.index))
+	lag := -int32(len(q.ring)) // len(ring) ≤ 2^30
+	for {
+		t := q.tail.Load()
+		slot := &q.ring[t&q.mask]
+		v := slot.Load()
+		switch int32(uint32(v>>32) - uint32(t)) {
+		case lag: // free for position t
+			if slot.CompareAndSwap(v, uint64(uint32(t))<<32|idx) {
+				if midSealHook != nil {
+					midSealHook(b, true)
+				}
+				q.tail.CompareAndSwap(t, t+1) // or somebody helped already
+				return
+			}
+		case 0: // filled by another sealer that has not moved tail yet
+			q.tail.CompareAndSwap(t, t+1)
+		}
+		// Otherwise t was stale: tail has moved on meanwhile.
+	}
+}
+
 // dequeue takes the oldest sealed buffer out of the sealed FIFO, or returns
-// nil if there is none (or the oldest one's sealer has not finished Seal).
-//
-// The FIFO is a ring indexed by seal sequence. Seal takes position s with a
-// fetch-and-add on tail, then stores tag(s)<<32 | index into slot s&mask,
-// where tag(s) = uint32(s). Dequeue reads head h and its slot: tag(h) means
-// position h is ready, and whoever moves head from h to h+1 by CAS owns that
-// buffer.
-//
-// The ring never overflows, so Seal needs no full check and never waits:
-// a position p in [head, tail) belongs to a buffer that is sealed and not yet
-// recycled, and a buffer holds at most one such position (it gets a new one
-// only by being sealed again, which needs it to have been handed out again,
-// which needs its old position consumed). So when Seal takes position s, the
-// positions [head, s] belong to distinct buffers: s-head < Count ≤ len(ring),
-// hence position s-len(ring) < head is already consumed, and the consumer
-// that moved head past it was done with the slot. Because head only grows, a
-// dequeuer whose CAS on head h succeeds knows that the slot value it read
-// belonged to position h (the slot is rewritten for h+len(ring) only after
-// head passed h).
-//
-// Tags compare modulo 2^32 (int32 difference), exact as long as a dequeuer
-// is not descheduled across 2^31 seals between its two loads.
+// nil if there is none. It reads head h and its slot: tag(h) means position
+// h is filled, and whoever moves head from h to h+1 by CAS owns that buffer.
+// Because head only grows, a dequeuer whose CAS on head h succeeds knows
+// that the slot value it read belonged to position h (the slot is refilled
+// for h+len(ring) only after head passed h). Head may pass tail by one (the
+// position at tail filled before tail moved on); that is fine, see enqueue.
 func (q *Queue) dequeue() *Buffer {
 	for {
 		h := q.head.Load()
@@ -402,11 +451,8 @@ func (q *Queue) dequeue() *Buffer {
 				return &q.bufs[uint32(slot)]
 			}
 		case d < 0:
-			// Position h is not written yet: the FIFO is empty, or the
-			// sealer of h is between its fetch-and-add and its store.
-			if q.tail.Load() > h {
-				q.stalls.Add(1)
-			}
+			// Position h is not filled: the FIFO is empty (every position
+			// below tail is filled, see enqueue).
 			return nil
 		}
 		// d > 0: h was stale (another dequeuer advanced head); retry.
@@ -481,7 +527,6 @@ type Stats struct {
 	LostUpTo    uint64 // the largest LastTSC of a recycled buffer
 
 	AcquireFailures uint64 // Acquire calls that returned ErrFull
-	Stalls          uint64 // of those, failures caused by a sealer in the middle of Seal
 	Discarded       uint64 // Snapshot copies thrown away because their buffer was recycled
 	Sealings        uint64 // seal sequences handed out (non-empty Seals)
 
@@ -513,8 +558,7 @@ func (q *Queue) Stats() Stats {
 	s.Bytes += s.LostBytes
 	s.LostUpTo = q.lostUpTo.Load()
 	s.AcquireFailures = q.failures.Load()
-	s.Stalls = q.stalls.Load()
 	s.Discarded = q.discarded.Load()
-	s.Sealings = q.tail.Load()
+	s.Sealings = q.seqs.Load()
 	return s
 }

@@ -655,3 +655,92 @@ func BenchmarkSnapshot(b *testing.B) {
 		dst = s.Buf
 	}
 }
+
+// TestStalledSealerDoesNotStarveAcquire: a sealer descheduled in the middle
+// of Seal must not make the flight recorder's Acquires fail while other
+// buffers are sealed and recyclable. (Before the fix, Seal took its FIFO
+// position with a fetch-and-add and filled it later, so every Acquire that
+// found no free buffer failed, counted as a stall, until that sealer ran
+// again: at GOMAXPROCS 16 on two vCPUs that was most of the drops.)
+func TestStalledSealerDoesNotStarveAcquire(t *testing.T) {
+	q := mustNew(t, 4096, 3, FlightRecorder)
+	a, b, c := mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q)
+	fill(a, 64, 1, 1)
+	fill(b, 64, 1, 2)
+	fill(c, 64, 1, 3)
+	var got []*Buffer
+	fired := 0
+	midSealHook = func(x *Buffer, filled bool) {
+		if x != a || filled || fired > 0 {
+			return
+		}
+		fired++
+		// a's sealer is stalled here; b's and c's seal after it.
+		q.Seal(b, 20)
+		q.Seal(c, 30)
+		for range 2 {
+			r, err := q.Acquire()
+			if err != nil {
+				t.Errorf("Acquire while a's sealer is stalled: %v (stats %+v)", err, q.Stats())
+				return
+			}
+			got = append(got, r)
+		}
+	}
+	defer func() { midSealHook = nil }()
+	q.Seal(a, 10)
+	if fired != 1 {
+		t.Fatal("hook did not run")
+	}
+	if len(got) != 2 || got[0] != b || got[1] != c {
+		t.Fatalf("recycled %v while a was being sealed, want b then c", got)
+	}
+	// a is recyclable once its Seal returns.
+	if r, err := q.Acquire(); err != nil || r != a {
+		t.Fatalf("Acquire after a's Seal = %v, %v; want a", r, err)
+	}
+	if s := q.Stats(); s.AcquireFailures != 0 || s.Recycled != 3 || s.LostUpTo != 30 {
+		t.Fatalf("stats: %+v", s)
+	}
+}
+
+// TestSealersHelpEachOther: a sealer descheduled after filling its FIFO
+// slot but before moving tail on is helped by the next sealer; both buffers
+// are recyclable, in order, and the ring stays consistent over many laps.
+func TestSealersHelpEachOther(t *testing.T) {
+	q := mustNew(t, 4096, 4, FlightRecorder)
+	var bs [4]*Buffer
+	for i := range bs {
+		bs[i] = mustAcquire(t, q)
+	}
+	fired := 0
+	midSealHook = func(x *Buffer, filled bool) {
+		if !filled || fired%2 == 1 {
+			return
+		}
+		fired++
+		// x's sealer is stalled between its slot and tail: seal the next one.
+		n := bs[(x.Index()+1)%len(bs)]
+		fill(n, 64, 1, 9)
+		q.Seal(n, 1)
+		fired++
+	}
+	defer func() { midSealHook = nil }()
+	// Lap the ring many times: each round seals two buffers (one stalled
+	// mid-enqueue, the other helping) and recycles both, oldest first.
+	for round := 0; round < 100; round++ {
+		x := bs[(2*round)%len(bs)]
+		fill(x, 64, 1, 8)
+		q.Seal(x, 1)
+		for k := 0; k < 2; k++ {
+			r, err := q.Acquire()
+			want := bs[(2*round+k)%len(bs)]
+			if err != nil || r != want {
+				t.Fatalf("round %d: Acquire %d = %v, %v; want buffer %d", round, k, r, err, want.Index())
+			}
+		}
+	}
+	if s := q.Stats(); s.AcquireFailures != 0 || s.Sealings != 200 || s.Recycled != 200 {
+		t.Fatalf("stats: %+v", s)
+	}
+}

@@ -56,6 +56,12 @@ type Snapshot struct {
 // Tests use them to widen the windows in which a copy can go wrong.
 var beforeCopyHook, afterCopyHook func(b *Buffer)
 
+// midSealHook, if set, runs in Seal after the buffer's state says sealed and
+// before it enters the sealed FIFO (filled false), and again after its
+// FIFO slot is filled and before tail moves on (filled true): a sealer
+// descheduled there.
+var midSealHook func(b *Buffer, filled bool)
+
 type snapCand struct {
 	b    *Buffer
 	gen  uint64
