@@ -535,6 +535,11 @@ type Stats struct {
 	Records, Bytes uint64
 }
 
+// LostUpTo returns the largest LastTSC of a buffer recycled so far (Stats's
+// LostUpTo, without reading every descriptor). It only grows, and every
+// later Snapshot's LostUpTo is at least the value it returns.
+func (q *Queue) LostUpTo() uint64 { return q.lostUpTo.Load() }
+
 // Stats returns the queue's counters.
 func (q *Queue) Stats() Stats {
 	s := Stats{Buffers: len(q.bufs)}
