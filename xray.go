@@ -50,8 +50,9 @@ func (noSignal) Signal()        {}
 // Defaults for zero Options fields.
 const (
 	DefaultBufferSize = 64 << 10
-	// BufferCount defaults to max(64, 8×GOMAXPROCS): enough that every P
-	// can hold one while the flight recorder keeps a useful window.
+	// BufferCount defaults to max(64, 8×GOMAXPROCS, 2×NumCPU+2): enough
+	// that every P can hold one, however GOMAXPROCS changes on its own,
+	// while the flight recorder keeps a useful window.
 	minDefaultBufferCount = 64
 )
 
@@ -73,7 +74,13 @@ type Options struct {
 	// in one buffer with 80 bytes to spare.
 	BufferSize int
 	// BufferCount is the number of buffers, 2 to 2^30; default
-	// max(64, 8×GOMAXPROCS).
+	// max(64, 8×GOMAXPROCS, 2×NumCPU+2).
+	// Each P that records holds one buffer, so the flight recorder needs
+	// at least GOMAXPROCS+2 (one to recycle while every P holds one, one
+	// for a P between two buffers); with fewer, Ps that find every buffer
+	// held drop their records (Statistics.Drops.Full) and cut the windows
+	// of those goroutines, and Logf says so at Start and whenever
+	// GOMAXPROCS rises to a new high. Fill mode just fills sooner.
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int
@@ -153,7 +160,10 @@ func (o Options) config() (xrt.Config, error) {
 		c.BufferSize = DefaultBufferSize
 	}
 	if c.BufferCount == 0 {
-		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0))
+		// NumCPU bounds the GOMAXPROCS the Go runtime picks by itself (Go
+		// 1.25 follows a container's CPU limit while the process runs):
+		// enough buffers for every P it may add, and some to recycle.
+		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0), 2*goruntime.NumCPU()+xrt.SpareBuffers)
 	}
 	c.Mode = o.Mode
 	switch o.FlushSignal {

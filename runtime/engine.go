@@ -681,11 +681,19 @@ func growWriters() bool {
 const reclaimEvery = 50 * time.Millisecond
 
 // watchProcs retires the writers of Ps that GOMAXPROCS no longer has, every
-// period, until done is closed.
+// period, until done is closed; in FlightRecorder mode it also warns
+// (through Logf, holding no lock) when GOMAXPROCS is too large for the
+// buffers, at once and whenever GOMAXPROCS reaches a new high.
 func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
+	warned := 0
 	for {
+		if n := goruntime.GOMAXPROCS(0); n > warned && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < n+SpareBuffers {
+			warned = n
+			s.cfg.Logf("flight recorder starved: GOMAXPROCS is %d and BufferCount %d; every P that records holds a buffer, so while more than %d Ps record at once the others drop their records (Stats: Drops.Full); use BufferCount ≥ %d",
+				n, s.cfg.BufferCount, s.cfg.BufferCount-SpareBuffers+1, n+SpareBuffers)
+		}
 		select {
 		case <-done:
 			return
@@ -696,6 +704,12 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 		}
 	}
 }
+
+// SpareBuffers is how many buffers a flight recorder needs beyond one per
+// P: one sealed buffer to recycle while every P holds one, and one for a
+// sealer descheduled before its buffer enters the sealed FIFO. With fewer,
+// a P that needs a buffer while the others hold theirs drops its records.
+const SpareBuffers = 2
 
 // reclaim retires the writers of Ps at or beyond GOMAXPROCS: their buffers
 // are sealed, so the flight recorder can recycle them and flushes see them
