@@ -61,6 +61,13 @@
 //     FlightRecorder mode recycles the oldest buffer (BuffersRecycled); a
 //     file then holds the window in which every goroutine's records are
 //     complete.
+//   - Each P that records holds a buffer, so the flight recorder needs
+//     BufferCount ≥ GOMAXPROCS+2 (the default, max(64, 8×GOMAXPROCS,
+//     2×NumCPU+2), covers whatever GOMAXPROCS Go picks by itself). With
+//     fewer, Ps that find every buffer held drop their records
+//     (Drops.Full), and each such goroutine's window in later files starts
+//     after its latest drop; Logf warns at Start and whenever GOMAXPROCS
+//     reaches a new high.
 //   - Options Start cannot honour (a Dir it cannot write to, a FlushSignal
 //     the Go runtime needs, sizes out of range…) make it return an error
 //     wrapping ErrInvalidOptions, naming the field; nothing starts.

@@ -26,6 +26,30 @@
 // calls it. Adopt lets xray.Start take over a session the environment
 // started.
 //
+// # When the flight recorder runs short of buffers
+//
+// Every P that records holds one buffer, so a flight recorder needs
+// GOMAXPROCS+SpareBuffers buffers to keep recording on every P at once:
+// one to recycle while each P holds its own, one for a P between two
+// buffers. With fewer, a P that finds every buffer held drops its records
+// (Stats.Drops.Full) until one is sealed; on two vCPUs at GOMAXPROCS 16
+// with 8 buffers and 64 busy goroutines that was a quarter to a third.
+// Nothing can lend such a P a buffer another P holds without a lock on the
+// record path, so the runtime says so instead: the session's watcher calls
+// Logf at Start and whenever GOMAXPROCS reaches a new high with too few
+// buffers, and xray's default BufferCount covers 2×NumCPU+2, every
+// GOMAXPROCS the Go runtime picks by itself. Ps that GOMAXPROCS drops give
+// their buffers back within 50 ms (reclaim); Ps that are merely idle keep
+// theirs until a goroutine records on them again.
+//
+// Each such drop is a hole in one goroutine's records, so only that
+// goroutine's window starts after it in later files: lostByG remembers the
+// latest drop of up to 8192 goroutines (128 KiB, allocated with the
+// session), and a slot is reused once the window's start (the buffer
+// queue's LostUpTo) has passed its drop, so a long session never runs out.
+// Only when more goroutines drop between two recyclings than the table
+// holds does a drop start every goroutine's window after it.
+//
 // Start, Stop, Flush and WriteTo may be called concurrently: flushes run
 // one at a time, copy the buffers without stopping the writers, and encode
 // the copy with package flush. Stop waits for writers already inside a

@@ -60,8 +60,15 @@
 // their thread between any two instructions. The effects are bounded:
 //
 //   - A writer stalled while holding a buffer keeps that one buffer; the rest
-//     of the queue works around it. If every buffer is held by a writer,
-//     Acquire fails with ErrFull even in FlightRecorder mode.
+//     of the queue works around it. If every buffer is held by a writer (or
+//     is being sealed and not yet in the sealed FIFO), Acquire fails with
+//     ErrFull even in FlightRecorder mode. That is the only way a
+//     FlightRecorder Acquire fails: with W writers that each hold at most
+//     one buffer, Count ≥ W+1 leaves the caller, which holds none while it
+//     calls Acquire, at least two buffers that are free or recyclable,
+//     except in the instant one of them moves onto the free list after
+//     Acquire looked there. Sizing the queue is the caller's job (package
+//     runtime asks for GOMAXPROCS+2).
 //   - A writer stalled inside Seal delays nobody else. Before its buffer is
 //     in the sealed FIFO, that buffer is sealed (Snapshot sees it) but not
 //     yet recyclable, like a buffer a writer holds; buffers sealed after it
