@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,7 +110,10 @@ type session struct {
 	done    chan struct{} // closed by Stop: ends watchProcs
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
-	retired atomic.Uint64 // writers retired by reclaim
+	retired atomic.Uint64 // writers retired by reclaim and retireIdle
+	// spare holds retired writers, which no recording set holds, for reuse
+	// (takeWriter). Under growMu.
+	spare []*writer
 	// lostByG: flight recorder, the latest drop per goroutine (see
 	// bufferExhausted).
 	lostByG [lostSlots]lostSlot
@@ -182,7 +186,7 @@ func Start(cfg Config) error {
 	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
 	cur = s
 	s.done = make(chan struct{})
-	go s.watchProcs(s.done, reclaimEvery)
+	go s.watchProcs(s.done, watchEvery)
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
@@ -665,20 +669,46 @@ func growWriters() bool {
 	}
 	set := &writerSet{w: make([]*writer, n)}
 	copy(set.w, old.w)
+	// If Stop and Start swap the set meanwhile, the CAS below fails and
+	// the writers taken here go back to s's spares.
 	for i := len(old.w); i < n; i++ {
-		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
+		set.w[i] = s.takeWriter(i)
 	}
 	if !writers.CompareAndSwap(old, set) {
+		s.spare = append(s.spare, set.w[len(old.w):]...)
 		return true // Stop and Start replaced the set meanwhile: retry with theirs
 	}
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
-	all := s.set.Load()
-	s.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], set.w[len(old.w):]...)})
 	return true
 }
 
-// reclaimEvery is how often a session checks whether GOMAXPROCS shrank.
+// takeWriter returns a writer for P p that no recording set holds: a
+// retired one if there is one, else a new one, added to s.set (for Stats
+// and Stop). Reusing retired writers keeps s.set bounded (about twice the
+// largest GOMAXPROCS) however often writers are retired. Called with growMu
+// held.
+func (s *session) takeWriter(p int) *writer {
+	if n := len(s.spare); n > 0 {
+		w := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		raceAcquire(w)
+		w.p = p // retire reset the rest
+		raceRelease(w)
+		return w
+	}
+	w := &writer{s: s, cpu: noCPU, p: p}
+	all := s.set.Load()
+	s.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], w)})
+	return w
+}
+
+// reclaimEvery is how often a session checks whether GOMAXPROCS shrank and,
+// when the flight recorder is short of buffers, for idle Ps (retireIdle).
 const reclaimEvery = 50 * time.Millisecond
+
+// watchEvery is the watcher's period; tests that drive retireIdle
+// themselves raise it.
+var watchEvery = reclaimEvery
 
 // watchProcs retires the writers of Ps that GOMAXPROCS no longer has, every
 // period, until done is closed; in FlightRecorder mode it also warns
@@ -688,6 +718,7 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	warned := 0
+	var iw idleWatch
 	for {
 		if n := goruntime.GOMAXPROCS(0); n > warned && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < n+SpareBuffers {
 			warned = n
@@ -699,8 +730,11 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 			return
 		case <-t.C:
 		}
-		if set := writers.Load(); set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
+		set := writers.Load()
+		if set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
 			s.reclaim()
+		} else if set != nil && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < len(set.w)+SpareBuffers {
+			s.retireIdle(&iw)
 		}
 	}
 }
@@ -742,8 +776,81 @@ func (s *session) reclaim() {
 	quiesce()
 	for _, w := range old.w[n:] {
 		w.retire()
+		s.spare = append(s.spare, w)
 	}
 	s.retired.Add(uint64(len(old.w) - n))
+}
+
+// idleWatch is what the watcher saw at its previous look (retireIdle).
+type idleWatch struct {
+	failures uint64
+	seen     []idleMark // by P
+}
+
+// idleMark identifies a writer's state: its buffer, in which generation,
+// and the published extent.
+type idleMark struct {
+	b        *buffer.Buffer
+	gen, ext uint64
+}
+
+// retireIdle retires the writers of idle Ps when the flight recorder runs
+// short of buffers: if Acquires failed since the last look, every writer
+// that still holds the same buffer with the same published extent as then
+// (its P recorded nothing for a whole period) is retired like those of Ps
+// GOMAXPROCS dropped (reclaim), and its buffer sealed, so that busy Ps can
+// recycle it. Without this, with fewer buffers than GOMAXPROCS+2, Ps that
+// went idle kept their buffers for good, and a goroutine that moved onto a
+// P without one dropped every record until some busy P happened to free
+// one. A P that records again right after gets a fresh writer and buffer,
+// as after any buffer switch. It returns how many writers it retired.
+func (s *session) retireIdle(iw *idleWatch) int {
+	f := s.q.Failures()
+	pressure := f != iw.failures
+	iw.failures = f
+	set := writers.Load()
+	if set == nil {
+		return 0
+	}
+	marks := make([]idleMark, len(set.w))
+	var idle []int
+	for i, w := range set.w {
+		b := w.held.Load()
+		if b == nil {
+			continue
+		}
+		marks[i] = idleMark{b: b, gen: b.Generation(), ext: b.ExtentWord().Load()}
+		if pressure && i < len(iw.seen) && iw.seen[i] == marks[i] {
+			idle = append(idle, i)
+		}
+	}
+	iw.seen = marks
+	if len(idle) == 0 {
+		return 0
+	}
+	growMu.Lock()
+	defer growMu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if cur != s || writers.Load() != set {
+		return 0 // grown, shrunk or stopped meanwhile: look again next time
+	}
+	nset := &writerSet{w: slices.Clone(set.w)}
+	for _, i := range idle {
+		nset.w[i] = s.takeWriter(i)
+	}
+	// As in reclaim: after the swap and quiesce, nobody holds the old
+	// writers of those Ps.
+	writers.Store(nset)
+	atomic.StorePointer(&fastSet, unsafe.Pointer(nset))
+	quiesce()
+	for _, i := range idle {
+		w := set.w[i]
+		w.retire()
+		s.spare = append(s.spare, w)
+	}
+	s.retired.Add(uint64(len(idle)))
+	return len(idle)
 }
 
 // retire seals w's buffer. The caller has made sure nobody else uses w.
@@ -754,6 +861,7 @@ func (w *writer) retire() {
 		w.publish()
 		w.s.q.Seal(w.buf, w.last)
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
+		w.held.Store(nil)
 	}
 	w.goid, w.cpu = 0, noCPU
 	raceRelease(w)

@@ -5,6 +5,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,5 +205,92 @@ func TestFlightRecorderKeepsRecordingWithSpareBuffers(t *testing.T) {
 	}
 	if st.Drops.Full*1000 > st.Records {
 		t.Errorf("%d of %d records dropped as Full with %d buffers for %d Ps", st.Drops.Full, st.Records+st.Drops.Full, c.BufferCount, procs)
+	}
+}
+
+// TestIdlePsGiveBackTheirBuffers: a flight recorder with fewer buffers than
+// GOMAXPROCS+SpareBuffers, every buffer held by a P that went idle. A
+// goroutine recording on another P drops everything (nobody seals); once
+// Acquires fail, the watcher (retireIdle, driven here by the test) retires
+// the writers whose buffers did not change over a period, so the busy P
+// records again, and what the idle Ps recorded is sealed, not lost.
+// Retired writers are reused: repeating this does not grow the session.
+func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
+	old := goruntime.GOMAXPROCS(8)
+	defer goruntime.GOMAXPROCS(old)
+	var tick atomic.Uint64
+	clockHook = func() (uint64, uint32) { return 1000 + tick.Add(10), 0 } // no fast path: these writers are driven unpinned
+	defer func() { clockHook = nil }()
+	watchEvery = time.Hour // the test is the watcher
+	defer func() { watchEvery = reclaimEvery }()
+	c := config(t)
+	c.BufferSize, c.BufferCount, c.Logf = 4096, 4, func(string, ...any) {}
+	startT(t, c)
+	mu.Lock()
+	s := cur
+	mu.Unlock()
+
+	// record writes one Entry through P p's current writer, as goroutine
+	// g; nothing else records, so the test may drive any P's writer.
+	record := func(p int, g uint64) {
+		w := writers.Load().w[p]
+		raceAcquire(w)
+		tm, cpu := now()
+		w.function(1, fdr.Enter, tm, cpu, g, nil)
+		raceRelease(w)
+	}
+	for p := range 4 {
+		record(p, uint64(100+p)) // Ps 0-3 take every buffer, then go idle
+	}
+	var iw idleWatch
+	if n := s.retireIdle(&iw); n != 0 { // first look: nothing to compare with
+		t.Fatalf("retired %d writers at the first look", n)
+	}
+	for range 3 {
+		record(4, 200) // P 4 finds every buffer held
+	}
+	if st := ReadStats(); st.Drops.Full != 3 || st.BuffersHeld != 4 {
+		t.Fatalf("before: %d dropped, %d held; want 3 and 4", st.Drops.Full, st.BuffersHeld)
+	}
+	if n := s.retireIdle(&iw); n != 4 {
+		t.Fatalf("retired %d writers, want the 4 idle ones", n)
+	}
+	if qs := s.q.Stats(); qs.Sealed != 4 || qs.Live != 0 || qs.Records != 4 {
+		t.Fatalf("after retiring: %+v; want the 4 buffers sealed with their records", qs)
+	}
+	record(4, 200)
+	if st := ReadStats(); st.Drops.Full != 3 || st.RetiredWriters != 4 || st.BuffersHeld != 1 || st.BuffersRecycled != 1 {
+		t.Fatalf("after: %d dropped, %d retired, %d held, %d recycled; want 3, 4, 1, 1",
+			st.Drops.Full, st.RetiredWriters, st.BuffersHeld, st.BuffersRecycled)
+	}
+	// A busy P is never retired: P 4 keeps recording between two looks.
+	if n := s.retireIdle(&iw); n != 0 {
+		t.Fatalf("retired %d writers with no failure since the last look", n)
+	}
+
+	// Again and again: five Ps record with four buffers, so one fails;
+	// they go idle, and a sixth P is starved until the watcher retires
+	// them. The session's writers stay bounded: retired ones are reused.
+	for round := range 20 {
+		for p := range 5 {
+			record(p, uint64(100+p))
+		}
+		if n := s.retireIdle(&iw); n != 0 {
+			t.Fatalf("round %d: retired %d writers that had just recorded", round, n)
+		}
+		f := ReadStats().Drops.Full
+		record(5, 300)
+		if ReadStats().Drops.Full != f+1 {
+			t.Fatalf("round %d: P 5 did not find every buffer held", round)
+		}
+		if n := s.retireIdle(&iw); n != 4 {
+			t.Fatalf("round %d: retired %d writers, want the 4 idle holders", round, n)
+		}
+	}
+	if n := len(s.set.Load().w); n > 8+5 {
+		t.Errorf("the session has %d writers after 20 rounds of retiring; want them reused (≤ %d)", n, 8+5)
+	}
+	if st := ReadStats(); st.RetiredWriters != 4+20*4 {
+		t.Errorf("RetiredWriters %d, want %d", st.RetiredWriters, 4+20*4)
 	}
 }

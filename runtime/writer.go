@@ -48,7 +48,10 @@ type writer struct {
 
 	drops   [numDropReasons]dropCounter
 	rewound dropCounter // calls erased by rewind
-	_       [64]byte    // keep the next writer's hot fields off this line
+	// held is buf, for the watcher (retireIdle), which may not read the
+	// plain field; stored on buffer switches only.
+	held atomic.Pointer[buffer.Buffer]
+	_    [64]byte // keep the next writer's hot fields off this line
 }
 
 // dropCounter is atomic because Stats reads it; it is only written on slow
@@ -264,6 +267,7 @@ func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
+		w.held.Store(nil)
 	}
 	w.goid = 0
 	checkFastPath(w.p)
@@ -274,6 +278,7 @@ func (w *writer) next(t, g uint64) bool {
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()
+	w.held.Store(b)
 	return true
 }
 

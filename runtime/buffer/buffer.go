@@ -163,6 +163,10 @@ func (b *Buffer) Retract(bytes, records, held uint32) {
 	b.s.retracts.Add(1)
 }
 
+// Generation returns how many times b has been handed out by Acquire: it
+// changes whenever b changes hands, even if its extent ends up the same.
+func (b *Buffer) Generation() uint64 { return b.s.ctl.Load() >> genShift }
+
 // ExtentWord returns the word Publish stores to, for an assembly writer
 // that publishes with a plain store (a release store on amd64). The same
 // single-owner rule applies.
@@ -539,6 +543,10 @@ type Stats struct {
 // LostUpTo, without reading every descriptor). It only grows, and every
 // later Snapshot's LostUpTo is at least the value it returns.
 func (q *Queue) LostUpTo() uint64 { return q.lostUpTo.Load() }
+
+// Failures returns Stats's AcquireFailures without reading every
+// descriptor.
+func (q *Queue) Failures() uint64 { return q.failures.Load() }
 
 // Stats returns the queue's counters.
 func (q *Queue) Stats() Stats {
