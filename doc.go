@@ -67,7 +67,8 @@
 //     fewer, Ps that find every buffer held drop their records
 //     (Drops.Full), and each such goroutine's window in later files starts
 //     after its latest drop; Logf warns at Start and whenever GOMAXPROCS
-//     reaches a new high.
+//     reaches a new high. While records are being dropped, Ps idle for
+//     50 ms give their buffers back (Statistics.RetiredWriters).
 //   - Options Start cannot honour (a Dir it cannot write to, a FlushSignal
 //     the Go runtime needs, sizes out of range…) make it return an error
 //     wrapping ErrInvalidOptions, naming the field; nothing starts.

@@ -29,9 +29,11 @@ type Statistics struct {
 	BuffersRecycled uint64
 	RecycledRecords uint64
 	// BuffersHeld is how many buffers writers hold right now (one per P
-	// at most). RetiredWriters counts the writers of Ps that a GOMAXPROCS
-	// decrease removed while tracing: their buffers were sealed so the
-	// flight recorder can reuse them.
+	// at most). RetiredWriters counts the writers retired while tracing:
+	// those of Ps that a GOMAXPROCS decrease removed, and, while a flight
+	// recorder was short of buffers (Drops.Full growing), those of Ps that
+	// recorded nothing for 50 ms. Their buffers were sealed so the flight
+	// recorder can reuse them.
 	BuffersHeld    int
 	RetiredWriters uint64
 
@@ -81,7 +83,8 @@ type Drops struct {
 	// BadID: function id 0, negative, or above MaxID.
 	BadID uint64
 	// Full: no buffer to write into (Fill mode ran out, or every buffer
-	// was held by a writer).
+	// was held by a writer: a flight recorder with fewer than
+	// GOMAXPROCS+2 buffers; see Options.BufferCount).
 	Full uint64
 	// OversizedEvent: an event payload larger than a buffer can hold
 	// (Options.BufferSize less 80 bytes).

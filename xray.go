@@ -80,7 +80,9 @@ type Options struct {
 	// for a P between two buffers); with fewer, Ps that find every buffer
 	// held drop their records (Statistics.Drops.Full) and cut the windows
 	// of those goroutines, and Logf says so at Start and whenever
-	// GOMAXPROCS rises to a new high. Fill mode just fills sooner.
+	// GOMAXPROCS rises to a new high; Ps idle for 50 ms then give their
+	// buffers back, so only Ps recording at once count. Fill mode just
+	// fills sooner.
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int

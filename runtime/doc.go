@@ -39,8 +39,17 @@
 // Logf at Start and whenever GOMAXPROCS reaches a new high with too few
 // buffers, and xray's default BufferCount covers 2×NumCPU+2, every
 // GOMAXPROCS the Go runtime picks by itself. Ps that GOMAXPROCS drops give
-// their buffers back within 50 ms (reclaim); Ps that are merely idle keep
-// theirs until a goroutine records on them again.
+// their buffers back within 50 ms (reclaim). Ps that are merely idle would
+// keep theirs until a goroutine records on them again, so while buffers
+// are short (Acquires failed since its last look) the watcher retires the
+// writers whose buffer did not change over its 50 ms period (retireIdle):
+// their buffers are sealed and recycled by the busy Ps. Retiring a writer
+// costs a stop-the-world (quiesce), at most one per period and only while
+// records are being dropped; retired writers are reused, so a session
+// never holds more than about twice its largest GOMAXPROCS of them.
+// What is left is a P that goes without a buffer until the next look (at
+// most ~100 ms), and the case no watcher can help, more Ps recording at
+// once than there are buffers.
 //
 // Each such drop is a hole in one goroutine's records, so only that
 // goroutine's window starts after it in later files: lostByG remembers the

@@ -85,8 +85,10 @@ type Stats struct {
 	// fast path, or "Go (…)" with the reason (no assembly in this build,
 	// the race detector, MinDuration, or the offsets check that failed).
 	RecordPath string
-	// RetiredWriters counts the writers of Ps that GOMAXPROCS dropped
-	// while tracing: their buffers were sealed so they can be recycled.
+	// RetiredWriters counts the writers retired while tracing: those of
+	// Ps that GOMAXPROCS dropped, and, while a flight recorder was short
+	// of buffers, those of Ps idle for a watcher period. Their buffers
+	// were sealed so they can be recycled.
 	RetiredWriters uint64
 }
 
