@@ -722,7 +722,10 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 	for {
 		if n := goruntime.GOMAXPROCS(0); n > warned && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < n+SpareBuffers {
 			warned = n
-			s.cfg.Logf("flight recorder starved: GOMAXPROCS is %d and BufferCount %d; every P that records holds a buffer, so while more than %d Ps record at once the others drop their records (Stats: Drops.Full); use BufferCount ≥ %d",
+			mu.Lock() // Adopt may replace Logf
+			logf := s.cfg.Logf
+			mu.Unlock()
+			logf("flight recorder starved: GOMAXPROCS is %d and BufferCount %d; every P that records holds a buffer, so while more than %d Ps record at once the others drop their records (Stats: Drops.Full); use BufferCount ≥ %d",
 				n, s.cfg.BufferCount, s.cfg.BufferCount-SpareBuffers+1, n+SpareBuffers)
 		}
 		select {
