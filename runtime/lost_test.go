@@ -52,6 +52,10 @@ func TestLostByGoroutineBeyondSlots(t *testing.T) {
 	}
 	drop(1<<20, 1000)
 	check("first", 1<<20, 1000)
+	// The drop path runs pinned, on the writer's buffer-switch path.
+	if a := testing.AllocsPerRun(100, func() { s.bufferExhausted(1000+n, 1<<20+n) }); a != 0 {
+		t.Errorf("bufferExhausted allocates %v times per drop", a)
+	}
 
 	// The window slides past those drops: a recycled buffer's last TSC
 	// (LostUpTo) is above all of them.
