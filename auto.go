@@ -58,9 +58,24 @@ func AutoStop() {
 	}
 }
 
-// AutoExit is AutoStop for the argument of os.Exit in main.main and
-// TestMain: os.Exit(code) becomes os.Exit(xray.AutoExit(code)).
+// AutoExit is AutoStop for the argument of os.Exit: the instrumenter
+// turns os.Exit(code) into os.Exit(xray.AutoExit(code)) in every package
+// it instruments (and in main.main and TestMain).
 func AutoExit(code int) int {
 	AutoStop()
 	return code
 }
+
+// AutoStopAny, AutoStopArgs and AutoStopFormat are AutoStop for the last
+// argument of log.Fatal, log.Fatalf and log.Fatalln, which exit without
+// running deferred calls: the instrumenter wraps that argument, by its
+// type (one value, a spread []any, a lone format), so that the final file
+// is written after every other argument was evaluated and before log
+// prints and exits. They return their argument.
+func AutoStopAny(v any) any { AutoStop(); return v }
+
+// AutoStopArgs: see AutoStopAny.
+func AutoStopArgs(v []any) []any { AutoStop(); return v }
+
+// AutoStopFormat: see AutoStopAny.
+func AutoStopFormat(format string) string { AutoStop(); return format }

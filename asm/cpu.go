@@ -12,3 +12,10 @@ func HasRDPID() bool { return hasRDPID }
 // P-, C- and T-state (CPUID 0x80000007 EDX bit 8), which is what makes a
 // plain RDTSC a clock.
 func InvariantTSC() bool { return invariantTSC }
+
+// HasTSC reports whether the CPU has a time-stamp counter that RDTSC reads
+// (CPUID 1 EDX bit 4). Every x86-64 CPU has one; without InvariantTSC its
+// rate may follow the core's frequency, so it is not chosen as the clock,
+// but LfenceRDTSC still runs (which is how tests exercise that path on any
+// amd64 machine).
+func HasTSC() bool { return hasTSC }

@@ -31,6 +31,7 @@ var (
 	hasRDTSCP    = cpuidBit(0x80000001, 0, 3, 27)
 	hasRDPID     = cpuidBit(7, 0, 2, 22)
 	invariantTSC = cpuidBit(0x80000007, 0, 3, 8)
+	hasTSC       = cpuidBit(1, 0, 3, 4)
 )
 
 // cpuidBit reports bit of register reg (0 EAX … 3 EDX) of leaf/sub, or

@@ -21,4 +21,5 @@ const (
 	hasRDTSCP    = false
 	hasRDPID     = false
 	invariantTSC = false
+	hasTSC       = false
 )

@@ -3,7 +3,9 @@
 # does not take, under qemu-user (https://www.qemu.org/docs/master/user/):
 #   - arm64 (fast_arm64.s, the CNTVCT clock): asm, runtime/... and the API;
 #   - amd64 on "-cpu qemu64": no RDTSCP, no invariant TSC, so the nanotime
-#     clock and its fast path; asm and runtime/...;
+#     clock and its fast path, and the lfence+rdtsc fast path forced by the
+#     tests (tsc.Runnable: qemu cannot advertise an invariant TSC); asm and
+#     runtime/...;
 #   - amd64 on "-cpu max": RDTSCP, the clock-relevant packages.
 # Natively the machine takes one more path (RDTSCP, or LFENCE;RDTSC where
 # RDTSCP is hidden and the TSC invariant), so every path runs on every run.

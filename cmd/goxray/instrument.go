@@ -63,8 +63,8 @@ every function, method and function literal whose body has at least
 never one that says //xray:never) records its entry and exit. Start
 tracing with XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr
 xray_logfile_base=DIR/" and flush with SIGUSR1; the program also writes a
-final file when main returns, on os.Exit from package main, and at the end
-of each test binary.
+final file when main returns, on os.Exit and log.Fatal* in instrumented
+code, and at the end of each test binary.
 
 goxray flags (anywhere among the arguments):
   -xray.threshold=N    smallest body (syntax nodes) instrumented; default %d, 0 = all

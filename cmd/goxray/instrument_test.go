@@ -371,6 +371,28 @@ func TestAutoFixture(t *testing.T) {
 		}
 	})
 
+	t.Run("log-fatal-in-a-library", func(t *testing.T) {
+		// log.Fatalf runs no deferred call: the final file comes from the
+		// instrumenter's wrapping of its last argument, with every call
+		// made while evaluating the arguments (Twice) in it, and log's
+		// file:line still the library's.
+		dir := t.TempDir()
+		_, e, code := autoRun(t, mod, autoXrayEnv(dir), bin, "fatal")
+		want := "lib.go:" + strconv.Itoa(autoMarkLine(t, filepath.Join(mod, "lib.x", "lib.go"), "FATAL-MARK")) + ": dying with 8"
+		if code != 1 || !strings.Contains(e, want) {
+			t.Fatalf("fatal: exit %d, want 1 and %q in:\n%s", code, want, e)
+		}
+		ts := autoTraces(t, dir)
+		if len(ts) != 1 {
+			t.Fatalf("want one final trace after log.Fatalf, got %v", ts)
+		}
+		for bin, rows := range autoAccount(t, ts[0]) {
+			if got := rows["example.com/fixture.v1/lib%2ex.Twice"].count; got < 2 {
+				t.Errorf("%s: lib.Twice has %d complete calls in the final file, want ≥ 2 (both before the exit)", bin, got)
+			}
+		}
+	})
+
 	t.Run("cache", func(t *testing.T) {
 		plain := filepath.Join(t.TempDir(), "plain")
 		if _, e, code := autoRun(t, mod, nil, "go", "build", "-tags", "fixturetag", "-o", plain, "."); code != 0 {

@@ -77,7 +77,9 @@
 // # Exit hooks
 //
 // With Config.ExitHooks, main.main and every TestMain defer xray.AutoStop,
-// and each os.Exit(code) in package main and in _test.go files becomes
-// os.Exit(xray.AutoExit(code)), so that a program traced by XRAY_OPTIONS
+// and each os.Exit(code) in an instrumented file (and anywhere in package
+// main and _test.go files) becomes os.Exit(xray.AutoExit(code)); the last
+// argument of log.Fatal, Fatalf and Fatalln is wrapped likewise
+// (AutoStopAny, AutoStopArgs, AutoStopFormat), so that a program traced by XRAY_OPTIONS
 // writes its final file when it ends, as compiler-rt's does at exit.
 package instrument

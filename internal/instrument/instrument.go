@@ -207,6 +207,7 @@ type fileState struct {
 	xr      string // name of the file's import of goxray
 	dead    *deadCode
 	osName  string // local name of "os", "" if not imported
+	logName string // local name of "log", "" if not imported
 	isTest  bool
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
@@ -245,6 +246,11 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 			s.osName = "os"
 			if im.Name != nil {
 				s.osName = im.Name.Name
+			}
+		case "log":
+			s.logName = "log"
+			if im.Name != nil {
+				s.logName = im.Name.Name
 			}
 		}
 	}
@@ -342,8 +348,8 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
 		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer "+s.xr+".AutoStop();")
 	}
-	if s.cfg.ExitHooks && (s.prefix == "main" || s.isTest) && s.osName != "" {
-		s.wrapExits(d.Body)
+	if s.cfg.ExitHooks && (s.active || s.prefix == "main" || s.isTest) {
+		s.wrapExits(d)
 	}
 	var counter int
 	s.dead.setLocals(d)
@@ -404,24 +410,119 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	s.insert(s.tf.Offset(body.Lbrace)+1, s.xr+".Enter("+id+"); defer "+s.xr+".Exit("+id+");")
 }
 
-// wrapExits turns os.Exit(x) into os.Exit(__xray.AutoExit(x)).
-func (s *fileState) wrapExits(body *ast.BlockStmt) {
-	ast.Inspect(body, func(n ast.Node) bool {
+// wrapExits makes the calls that end the program write the final file
+// first: os.Exit(x) becomes os.Exit(__xray.AutoExit(x)), and the last
+// argument of log.Fatal, Fatalf and Fatalln goes through AutoStopAny,
+// AutoStopArgs or AutoStopFormat. Wrapping the last argument, not the call,
+// keeps the call's position (log's file:line), keeps the import used, and
+// stops tracing only after every other argument was evaluated (Go
+// evaluates calls in arguments left to right). Calls in go and defer
+// statements are left alone: their arguments are evaluated long before
+// the call runs.
+//
+// The parser resolves no scopes, so a function that declares a name like
+// an import's anywhere (a variable log, a parameter os) is left alone
+// entirely: its log.Fatal may be a method with other parameters.
+func (s *fileState) wrapExits(d *ast.FuncDecl) {
+	osName, logName := s.osName, s.logName
+	if declares(d, osName) {
+		osName = ""
+	}
+	if declares(d, logName) {
+		logName = ""
+	}
+	if osName == "" && logName == "" {
+		return
+	}
+	later := map[*ast.CallExpr]bool{}
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.DeferStmt:
+			later[n.Call] = true
+		case *ast.GoStmt:
+			later[n.Call] = true
+		}
 		c, ok := n.(*ast.CallExpr)
-		if !ok || len(c.Args) != 1 {
+		if !ok || later[c] {
 			return true
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "Exit" {
+		if !ok {
 			return true
 		}
-		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != s.osName {
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
 			return true
 		}
-		s.insert(s.tf.Offset(c.Lparen)+1, s.xr+".AutoExit(")
-		s.insert(s.tf.Offset(c.Rparen), ")")
+		switch {
+		case x.Name == osName && sel.Sel.Name == "Exit" && len(c.Args) == 1:
+			s.wrapArg(c.Args[0], "AutoExit")
+		case x.Name == logName && (sel.Sel.Name == "Fatal" || sel.Sel.Name == "Fatalln"):
+			switch {
+			case len(c.Args) == 0:
+				s.insert(s.tf.Offset(c.Lparen)+1, s.xr+".AutoStopArgs(nil)...")
+			case c.Ellipsis.IsValid():
+				s.wrapArg(c.Args[len(c.Args)-1], "AutoStopArgs")
+			default:
+				s.wrapArg(c.Args[len(c.Args)-1], "AutoStopAny")
+			}
+		case x.Name == logName && sel.Sel.Name == "Fatalf" && len(c.Args) > 0:
+			switch {
+			case len(c.Args) == 1:
+				s.wrapArg(c.Args[0], "AutoStopFormat")
+			case c.Ellipsis.IsValid():
+				s.wrapArg(c.Args[len(c.Args)-1], "AutoStopArgs")
+			default:
+				s.wrapArg(c.Args[len(c.Args)-1], "AutoStopAny")
+			}
+		}
 		return true
 	})
+}
+
+// declares reports whether d declares name anywhere: receiver, parameter,
+// result, variable, constant, type, label-free := or range definition.
+func declares(d *ast.FuncDecl, name string) bool {
+	if name == "" {
+		return false
+	}
+	found := false
+	ast.Inspect(d, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Field:
+			for _, id := range n.Names {
+				found = found || id.Name == name
+			}
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				found = found || id.Name == name
+			}
+		case *ast.TypeSpec:
+			found = found || n.Name.Name == name
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range n.Lhs {
+					id, ok := e.(*ast.Ident)
+					found = found || ok && id.Name == name
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					id, ok := e.(*ast.Ident)
+					found = found || ok && id.Name == name
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// wrapArg turns the expression a into fn(a), fn a function of goxray.
+func (s *fileState) wrapArg(a ast.Expr, fn string) {
+	s.insert(s.tf.Offset(a.Pos()), s.xr+"."+fn+"(")
+	s.insert(s.tf.Offset(a.End()), ")")
 }
 
 // pinLang gives the file the language version Config.Lang through its

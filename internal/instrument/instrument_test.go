@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"reflect"
@@ -479,5 +480,69 @@ func TestOriginalNameFirst(t *testing.T) {
 	}
 	if got := string(rs[0].Src); !strings.HasPrefix(got, "\uFEFF//line /src/q/f.go:1:1\npackage q;") {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestExitHooksEverywhere: in any instrumented package, os.Exit and
+// log.Fatal* write the final file first, with every argument shape, and
+// their position unchanged; deferred and go'd calls, shadowed names and
+// ExitHooks off are left alone.
+func TestExitHooksEverywhere(t *testing.T) {
+	src := `package lib
+
+import (
+	stdlog "log"
+	"os"
+)
+
+func A(err error, v []any) {
+	stdlog.Fatal(err, "x")
+	stdlog.Fatalf("boom %v", err)
+	stdlog.Fatalf("boom")
+	stdlog.Fatalln(v...)
+	stdlog.Fatal()
+	os.Exit(2)
+	defer os.Exit(3)
+	go stdlog.Fatal(err)
+}
+
+func B(stdlog fataler) { stdlog.Fatal(1) }
+
+func C() { os := 1; _ = os; stdlog.Fatalf("%d", 1) }
+
+type fataler interface{ Fatal(int) }
+`
+	rs, err := Package("example.com/lib", []File{{Path: "l.go", Src: []byte(src)}}, Config{ExitHooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	for _, want := range []string{
+		`stdlog.Fatal(err, __xray.AutoStopAny(/*line :9:20*/"x")/*line :9:23*/)`,
+		`stdlog.Fatalf("boom %v", __xray.AutoStopAny(/*line :10:27*/err)/*line :10:30*/)`,
+		`stdlog.Fatalf(__xray.AutoStopFormat(/*line :11:16*/"boom")/*line :11:22*/)`,
+		`stdlog.Fatalln(__xray.AutoStopArgs(/*line :12:17*/v)/*line :12:18*/...)`,
+		`stdlog.Fatal(__xray.AutoStopArgs(nil).../*line :13:15*/)`,
+		`os.Exit(__xray.AutoExit(/*line :14:10*/2)/*line :14:11*/)`,
+		"defer os.Exit(3)",
+		"go stdlog.Fatal(err)",
+		"func B(stdlog fataler) {",
+		"stdlog.Fatal(1) }",
+		`stdlog.Fatalf("%d", __xray.AutoStopAny(`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s in:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "AutoExit(") != 1 {
+		t.Errorf("want exactly one os.Exit wrapped (C shadows os):\n%s", out)
+	}
+	// Positions: every original token where it was.
+	if _, err := parser.ParseFile(token.NewFileSet(), "l.go", rs[0].Src, 0); err != nil {
+		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
+	}
+	rs, _ = Package("example.com/lib", []File{{Path: "l.go", Src: []byte(src)}}, Config{})
+	if strings.Contains(string(rs[0].Src), "AutoStop") || strings.Contains(string(rs[0].Src), "AutoExit") {
+		t.Error("exit hooks without ExitHooks")
 	}
 }

@@ -14,6 +14,11 @@
 //   - Probe returns the tick frequency and the counter's flags. The first
 //     call takes 10–50 ms (it measures); later calls return the cached
 //     result. Call it at tracer start, not on the hot path.
+//   - Advertised lists the clocks a session may choose on this CPU;
+//     Runnable adds lfence+rdtsc on every x86-64 CPU (its instructions
+//     always exist; only without an invariant TSC it is no clock to choose).
+//     Tests switch among Runnable with UseForTest, so every clock path the
+//     CPU can execute runs on every machine, emulators included.
 //
 // The clocks, in order of preference (Source; cost per read measured on an
 // AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's

@@ -23,16 +23,24 @@ type Info struct {
 }
 
 var (
-	probeOnce sync.Once
-	probed    Info
+	probeMu sync.Mutex
+	probed  = map[string]Info{}
 )
 
-// Probe returns the clock's Info. The first call measures (10 ms when CPUID
-// gives a frequency that calibration confirms, 50 ms otherwise); later
-// calls return the cached result.
+// Probe returns the clock's Info. The first call for a clock measures (10
+// ms when CPUID gives a frequency that calibration confirms, 50 ms
+// otherwise); later calls return the cached result. The cache is per clock
+// because tests switch clocks (UseForTest), and a file must carry the
+// frequency of the clock that wrote it.
 func Probe() Info {
-	probeOnce.Do(func() { probed = probe() })
-	return probed
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	info, ok := probed[source]
+	if !ok {
+		info = probe()
+		probed[source] = info
+	}
+	return info
 }
 
 const (

@@ -26,7 +26,7 @@ func forceClock(t testing.TB, src string) {
 	t.Cleanup(func() { use(prev) })
 }
 
-func advertised() []string { return Advertised() }
+func advertised() []string { return Runnable() }
 
 func TestChoose(t *testing.T) {
 	for _, c := range []struct {
@@ -327,4 +327,20 @@ func TestRate(t *testing.T) {
 	if r := rate(b, a); r != 0 {
 		t.Fatalf("backwards rate = %d, want 0", r)
 	}
+}
+
+// TestRunnable: every amd64 machine (emulators included) runs the
+// lfence+rdtsc path in tests, whatever clock it chooses; Runnable only
+// adds to Advertised.
+func TestRunnable(t *testing.T) {
+	r := Runnable()
+	for _, src := range Advertised() {
+		if !slices.Contains(r, src) {
+			t.Errorf("Runnable() = %v lacks advertised %s", r, src)
+		}
+	}
+	if want := runtime.GOARCH == "amd64" && asm.HasTSC(); slices.Contains(r, LfenceRDTSC) != want {
+		t.Errorf("Runnable() = %v; lfence+rdtsc expected: %v (HasTSC %v)", r, want, asm.HasTSC())
+	}
+	t.Logf("Source %s, Advertised %v, Runnable %v", Source(), Advertised(), r)
 }

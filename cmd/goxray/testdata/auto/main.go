@@ -88,6 +88,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "panic" {
 		crash()
 	}
+	if len(os.Args) > 1 && os.Args[1] == "fatal" {
+		lib.Die(lib.Twice(2))
+	}
 	check(mainEarly == 42 && lib.Early == 7 && lib.First == 1 && lib.Glob1 == 2, "initializers")
 	t := &T{}
 	t.Inc()

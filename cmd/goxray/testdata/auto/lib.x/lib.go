@@ -5,6 +5,7 @@ package lib
 import (
 	"fmt"
 	"io"
+	"log"
 	"runtime"
 	"sort"
 	"sync"
@@ -89,3 +90,11 @@ func nanotime() int64
 
 // Now reads the runtime's clock through a linkname pull.
 func Now() int64 { Probe(); return nanotime() }
+
+// Die ends the program with log.Fatalf from a library package: under
+// goxray the final file is written first, although log.Fatalf runs no
+// deferred call.
+func Die(code int) {
+	log.SetFlags(log.Lshortfile)
+	log.Fatalf("dying with %d", Twice(code)) // FATAL-MARK
+}
