@@ -4,3 +4,9 @@ package xray
 
 // The race detector makes each goroutine far more expensive.
 const churnGoroutines = 100_000
+
+// Calls per writer of the flight-recorder consistency tests (runConsistency).
+const consistencyCalls = 6_000
+
+// raceBuild: the race detector is on.
+const raceBuild = true
