@@ -92,7 +92,7 @@ type indexed struct {
 	stack  []uint32 // scratch: a run's open calls
 	// planner scratch
 	curs  []cursor
-	order []int32
+	order []placed
 	calls []uint32
 }
 
@@ -470,7 +470,7 @@ func plan(segs [][]byte, ix *indexed, p Params) ([]goPlan, [][]byte, Result, err
 		for j < len(chunks) && chunks[j].goid == chunks[i].goid {
 			j++
 		}
-		gp, ok := planFast(chunks[i:j], ix, p, &res, syn)
+		gp, ok := planFast(segs, chunks[i:j], ix, p, &res, syn)
 		if !ok {
 			// One array of cursors for every goroutine in turn: a cursor
 			// per chunk allocated on its own cost a flush thousands of
@@ -496,6 +496,74 @@ func plan(segs [][]byte, ix *indexed, p Params) ([]goPlan, [][]byte, Result, err
 	return plans, segs, res, nil
 }
 
+// placed is a run planFast keeps: ix.runs[run], ordered by key among
+// runs of equal first TSC.
+type placed struct{ run, key int32 }
+
+// cut returns the part of r inside the window (after, before), as a run
+// of its own: r's records are in time order, so that part is one stretch
+// of bytes, whose base is the TSC of the record before it. It reports
+// false if an Exit in that part does not close the innermost call opened
+// in it (the per-record path drops it); index has found no such Exit in
+// the whole run, so this is a check of that, not a case.
+func (ix *indexed) cut(s []byte, r *run, after, before uint64) (run, bool) {
+	in := run{seg: r.seg, cpu: r.cpu, pops: int32(len(ix.ids))}
+	st := ix.stack[:0]
+	defer func() { ix.stack = st[:0] }()
+	t := r.base
+	end := r.off + r.n
+	for off := r.off; off < end; {
+		rec := off
+		var tsc uint64
+		if w := le64(s[off:]); w&1 == 0 {
+			tsc = t + w>>32
+			off += fdr.FunctionSize
+			for off < end && s[off] == callArgIntro {
+				off += fdr.MetadataSize
+			}
+			if tsc > after && (before == 0 || tsc < before) {
+				id := uint32(w) >> 4
+				switch fdr.Action(w >> 1 & 7) {
+				case fdr.Enter, fdr.EnterArgs:
+					st = append(st, id)
+				default: // Exit, TailExit: index checked the actions
+					if n := len(st); n == 0 {
+						ix.ids = append(ix.ids, id)
+					} else if st[n-1] == id {
+						st = st[:n-1]
+					} else {
+						return run{}, false
+					}
+				}
+			}
+		} else {
+			tsc = t + uint64(int64(int32(le32(s[off+5:]))))
+			off += fdr.MetadataSize + int(le32(s[off+1:]))
+			if tsc > after && (before == 0 || tsc < before) {
+				in.events++
+				if fdr.MetadataKind(s[rec]>>1) == fdr.KindTypedEvent {
+					in.recBytes -= off - rec
+				}
+			}
+		}
+		if tsc > after && (before == 0 || tsc < before) {
+			if in.records == 0 {
+				in.off, in.base, in.first = rec, t, tsc
+			}
+			in.records++
+			in.n = off - in.off
+			in.last = tsc
+			in.maxRec = max(in.maxRec, off-rec)
+		}
+		t = tsc
+	}
+	in.recBytes += in.n
+	in.push = int32(len(ix.ids))
+	ix.ids = append(ix.ids, st...)
+	in.end = int32(len(ix.ids))
+	return in, true
+}
+
 // noFastPath makes every goroutine take the per-record path (tests compare
 // the two).
 var noFastPath = false
@@ -508,7 +576,7 @@ var noFastPath = false
 // them in order of their first TSC, and their stack effects compose
 // without an unmatched Exit. Otherwise it reports false, having changed
 // nothing, and the goroutine takes the per-record path.
-func planFast(chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic) (goPlan, bool) {
+func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic) (goPlan, bool) {
 	if noFastPath {
 		return goPlan{}, false
 	}
@@ -519,7 +587,9 @@ func planFast(chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic
 	}
 	// The kept runs, by index: chunk order is segment order, and a
 	// chunk's runs are in byte order, so a larger index is a later key
-	// in planGoroutine's merge order (TSC, chunk, position).
+	// in planGoroutine's merge order (TSC, chunk, position). A run cut
+	// by an end of the window is replaced by the part inside it, kept
+	// under the whole run's key.
 	order := ix.order[:0]
 	defer func() { ix.order = order[:0] }()
 	trimmed := 0
@@ -530,30 +600,38 @@ func planFast(chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic
 		}
 		gp.parent = max(gp.parent, ch.parent)
 		for ri := ch.r0; ri < ch.r1; ri++ {
-			r := &ix.runs[ri]
+			r := ix.runs[ri]
 			switch {
 			case r.first > after && (p.Before == 0 || r.last < p.Before):
-				order = append(order, ri)
+				order = append(order, placed{ri, ri})
 			case r.last <= after || p.Before != 0 && r.first >= p.Before:
 				trimmed += r.records
 			default:
-				return goPlan{}, false // straddles an end of the window
+				in, ok := ix.cut(segs[r.seg], &r, after, p.Before)
+				if !ok {
+					return goPlan{}, false // an Exit inside that closes nothing
+				}
+				trimmed += r.records - in.records
+				if in.records > 0 {
+					ix.runs = append(ix.runs, in)
+					order = append(order, placed{int32(len(ix.runs) - 1), ri})
+				}
 			}
 		}
 	}
 	runs := ix.runs
-	less := func(a, b int32) int {
-		if c := cmp.Compare(runs[a].first, runs[b].first); c != 0 {
+	less := func(a, b placed) int {
+		if c := cmp.Compare(runs[a.run].first, runs[b.run].first); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(a.key, b.key)
 	}
 	if !slices.IsSortedFunc(order, less) {
 		slices.SortFunc(order, less)
 	}
 	for k := 1; k < len(order); k++ {
-		a, b := &runs[order[k-1]], &runs[order[k]]
-		if a.last > b.first || a.last == b.first && order[k-1] > order[k] {
+		a, b := &runs[order[k-1].run], &runs[order[k].run]
+		if a.last > b.first || a.last == b.first && order[k-1].key > order[k].key {
 			return goPlan{}, false // they overlap: merge record by record
 		}
 	}
@@ -561,8 +639,8 @@ func planFast(chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic
 	stack := ix.calls[:0]
 	defer func() { ix.calls = stack[:0] }()
 	var opened []uint32
-	for _, ri := range order {
-		r := &runs[ri]
+	for _, pl := range order {
+		r := &runs[pl.run]
 		for _, id := range ix.ids[r.pops:r.push] {
 			switch n := len(stack); {
 			case n > 0 && stack[n-1] == id:
@@ -578,8 +656,8 @@ func planFast(chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic
 	var outCPU uint16
 	var outBase uint64
 	records := 0
-	for k, ri := range order {
-		r := &runs[ri]
+	for k, pl := range order {
+		r := &runs[pl.run]
 		if k == 0 || outCPU != r.cpu || outBase != r.base {
 			if k > 0 && outCPU != r.cpu {
 				gp.cpuSwitches++

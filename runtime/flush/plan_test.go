@@ -32,7 +32,7 @@ func placedWhole(t *testing.T, p Params, segs ...*seg) map[uint64]bool {
 		for j < len(ix.chunks) && ix.chunks[j].goid == ix.chunks[i].goid {
 			j++
 		}
-		_, ok := planFast(ix.chunks[i:j], ix, p, &Result{}, &synthetic{})
+		_, ok := planFast(raw, ix.chunks[i:j], ix, p, &Result{}, &synthetic{})
 		out[ix.chunks[i].goid] = ok
 		i = j
 	}
@@ -143,13 +143,16 @@ func TestPlanFastOverlappingBlocks(t *testing.T) {
 }
 
 // TestPlanFastCut: a block straddling the cut keeps exactly its records
-// before it; a block wholly after the cut is trimmed whole; so is one
-// wholly before the window.
+// before it, placed whole from the first record after the window's start
+// to the last before the cut; a block wholly after the cut is trimmed
+// whole; so is one wholly before the window.
 func TestPlanFastCut(t *testing.T) {
 	var p0, p1 seg
 	p0.block(1, 0, 100)
+	p0.fn(fdr.Enter, 9, 105) // before the window (After = 108)…
+	p0.fn(fdr.Exit, 9, 108)  // …its last TSC
 	p0.fn(fdr.Enter, 1, 110)
-	p0.fn(fdr.Enter, 2, 120)
+	p0.fn(fdr.EnterArgs, 2, 120, 7)
 	p0.fn(fdr.Exit, 2, 130) // the cut: Before = 130
 	p0.fn(fdr.Exit, 1, 140)
 	p1.block(2, 1, 50)
@@ -159,21 +162,55 @@ func TestPlanFastCut(t *testing.T) {
 	p1.fn(fdr.Enter, 6, 135)
 	p1.block(3, 1, 136)
 	p1.fn(fdr.Enter, 7, 136)
-	p := Params{After: 80, Before: 130}
-	whole := placedWhole(t, p, &p0, &p1)
-	if whole[1] || !whole[2] || !whole[3] {
-		t.Fatalf("placed whole: %v, want goroutines 2 and 3 only", whole)
+	p := Params{After: 108, Before: 130}
+	if whole := placedWhole(t, p, &p0, &p1); !whole[1] || !whole[2] || !whole[3] {
+		t.Fatalf("placed whole: %v, want every goroutine", whole)
 	}
 	f, res := encode(t, p, &p0, &p1)
 	th := threads(t, f)
-	if got, want := th[1], []ev{enter(1, 110, 0), enter(2, 120, 0)}; !reflect.DeepEqual(got, want) {
+	if got, want := th[1], []ev{enter(1, 110, 0), {fdr.EventEnterArgs, 2, 120, 0, []uint64{7}, ""}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("goroutine 1: got %+v, want %+v", got, want)
 	}
 	if len(th[2]) != 0 || len(th[3]) != 0 || res.Goroutines != 1 {
 		t.Errorf("goroutines 2 and 3: %+v, %+v (%d goroutines), want nothing", th[2], th[3], res.Goroutines)
 	}
-	if res.Records != 2 || res.Trimmed != 6 {
+	if res.Records != 2 || res.Trimmed != 8 {
 		t.Errorf("result %+v", res)
+	}
+	h := fdr.Header{Version: 5, Type: 1, CycleFrequency: 1e9}
+	encodeBoth(t, Params{Header: h, After: p.After, Before: p.Before}, [][]byte{p0.b, p1.b})
+
+	// Inside the window, an Exit that closes nothing: record by record.
+	var q seg
+	q.block(1, 0, 100)
+	q.fn(fdr.Enter, 1, 110)
+	q.fn(fdr.Enter, 2, 120)
+	q.fn(fdr.Exit, 1, 125)
+	q.fn(fdr.Exit, 2, 130)
+	if whole := placedWhole(t, p, &q); whole[1] {
+		t.Error("an unmatched Exit inside the cut placed whole")
+	}
+	if _, res := encode(t, p, &q); res.UnmatchedExits != 1 || res.Records != 2 {
+		t.Errorf("result %+v", res)
+	}
+	encodeBoth(t, Params{Header: h, After: p.After, Before: p.Before}, [][]byte{q.b})
+
+	// A cut run keeps its place among runs of the same TSC: here the
+	// per-record merge takes P0's records at 110 before P1's (earlier
+	// segment first), which then leaves Exit 2 unmatched.
+	var a0, a1 seg
+	a0.block(1, 0, 100)
+	a0.fn(fdr.Enter, 1, 100) // trimmed: After = 100
+	a0.fn(fdr.Enter, 2, 110)
+	a0.fn(fdr.Exit, 2, 120)
+	a1.block(1, 1, 110)
+	a1.fn(fdr.Enter, 3, 110)
+	p = Params{Header: h, After: 100}
+	if whole := placedWhole(t, p, &a0, &a1); whole[1] {
+		t.Error("a cut run overlapping another at one TSC placed whole")
+	}
+	if _, res := encodeBoth(t, p, [][]byte{a0.b, a1.b}); res.UnmatchedExits != 1 {
+		t.Errorf("result %+v, want Exit 2 dropped", res)
 	}
 }
 
