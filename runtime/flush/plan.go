@@ -289,11 +289,6 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 // small so that its state lives in registers.
 func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int, bool) {
 	n, mismatch := 0, false
-	// Room for an Entry per record left: the loop then never calls the
-	// allocator, and its values need not leave the registers around it.
-	if need := len(st) + (len(s)-off)/fdr.FunctionSize; cap(st) < need {
-		st = slices.Grow(st, need-len(st))
-	}
 	for off+fdr.FunctionSize <= len(s) {
 		w := le64(s[off:])
 		if w&1 != 0 {
@@ -302,9 +297,7 @@ func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int
 		id := uint32(w) >> 4
 		switch fdr.Action(w >> 1 & 7) {
 		case fdr.Enter, fdr.EnterArgs:
-			k := len(st)
-			st = st[:k+1]
-			st[k] = id
+			st = append(st, id)
 		case fdr.Exit, fdr.TailExit:
 			k := len(st) - 1
 			if k < 0 {
