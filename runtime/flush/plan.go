@@ -16,12 +16,21 @@ import (
 // to frame them:
 //
 //   - index finds every block (one goroutine's records on one P between two
-//     switches) in the segments;
+//     switches) in the segments, and summarises each run of a block (the
+//     records between two state records): its first and last TSC and its
+//     effect on the goroutine's call stack. This is the one pass over
+//     every record that most records get;
 //   - plan merges each goroutine's blocks by TSC, keeps the window
 //     (Params.After, Params.Before), drops unmatched Exits, and describes
 //     the result as pieces: runs of source bytes to copy and the NewCPUId or
 //     TSCWrap records a version-5 body needs between them so that every
-//     delta stays relative to the base it was written against;
+//     delta stays relative to the base it was written against. A
+//     goroutine runs on one P at a time, so its runs usually follow each
+//     other in time: then planFast places them whole, in order of their
+//     first TSC, from the summaries alone. Runs that overlap in time, an
+//     unmatched Exit, TSCs that go back, or anything malformed send the
+//     goroutine through planGoroutine, which merges record by record; both
+//     give the same pieces, byte for byte (TestPlanFastMatchesPerRecord);
 //   - the goroutines come out sorted by their first record's TSC, so the
 //     first plan's first TSC is the file's minimum, which the writers use
 //     for the account anchors.
