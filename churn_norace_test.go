@@ -3,3 +3,5 @@
 package xray
 
 const churnGoroutines = 1_000_000
+
+const raceEnabled = false
