@@ -7,5 +7,6 @@ const churnGoroutines = 1_000_000
 // Calls per writer of the flight-recorder consistency tests (runConsistency).
 const consistencyCalls = 20_000
 
-// raceBuild: the race detector is on.
-const raceBuild = false
+// raceEnabled: the race detector is on (it makes every goroutine far more
+// expensive, and sync.Pool drops a share of what is put back).
+const raceEnabled = false

@@ -8,5 +8,6 @@ const churnGoroutines = 100_000
 // Calls per writer of the flight-recorder consistency tests (runConsistency).
 const consistencyCalls = 6_000
 
-// raceBuild: the race detector is on.
-const raceBuild = true
+// raceEnabled: the race detector is on (it makes every goroutine far more
+// expensive, and sync.Pool drops a share of what is put back).
+const raceEnabled = true

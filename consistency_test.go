@@ -294,7 +294,7 @@ func runConsistency(t *testing.T, bin string, o Options, callID, innerID ID, inn
 		lc := fc // under the race detector, llvm-xray checks the last file only:
 		// parsing its YAML for every file took minutes there, and the
 		// suite runs again without it (purego, llvm-xray-19), checking all.
-		if !raceBuild || k == len(files)-1 {
+		if !raceEnabled || k == len(files)-1 {
 			lc = checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
 		}
 		t.Logf("file %d: %d goroutines, %d calls, %d gaps (%d calls missing); llvm-xray: %d calls, %d gaps",

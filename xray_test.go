@@ -3,9 +3,11 @@ package xray
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,6 +255,46 @@ func TestStopWritesFinalFile(t *testing.T) {
 	}
 	if err := verifyFile(st.LastFlushPath); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWriteToAllocationsDoNotGrowWithRecords: a flight recorder polled in
+// a loop (WriteTo) must not make the collector run beside its writers: a
+// flush reuses its copy of the buffers and its index, and allocates per
+// goroutine and per buffer, never per record.
+func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop what is put back")
+	}
+	start(t, Options{BufferSize: 64 << 10, BufferCount: 64})
+	measure := func() (float64, uint64) {
+		if _, err := WriteTo(io.Discard); err != nil { // sizes the copy
+			t.Fatal(err)
+		}
+		var m0, m1 goruntime.MemStats
+		goruntime.ReadMemStats(&m0)
+		allocs := testing.AllocsPerRun(10, func() {
+			if _, err := WriteTo(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		})
+		goruntime.ReadMemStats(&m1)
+		return allocs, (m1.TotalAlloc - m0.TotalAlloc) / 11
+	}
+	record := func(n int) {
+		for i := 0; i < n; i++ {
+			Enter(1)
+			Exit(1)
+		}
+	}
+	record(100)
+	a0, b0 := measure()
+	record(1 << 20) // 2 Mi records: the 4 MiB arena turns over four times
+	a1, b1 := measure()
+	t.Logf("per WriteTo: %.0f allocations, %d bytes with a few records; %.0f, %d with a full window (%d bytes recorded)",
+		a0, b0, a1, b1, Stats().Bytes)
+	if a1 > 64 || b1 > 64<<10 {
+		t.Errorf("a WriteTo of a full 4 MiB window allocates %.0f times, %d bytes: want at most 64 and 64 KiB", a1, b1)
 	}
 }
 

@@ -12,5 +12,7 @@
 // appear atomically. Notify turns a signal into flushes, one at a time.
 //
 // Encode may be called from any goroutine on data nobody else writes; it
-// allocates memory proportional to the number of blocks, not records.
+// allocates memory proportional to the number of blocks and of calls open
+// at their ends, not to the number of records, and reuses its index from
+// call to call.
 package flush

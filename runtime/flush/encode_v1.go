@@ -225,8 +225,14 @@ func writeV1(w io.Writer, segs [][]byte, plans []goPlan, p Params, res *Result, 
 	if err := v.flush(); err != nil {
 		return err
 	}
-	if len(plans) == 0 {
+	total := 0
+	for _, n := range nbuf {
+		total += n
+	}
+	if total == 0 {
 		// One empty ThreadBuffer: llvm-xray refuses a file without blocks.
+		// (A goroutine whose only records are typed events, which version
+		// 1 cannot hold, has no ThreadBuffer either.)
 		v.start(p.NowCPU, p.Now, p.Now)
 		if err := v.end(); err != nil {
 			return err

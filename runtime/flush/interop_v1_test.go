@@ -85,6 +85,25 @@ func TestInteropV1Layout(t *testing.T) {
 	sameThreads(t, "llvm-xray", llvmThreads(tr), threadsV1(t, f))
 }
 
+// TestInteropV1OnlyTypedEvents: a file whose goroutines' only records
+// are typed events, which version 1 cannot hold, still has a block, so
+// llvm-xray loads it (it fell back to YAML and failed on the file that had
+// none).
+func TestInteropV1OnlyTypedEvents(t *testing.T) {
+	bin := xraytool.Bin(t)
+	var p0 seg
+	p0.block(1, 0, 100)
+	p0.typed(110, 3, "typed")
+	data, f, res := encodeV1(t, Params{Now: 200, Wall: testWall}, v1Options{}, &p0)
+	if len(f.Blocks) != 1 || res.ThreadBuffers != 1 || res.TypedEventsDropped != 1 || res.Records != 0 {
+		t.Errorf("blocks %d, result %+v", len(f.Blocks), res)
+	}
+	_, tr := llvmLoad(t, bin, data)
+	if n := len(tr.Records); n != 0 {
+		t.Errorf("llvm-xray shows %d records, want none", n)
+	}
+}
+
 // TestInteropV1Remainders: the remainder cases (one goroutine each, all
 // starting at the same TSC so that none has an anchor, in one file of
 // 128-byte buffers), and every remainder of a 256-byte buffer_size.

@@ -1,10 +1,12 @@
 package flush
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
+	"sync"
 
 	"github.com/goxray/xray/fdr"
 )
@@ -14,12 +16,21 @@ import (
 // to frame them:
 //
 //   - index finds every block (one goroutine's records on one P between two
-//     switches) in the segments;
+//     switches) in the segments, and summarises each run of a block (the
+//     records between two state records): its first and last TSC and its
+//     effect on the goroutine's call stack. This is the one pass over
+//     every record that most records get;
 //   - plan merges each goroutine's blocks by TSC, keeps the window
 //     (Params.After, Params.Before), drops unmatched Exits, and describes
 //     the result as pieces: runs of source bytes to copy and the NewCPUId or
 //     TSCWrap records a version-5 body needs between them so that every
-//     delta stays relative to the base it was written against;
+//     delta stays relative to the base it was written against. A
+//     goroutine runs on one P at a time, so its runs usually follow each
+//     other in time: then planFast places them whole, in order of their
+//     first TSC, from the summaries alone. Runs that overlap in time, an
+//     unmatched Exit, TSCs that go back, or anything malformed send the
+//     goroutine through planGoroutine, which merges record by record; both
+//     give the same pieces, byte for byte (TestPlanFastMatchesPerRecord);
 //   - the goroutines come out sorted by their first record's TSC, so the
 //     first plan's first TSC is the file's minimum, which the writers use
 //     for the account anchors.
@@ -31,11 +42,15 @@ import (
 // pieces refer to: segs, plus one segment of records the planner made up
 // (the reconstructed entries, see planGoroutine) when there are any.
 func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
-	chunks, err := index(segs)
-	if err != nil {
+	ix := indexPool.Get().(*indexed)
+	defer func() {
+		ix.reset()
+		indexPool.Put(ix)
+	}()
+	if err := ix.index(segs); err != nil {
 		return nil, segs, Result{}, err
 	}
-	return plan(segs, chunks, p)
+	return plan(segs, ix, p)
 }
 
 // chunk is one block of one segment: the records one goroutine wrote on one P
@@ -47,53 +62,269 @@ type chunk struct {
 	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
 	cpu        uint16 // state at start
 	base       uint64
+	// runs[r0:r1] summarise the body for planFast. slow: the body has
+	// something only the per-record path handles exactly (TSCs that go
+	// back, an Exit that does not close the innermost call opened in the
+	// same run, a record the per-record path reports as an error).
+	r0, r1 int32
+	slow   bool
 }
 
-// index finds the blocks of every segment.
-func index(segs [][]byte) ([]chunk, error) {
-	var chunks []chunk
+// run is a stretch of one chunk's body between two state records
+// (NewCPUId, TSCWrap): function records with their CallArguments, and
+// events, all in one piece of bytes written against the state (cpu, base)
+// at its start, their TSCs non-decreasing. A run is what planFast places
+// whole.
+type run struct {
+	seg         int32
+	off, n      int // segs[seg][off:off+n]
+	cpu         uint16
+	base        uint64 // state before the first record
+	first, last uint64 // TSCs of the first and last record
+	records     int
+	events      int // of which events
+	recBytes    int // bytes of its records other than typed events
+	maxRec      int // largest record with its CallArguments
+	// The run's effect on its goroutine's call stack, as ids in
+	// indexed.ids: ids[pops:push] are Exits of calls open before the run,
+	// in order; ids[push:end] the calls it leaves open, outermost first.
+	pops, push, end int32
+}
+
+// indexed is the index of one flush's segments; its arrays are reused
+// from flush to flush (indexPool): a flight recorder polled in a loop
+// should not make the collector chase them each time.
+type indexed struct {
+	chunks []chunk
+	runs   []run
+	ids    []uint32
+	stack  []uint32 // scratch: a run's open calls
+	// planner scratch
+	curs  []cursor
+	order []placed
+	calls []uint32
+}
+
+var indexPool = sync.Pool{New: func() any { return new(indexed) }}
+
+func (ix *indexed) reset() {
+	// Keep the arrays, not what they pointed into.
+	clear(ix.curs[:cap(ix.curs)])
+	ix.chunks, ix.runs, ix.ids, ix.stack = ix.chunks[:0], ix.runs[:0], ix.ids[:0], ix.stack[:0]
+	ix.curs, ix.order, ix.calls = ix.curs[:0], ix.order[:0], ix.calls[:0]
+}
+
+// index finds the blocks of every segment and summarises their runs: one
+// pass over every record, which is all the records of most goroutines ever
+// get from the planner (planFast).
+func (ix *indexed) index(segs [][]byte) error {
 	for si, s := range segs {
-		cur := -1 // index of the open chunk; -2 while inside a preamble
-		var goid, parent uint64
-		for off := 0; off < len(s); {
-			b0 := s[off]
-			if b0&1 == 0 { // function record: the common case
-				if cur < 0 {
-					return nil, fmt.Errorf("flush: segment %d offset %d: record outside a block", si, off)
-				}
-				off += fdr.FunctionSize
-				continue
-			}
-			n, err := recordSize(s, off)
-			if err != nil {
-				return nil, fmt.Errorf("flush: segment %d: %w", si, err)
-			}
-			switch fdr.MetadataKind(b0 >> 1) {
-			case fdr.KindNewBuffer:
-				if cur >= 0 {
-					chunks[cur].end = off
-				}
-				cur = -2
-				goid = fdr.NewBufferGoroutine(s[off:])
-				parent = 0
-			case fdr.KindPID:
-				if cur == -2 {
-					parent = fdr.PIDParent(s[off:])
-				}
-			case fdr.KindNewCPUId:
-				if cur == -2 {
-					chunks = append(chunks, chunk{goid: goid, parent: parent, seg: int32(si), start: off + n, end: len(s),
-						cpu: le16(s[off+1:]), base: le64(s[off+3:])})
-					cur = len(chunks) - 1
-				}
-			}
-			off += n
-		}
-		if cur >= 0 {
-			chunks[cur].end = len(s)
+		if err := ix.indexSegment(int32(si), s); err != nil {
+			return err
 		}
 	}
-	return chunks, nil
+	return nil
+}
+
+// indexSegment is index for one segment. Its inner loop is the flush's
+// per-record cost for most records: keep it to plain locals.
+func (ix *indexed) indexSegment(si int32, s []byte) error {
+	// No defer to store these back: it would keep them in memory.
+	chunks, runs, ids, st := ix.chunks, ix.runs, ix.ids, ix.stack[:0]
+	cur := -1 // index of the open chunk; -2 while inside a preamble
+	var goid, parent uint64
+	// The open run while cur >= 0: r, its stack st, the TSC of its last
+	// record (its base before the first) t, its records recs, the offset
+	// of the function record a CallArgument here would belong to (owner,
+	// -1: none), and whether its chunk needs the per-record path (slow).
+	var r run
+	var t uint64
+	recs, owner := 0, -1
+	slow := false
+	open := func(off int, cpu uint16, base uint64) {
+		r = run{seg: si, off: off, cpu: cpu, base: base, pops: int32(len(ids))}
+		st = st[:0]
+		t, recs, owner = base, 0, -1
+	}
+	closeRun := func(end int) {
+		if recs == 0 {
+			ids = ids[:r.pops]
+			return
+		}
+		r.n, r.last, r.records = end-r.off, t, recs
+		r.recBytes += r.n
+		if recs > r.events {
+			r.maxRec = max(r.maxRec, fdr.FunctionSize)
+		}
+		if s[r.off]&1 == 0 {
+			r.first = r.base + uint64(le32(s[r.off+4:]))
+		} else {
+			r.first = r.base + uint64(int64(int32(le32(s[r.off+5:]))))
+		}
+		// A chunk's runs follow each other in time, or planFast cannot
+		// sort them.
+		if k := len(runs) - 1; k >= int(chunks[cur].r0) && r.first < runs[k].last {
+			slow = true
+		}
+		r.push = int32(len(ids))
+		ids = append(ids, st...)
+		r.end = int32(len(ids))
+		runs = append(runs, r)
+	}
+	closeChunk := func(end int) {
+		chunks[cur].end = end
+		closeRun(end)
+		chunks[cur].r1 = int32(len(runs))
+		chunks[cur].slow = slow
+	}
+	off := 0
+	for off < len(s) {
+		if cur >= 0 {
+			// The common case: plain function records.
+			n, mismatch := 0, false
+			off, t, st, n, mismatch = funcs(s, off, t, st)
+			if n > 0 {
+				recs += n
+				owner = off - fdr.FunctionSize
+			}
+			slow = slow || mismatch
+			if off+fdr.FunctionSize <= len(s) && s[off]&1 == 0 {
+				// What funcs leaves: an Exit with no call open in
+				// this run, or an action the per-record path reports.
+				w := le64(s[off:])
+				if a := fdr.Action(w >> 1 & 7); a == fdr.Exit || a == fdr.TailExit {
+					ids = append(ids, uint32(w)>>4)
+				} else {
+					slow = true
+				}
+				t += w >> 32
+				owner = off
+				off += fdr.FunctionSize
+				recs++
+				continue
+			}
+			if off >= len(s) {
+				break
+			}
+		}
+		b0 := s[off]
+		if b0&1 == 0 {
+			if cur < 0 {
+				return fmt.Errorf("flush: segment %d offset %d: record outside a block", si, off)
+			}
+			slow = true // truncated: the per-record path reports it
+			break
+		}
+		n, err := recordSize(s, off)
+		if err != nil {
+			return fmt.Errorf("flush: segment %d: %w", si, err)
+		}
+		kind := fdr.MetadataKind(b0 >> 1)
+		if kind == fdr.KindCallArgument && cur >= 0 && owner >= 0 {
+			r.maxRec = max(r.maxRec, off+n-owner)
+			off += n
+			continue
+		}
+		owner = -1
+		switch kind {
+		case fdr.KindNewBuffer:
+			if cur >= 0 {
+				closeChunk(off)
+			}
+			cur = -2
+			goid = fdr.NewBufferGoroutine(s[off:])
+			parent = 0
+		case fdr.KindPID:
+			if cur == -2 {
+				parent = fdr.PIDParent(s[off:])
+			} else if cur >= 0 {
+				slow = true
+			}
+		case fdr.KindNewCPUId:
+			cpu, base := le16(s[off+1:]), le64(s[off+3:])
+			if cur == -2 {
+				chunks = append(chunks, chunk{goid: goid, parent: parent, seg: si, start: off + n, end: len(s),
+					cpu: cpu, base: base, r0: int32(len(runs))})
+				cur = len(chunks) - 1
+				slow = false
+				open(off+n, cpu, base)
+			} else if cur >= 0 {
+				closeRun(off)
+				open(off+n, cpu, base)
+			}
+		case fdr.KindTSCWrap:
+			if cur >= 0 {
+				closeRun(off)
+				open(off+n, r.cpu, le64(s[off+1:]))
+			}
+		case fdr.KindCustomEvent, fdr.KindTypedEvent:
+			if cur >= 0 {
+				e := t + uint64(int64(int32(le32(s[off+5:]))))
+				if e < t {
+					slow = true // time goes back within the run
+				}
+				t = e
+				recs++
+				r.events++
+				if kind == fdr.KindTypedEvent {
+					r.recBytes -= n
+				}
+				r.maxRec = max(r.maxRec, n)
+			}
+		default:
+			// CallArgument after an event, WallClock: the per-record
+			// path reports them.
+			if cur >= 0 {
+				slow = true
+			}
+		}
+		off += n
+	}
+	if cur >= 0 {
+		closeChunk(len(s))
+	}
+	ix.chunks, ix.runs, ix.ids, ix.stack = chunks, runs, ids, st
+	return nil
+}
+
+// funcs walks the plain function records of s from off, t being the TSC
+// before them, pushing Entries on st and popping the calls Exits close.
+// It stops before anything else: a metadata record, the end of s, an Exit
+// with no call open in st, an unknown action. It returns where it stopped,
+// the TSC there, st, the records it took, and whether an Exit did not
+// close the innermost open call (it is taken, st left as it was).
+//
+// This loop is the flush's cost per record for most records: it is kept
+// small so that its state lives in registers.
+func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int, bool) {
+	n, mismatch := 0, false
+	for off+fdr.FunctionSize <= len(s) {
+		w := le64(s[off:])
+		if w&1 != 0 {
+			break
+		}
+		id := uint32(w) >> 4
+		switch fdr.Action(w >> 1 & 7) {
+		case fdr.Enter, fdr.EnterArgs:
+			st = append(st, id)
+		case fdr.Exit, fdr.TailExit:
+			k := len(st) - 1
+			if k < 0 {
+				return off, t, st, n, mismatch
+			}
+			if st[k] == id {
+				st = st[:k]
+			} else {
+				mismatch = true
+			}
+		default:
+			return off, t, st, n, mismatch
+		}
+		t += w >> 32
+		off += fdr.FunctionSize
+		n++
+	}
+	return off, t, st, n, mismatch
 }
 
 // recordSize returns the size of the metadata record at off in one of the
@@ -236,38 +467,229 @@ func (h *cursorHeap) Pop() any {
 }
 
 // plan decides, for every goroutine, which bytes go into its block.
-func plan(segs [][]byte, chunks []chunk, p Params) ([]goPlan, [][]byte, Result, error) {
+func plan(segs [][]byte, ix *indexed, p Params) ([]goPlan, [][]byte, Result, error) {
 	var res Result
 	syn := &synthetic{seg: int32(len(segs))}
+	chunks := ix.chunks
 	// Group chunks by goroutine, keeping segment order inside a group.
-	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].goid < chunks[j].goid })
+	slices.SortStableFunc(chunks, func(a, b chunk) int { return cmp.Compare(a.goid, b.goid) })
 	var plans []goPlan
-	var stack []uint32
-	// One array of cursors for every goroutine in turn: a cursor per chunk
-	// allocated on its own cost a flush thousands of small allocations.
-	var curs []cursor
 	for i := 0; i < len(chunks); {
 		j := i
 		for j < len(chunks) && chunks[j].goid == chunks[i].goid {
 			j++
 		}
-		if cap(curs) < j-i {
-			curs = make([]cursor, 0, max(j-i, 2*cap(curs)))
-		}
-		gp, err := planGoroutine(segs, chunks[i:j], p, &res, &stack, syn, curs[:j-i])
-		if err != nil {
-			return nil, segs, res, err
+		gp, ok := planFast(segs, chunks[i:j], ix, p, &res, syn)
+		if !ok {
+			// One array of cursors for every goroutine in turn: a cursor
+			// per chunk allocated on its own cost a flush thousands of
+			// small allocations.
+			if cap(ix.curs) < j-i {
+				ix.curs = make([]cursor, 0, max(j-i, 2*cap(ix.curs)))
+			}
+			var err error
+			gp, err = planGoroutine(segs, chunks[i:j], p, &res, &ix.calls, syn, ix.curs[:j-i])
+			if err != nil {
+				return nil, segs, res, err
+			}
 		}
 		if len(gp.pieces) > 0 {
 			plans = append(plans, gp)
 		}
 		i = j
 	}
-	sort.SliceStable(plans, func(i, j int) bool { return plans[i].first < plans[j].first })
+	slices.SortStableFunc(plans, func(a, b goPlan) int { return cmp.Compare(a.first, b.first) })
 	if len(syn.b) > 0 {
 		segs = append(segs[:len(segs):len(segs)], syn.b)
 	}
 	return plans, segs, res, nil
+}
+
+// placed is a run planFast keeps: ix.runs[run], ordered by key among
+// runs of equal first TSC.
+type placed struct{ run, key int32 }
+
+// cut returns the part of r inside the window (after, before), as a run
+// of its own: r's records are in time order, so that part is one stretch
+// of bytes, whose base is the TSC of the record before it. It reports
+// false if an Exit in that part does not close the innermost call opened
+// in it (the per-record path drops it); index has found no such Exit in
+// the whole run, so this is a check of that, not a case.
+func (ix *indexed) cut(s []byte, r *run, after, before uint64) (run, bool) {
+	in := run{seg: r.seg, cpu: r.cpu, pops: int32(len(ix.ids))}
+	st := ix.stack[:0]
+	defer func() { ix.stack = st[:0] }()
+	t := r.base
+	end := r.off + r.n
+	for off := r.off; off < end; {
+		rec := off
+		var tsc uint64
+		if w := le64(s[off:]); w&1 == 0 {
+			tsc = t + w>>32
+			off += fdr.FunctionSize
+			for off < end && s[off] == callArgIntro {
+				off += fdr.MetadataSize
+			}
+			if tsc > after && (before == 0 || tsc < before) {
+				id := uint32(w) >> 4
+				switch fdr.Action(w >> 1 & 7) {
+				case fdr.Enter, fdr.EnterArgs:
+					st = append(st, id)
+				default: // Exit, TailExit: index checked the actions
+					if n := len(st); n == 0 {
+						ix.ids = append(ix.ids, id)
+					} else if st[n-1] == id {
+						st = st[:n-1]
+					} else {
+						return run{}, false
+					}
+				}
+			}
+		} else {
+			tsc = t + uint64(int64(int32(le32(s[off+5:]))))
+			off += fdr.MetadataSize + int(le32(s[off+1:]))
+			if tsc > after && (before == 0 || tsc < before) {
+				in.events++
+				if fdr.MetadataKind(s[rec]>>1) == fdr.KindTypedEvent {
+					in.recBytes -= off - rec
+				}
+			}
+		}
+		if tsc > after && (before == 0 || tsc < before) {
+			if in.records == 0 {
+				in.off, in.base, in.first = rec, t, tsc
+			}
+			in.records++
+			in.n = off - in.off
+			in.last = tsc
+			in.maxRec = max(in.maxRec, off-rec)
+		}
+		t = tsc
+	}
+	in.recBytes += in.n
+	in.push = int32(len(ix.ids))
+	ix.ids = append(ix.ids, st...)
+	in.end = int32(len(ix.ids))
+	return in, true
+}
+
+// noFastPath makes every goroutine take the per-record path (tests compare
+// the two).
+var noFastPath = false
+
+// planFast plans one goroutine from its runs alone, without looking at a
+// record, when that gives exactly what planGoroutine would: every run is
+// wholly inside or wholly outside the window, the kept runs do not overlap
+// in time (blocks of one goroutine on different Ps follow each other: it
+// runs on one P at a time), so that merging them by TSC is concatenating
+// them in order of their first TSC, and their stack effects compose
+// without an unmatched Exit. Otherwise it reports false, having changed
+// nothing, and the goroutine takes the per-record path.
+func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic) (goPlan, bool) {
+	if noFastPath {
+		return goPlan{}, false
+	}
+	gp := goPlan{goid: chunks[0].goid}
+	after := p.After
+	if p.AfterGoroutine != nil {
+		after = max(after, p.AfterGoroutine[gp.goid])
+	}
+	// The kept runs, by index: chunk order is segment order, and a
+	// chunk's runs are in byte order, so a larger index is a later key
+	// in planGoroutine's merge order (TSC, chunk, position). A run cut
+	// by an end of the window is replaced by the part inside it, kept
+	// under the whole run's key.
+	order := ix.order[:0]
+	defer func() { ix.order = order[:0] }()
+	trimmed := 0
+	for k := range chunks {
+		ch := &chunks[k]
+		if ch.slow {
+			return goPlan{}, false
+		}
+		gp.parent = max(gp.parent, ch.parent)
+		for ri := ch.r0; ri < ch.r1; ri++ {
+			r := ix.runs[ri]
+			switch {
+			case r.first > after && (p.Before == 0 || r.last < p.Before):
+				order = append(order, placed{ri, ri})
+			case r.last <= after || p.Before != 0 && r.first >= p.Before:
+				trimmed += r.records
+			default:
+				in, ok := ix.cut(segs[r.seg], &r, after, p.Before)
+				if !ok {
+					return goPlan{}, false // an Exit inside that closes nothing
+				}
+				trimmed += r.records - in.records
+				if in.records > 0 {
+					ix.runs = append(ix.runs, in)
+					order = append(order, placed{int32(len(ix.runs) - 1), ri})
+				}
+			}
+		}
+	}
+	runs := ix.runs
+	less := func(a, b placed) int {
+		if c := cmp.Compare(runs[a.run].first, runs[b.run].first); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
+	}
+	if !slices.IsSortedFunc(order, less) {
+		slices.SortFunc(order, less)
+	}
+	for k := 1; k < len(order); k++ {
+		a, b := &runs[order[k-1].run], &runs[order[k].run]
+		if a.last > b.first || a.last == b.first && order[k-1].key > order[k].key {
+			return goPlan{}, false // they overlap: merge record by record
+		}
+	}
+	// The call stack across the runs, as planGoroutine keeps it.
+	stack := ix.calls[:0]
+	defer func() { ix.calls = stack[:0] }()
+	var opened []uint32
+	for _, pl := range order {
+		r := &runs[pl.run]
+		for _, id := range ix.ids[r.pops:r.push] {
+			switch n := len(stack); {
+			case n > 0 && stack[n-1] == id:
+				stack = stack[:n-1]
+			case n == 0 && after > 0:
+				opened = append(opened, id)
+			default:
+				return goPlan{}, false // an unmatched Exit: dropped one by one
+			}
+		}
+		stack = append(stack, ix.ids[r.push:r.end]...)
+	}
+	var outCPU uint16
+	var outBase uint64
+	records := 0
+	for k, pl := range order {
+		r := &runs[pl.run]
+		if k == 0 || outCPU != r.cpu || outBase != r.base {
+			if k > 0 && outCPU != r.cpu {
+				gp.cpuSwitches++
+			}
+			gp.addState(r.cpu, r.base, k > 0 && outCPU == r.cpu)
+			if k == 0 {
+				gp.first, gp.firstCPU = r.first, r.cpu
+			}
+		}
+		gp.addBytes(r.seg, r.off, r.n)
+		gp.maxRec = max(gp.maxRec, r.maxRec)
+		gp.recBytes += r.recBytes
+		outCPU, outBase = r.cpu, r.last
+		records += r.records
+	}
+	res.Records += records
+	res.Trimmed += trimmed
+	if len(opened) > 0 {
+		gp.reconstruct(opened, after+1, syn)
+		res.Records += len(opened)
+		res.Reconstructed += len(opened)
+	}
+	return gp, true
 }
 
 // synthetic is the segment of records the planner writes itself.
