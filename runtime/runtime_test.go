@@ -122,6 +122,21 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 			}
 		}
 	}
+	// The spare bytes that carry the spawn PC (NewBuffer) and the parent id
+	// (PID) in memory never reach a file: the flusher writes its own.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range f.Blocks {
+		for _, r := range b.Records {
+			if r.IsMetadata && (r.Kind == fdr.KindNewBuffer || r.Kind == fdr.KindPID) {
+				if spare := raw[r.Offset+5 : r.Offset+fdr.MetadataSize]; !bytes.Equal(spare, make([]byte, len(spare))) {
+					t.Errorf("%v at %d: bytes 5–15 % x, want zeros", r.Kind, r.Offset, spare)
+				}
+			}
+		}
+	}
 	if kinds[fdr.KindTSCWrap] < 2 || kinds[fdr.KindNewCPUId] < 3 {
 		t.Errorf("metadata in file: %v; want ≥2 TSCWrap and ≥3 NewCPUId", kinds)
 	}
