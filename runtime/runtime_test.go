@@ -143,7 +143,7 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 	tr := xraytool.Check(t, bin, path)
 	if p := asm.ParentGoid(); p != 0 {
 		// The block opens with the lineage event (fdr.LineagePrefix).
-		if len(tr.Records) == 0 || tr.Records[0].Data != string(fdr.AppendLineagePayload(nil, p)) {
+		if len(tr.Records) == 0 || tr.Records[0].Data != string(fdr.AppendLineagePayload(nil, fdr.Lineage{Parent: p})) {
 			t.Fatalf("no lineage event for parent %d first: %+v", p, tr.Records)
 		}
 		tr.Records = tr.Records[1:]

@@ -35,7 +35,11 @@ func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 	if err != nil {
 		return nil, segs, Result{}, err
 	}
-	return plan(segs, chunks, p)
+	plans, segs, res, err := plan(segs, chunks, p)
+	if err == nil {
+		resolveSpawns(plans, p.SpawnID)
+	}
+	return plans, segs, res, err
 }
 
 // chunk is one block of one segment: the records one goroutine wrote on one P
@@ -43,6 +47,7 @@ func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 type chunk struct {
 	goid       uint64
 	parent     uint64 // from the block's PID record (payload bytes 5–12); 0: unknown
+	gopc       uint64 // from the block's NewBuffer record (bytes 9–15); 0: unknown
 	seg        int32
 	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
 	cpu        uint16 // state at start
@@ -54,7 +59,7 @@ func index(segs [][]byte) ([]chunk, error) {
 	var chunks []chunk
 	for si, s := range segs {
 		cur := -1 // index of the open chunk; -2 while inside a preamble
-		var goid, parent uint64
+		var goid, parent, gopc uint64
 		for off := 0; off < len(s); {
 			b0 := s[off]
 			if b0&1 == 0 { // function record: the common case
@@ -74,7 +79,7 @@ func index(segs [][]byte) ([]chunk, error) {
 					chunks[cur].end = off
 				}
 				cur = -2
-				goid = fdr.NewBufferGoroutine(s[off:])
+				goid, gopc = fdr.NewBufferGoroutine(s[off:]), fdr.NewBufferSpawnPC(s[off:])
 				parent = 0
 			case fdr.KindPID:
 				if cur == -2 {
@@ -82,7 +87,7 @@ func index(segs [][]byte) ([]chunk, error) {
 				}
 			case fdr.KindNewCPUId:
 				if cur == -2 {
-					chunks = append(chunks, chunk{goid: goid, parent: parent, seg: int32(si), start: off + n, end: len(s),
+					chunks = append(chunks, chunk{goid: goid, parent: parent, gopc: gopc, seg: int32(si), start: off + n, end: len(s),
 						cpu: le16(s[off+1:]), base: le64(s[off+3:])})
 					cur = len(chunks) - 1
 				}
@@ -137,6 +142,8 @@ type piece struct {
 type goPlan struct {
 	goid     uint64
 	parent   uint64 // the goroutine that started this one, 0 if unknown
+	gopc     uint64 // its go statement's PC, 0 if unknown
+	spawn    uint32 // the function id gopc resolves to (resolveSpawns), 0 if none
 	first    uint64 // TSC of the first record
 	firstCPU uint16
 	pieces   []piece
@@ -290,7 +297,7 @@ type synthetic struct {
 func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic, curs []cursor) (goPlan, error) {
 	gp := goPlan{goid: chunks[0].goid}
 	for _, c := range chunks {
-		gp.parent = max(gp.parent, c.parent)
+		gp.parent, gp.gopc = max(gp.parent, c.parent), max(gp.gopc, c.gopc)
 	}
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {
