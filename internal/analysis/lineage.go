@@ -33,24 +33,27 @@ import (
 // or its calls are not in the file). Goroutines are matched by the low 32
 // bits of their ids, as the file's thread ids hold them.
 type Lineage struct {
-	parent map[int32]int32
-	spawn  map[int32]uint32 // child → function id of its go statement (absent: unknown)
-	// last holds, for each (parent, spawn function) some child needs, the
-	// node of the parent's most recent call of the function (Profile
-	// updates it on every Entry); -1 before the first.
-	last     map[spawnKey]int32
-	Spawns   int              // children whose spawning function the trace names
+	parent   map[int32]int32
+	spawn    map[int32]uint32 // child → function id of its go statement (absent: unknown)
 	first    map[int32]uint64 // child's first function record
 	seen     map[int32]bool   // goroutines with a function record
 	children map[int32][]int32
 	anchor   map[int32]int32 // child → node it hangs under (Profile)
 	next     map[int32]int   // parent → index of its next unresolved child
+
+	// last holds, for each (parent, spawn function) some child needs, the
+	// node of the parent's most recent call of the function (Profile
+	// updates it on the parent's Entries); -1 before the first.
+	last    map[spawnKey]int32
+	spawner map[int32]bool // parents with keys in last
+	spawns  int            // children whose spawning function the trace names
 }
 
 // NewLineage returns an empty Lineage for the first pass.
 func NewLineage() *Lineage {
-	return &Lineage{parent: map[int32]int32{}, spawn: map[int32]uint32{}, last: map[spawnKey]int32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
-		children: map[int32][]int32{}, anchor: map[int32]int32{}, next: map[int32]int{}}
+	return &Lineage{parent: map[int32]int32{}, spawn: map[int32]uint32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
+		children: map[int32][]int32{}, anchor: map[int32]int32{}, next: map[int32]int{},
+		last: map[spawnKey]int32{}, spawner: map[int32]bool{}}
 }
 
 // Scan feeds one event of the first pass.
@@ -81,7 +84,8 @@ func (l *Lineage) Done() {
 			l.children[p] = append(l.children[p], c)
 			if fn, ok := l.spawn[c]; ok {
 				l.last[spawnKey{p, fn}] = -1
-				l.Spawns++
+				l.spawner[p] = true
+				l.spawns++
 			}
 		}
 	}
@@ -100,6 +104,11 @@ func (l *Lineage) Parent(g int32) (int32, bool) {
 // Len is the number of goroutines with a known parent.
 func (l *Lineage) Len() int { return len(l.parent) }
 
+// Spawns is the number of goroutines (with function records) whose
+// spawning function the trace names: they are nested by record, the
+// others by inference.
+func (l *Lineage) Spawns() int { return l.spawns }
+
 // spawnKey is a parent goroutine and a function whose go statement
 // started one of its children.
 type spawnKey struct {
@@ -110,9 +119,6 @@ type spawnKey struct {
 // entered notes that goroutine g entered fn at node (Profile, on every
 // Entry): the spawning call of g's children started by fn.
 func (l *Lineage) entered(g int32, fn uint32, node int32) {
-	if len(l.last) == 0 {
-		return
-	}
 	k := spawnKey{g, fn}
 	if _, ok := l.last[k]; ok {
 		l.last[k] = node

@@ -52,6 +52,7 @@ type gstack struct {
 	frames []pframe
 	root   int32 // node the goroutine's outermost calls hang under: 0, or its spawning call
 	seen   bool  // a call entry was seen
+	spawns bool  // Lineage wants this goroutine's calls of its children's spawning functions
 }
 
 // Profile merges every goroutine's calls into one tree. Add events in
@@ -96,6 +97,9 @@ func (p *Profile) Add(e *Event) {
 	s := p.stacks[e.TID]
 	if s == nil {
 		s = &gstack{}
+		if l := p.opt.Lineage; l != nil {
+			s.spawns = l.spawner[e.TID]
+		}
 		p.stacks[e.TID] = s
 	}
 	if l := p.opt.Lineage; l != nil {
@@ -118,8 +122,8 @@ func (p *Profile) Add(e *Event) {
 		}
 		n := p.child(parent, e.FuncID, spawned)
 		s.frames = append(s.frames, pframe{node: n, enter: e.TSC})
-		if l := p.opt.Lineage; l != nil {
-			l.entered(e.TID, e.FuncID, n)
+		if s.spawns {
+			p.opt.Lineage.entered(e.TID, e.FuncID, n)
 		}
 		return
 	}

@@ -170,8 +170,8 @@ func TestLineageSpawnSite(t *testing.T) {
 		}
 		evs := events(t, trace)
 		got, l, text := lineageFolded(t, evs, m, false)
-		if l.Spawns != 4 {
-			t.Errorf("v%d: %d children with a recorded spawning function, want 4", v, l.Spawns)
+		if l.Spawns() != 4 {
+			t.Errorf("v%d: %d children with a recorded spawning function, want 4", v, l.Spawns())
 		}
 		ret, wait := m.Name(uint32(idSpawnRet)), m.Name(uint32(idSpawnWait))
 		want := map[string]uint64{
