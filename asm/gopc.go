@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -13,11 +14,10 @@ import (
 // or 0 when it is unknown: the offset of that field could not be calibrated
 // (another runtime layout, no g reader for this architecture, the purego
 // build). runtime.FuncForPC(pc-1) names the spawning function; SpawnFunc
-// does that. For the main goroutine the runtime's own starter is reported,
-// as runtime.Stack's "created by" line does. One load when calibrated;
-// never allocates.
+// does that. Calibrate finds the offset; before it runs GoPC returns 0.
+// Two loads when calibrated; never allocates.
 func GoPC() uintptr {
-	off := gopcOffset
+	off := atomic.LoadUintptr(&gopcOffset)
 	if off == 0 {
 		return 0
 	}
@@ -26,7 +26,7 @@ func GoPC() uintptr {
 
 // GoPCSource describes how GoPC works: "g+0x118 (calibrated)" or
 // "unknown (<reason>)".
-func GoPCSource() string { return gopcSource }
+func GoPCSource() string { return lineageSource(&gopcSource) }
 
 // SpawnFunc returns the function a GoPC value points into, or nil for 0
 // or a PC outside any Go function. With inlining it is the innermost
@@ -44,16 +44,7 @@ func SpawnFunc(pc uintptr) *runtime.Func {
 // (offset 0 holds the stack bounds, see goidOffset).
 var gopcOffset uintptr
 
-var gopcSource string
-
-func init() {
-	off, err := calibrateGoPC()
-	if err != nil {
-		gopcOffset, gopcSource = 0, "unknown ("+err.Error()+")"
-		return
-	}
-	gopcOffset, gopcSource = off, fmt.Sprintf("g+%#x (calibrated)", off)
-}
+var gopcSource atomic.Pointer[string]
 
 // gopcSample is a child's g words and the function whose go statement
 // started it.

@@ -18,6 +18,7 @@ func spawnFromThere(res chan<- uintptr) { go func() { res <- GoPC() }() }
 // (as runtime.FuncForPC names it); calibration works wherever Getg does
 // (amd64 and arm64 without purego).
 func TestGoPC(t *testing.T) {
+	Calibrate()
 	if Getg() == nil {
 		if GoPC() != 0 || !strings.HasPrefix(GoPCSource(), "unknown (") {
 			t.Fatalf("without a g reader: GoPC %#x, source %q", GoPC(), GoPCSource())

@@ -139,6 +139,7 @@ func lineageFolded(t *testing.T, evs []Event, m *Map, old bool) (map[string]uint
 // without go= gives) puts it under other. For a fan-out whose parent
 // waits in the spawning call both agree.
 func TestLineageSpawnSite(t *testing.T) {
+	asm.Calibrate() // what xray.Start does
 	if asm.Getg() == nil {
 		t.Skipf("no g reader in this build (purego or another architecture): %s", asm.GoPCSource())
 	}
