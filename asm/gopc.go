@@ -24,7 +24,7 @@ func GoPC() uintptr {
 	return *(*uintptr)(unsafe.Add(Getg(), off))
 }
 
-// GoPCSource describes how GoPC works: "g+0x118 (calibrated)" or
+// GoPCSource describes how GoPC works: "g+0x120 (calibrated)" or
 // "unknown (<reason>)".
 func GoPCSource() string { return lineageSource(&gopcSource) }
 
