@@ -19,6 +19,11 @@ import (
 // another test calibrated already, only the second half applies.)
 func TestGoidLazy(t *testing.T) {
 	if goidSource.Load() == nil {
+		// So are the lineage offsets: nothing at package initialisation.
+		if ParentGoid() != 0 || GoPC() != 0 || !strings.Contains(ParentSource(), "not calibrated yet") ||
+			!strings.Contains(GoPCSource(), "not calibrated yet") {
+			t.Fatalf("before Calibrate: ParentGoid %d (%s), GoPC %#x (%s)", ParentGoid(), ParentSource(), GoPC(), GoPCSource())
+		}
 		if GoidOffset() != 0 || !strings.Contains(GoidSource(), "not calibrated yet") {
 			t.Fatalf("before Calibrate: offset %#x, source %q", GoidOffset(), GoidSource())
 		}

@@ -39,4 +39,13 @@
 // offset, or more than one, matches, Goid falls back to parsing runtime.Stack
 // and GoidSource says so: a wrong offset would silently mislabel every trace
 // record, a slow one only costs time.
+//
+// Lineage. ParentGoid and GoPC read runtime.g's parentGoid (Go 1.21+) and
+// gopc, the go statement's PC, at offsets Calibrate finds the same way:
+// the one offset whose word is, in children of two different goroutines,
+// their parent's id, and, in children started from two different
+// functions, a return address inside the starting function. They answer 0
+// before Calibrate, when no single offset matched, and without a g reader
+// (the purego build, other architectures): lineage is then left out of
+// traces, never guessed.
 package asm

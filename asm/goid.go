@@ -40,8 +40,9 @@ var (
 	goidOnce   sync.Once
 )
 
-// Calibrate finds the goroutine id offset (and the scheduler offsets of
-// SchedOffsets) once; later calls return at once. The tracer calls it at
+// Calibrate finds the goroutine id offset (and those of ParentGoid, GoPC
+// and the scheduler offsets of SchedOffsets) once; later calls return at
+// once. The tracer calls it at
 // Start, not at package initialisation: calibration starts a few goroutines
 // and reads /proc/self/mem, work (about a millisecond) that a program
 // importing the tracer without tracing should not pay for, and that a
@@ -56,6 +57,7 @@ func Calibrate() {
 		}
 		atomic.StoreUintptr(&goidOffset, off)
 		goidSource.Store(&src)
+		calibrateLineage()
 	})
 	SchedOffsets()
 }

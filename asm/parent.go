@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -10,32 +11,48 @@ import (
 // the offset of that field could not be calibrated (another runtime
 // layout, no g reader for this architecture, the purego build), or the
 // goroutine was not started by a go statement (main, runtime goroutines).
-// One load when calibrated; never allocates.
+// Calibrate finds the offset; before it runs ParentGoid returns 0. Two
+// loads when calibrated; never allocates.
 func ParentGoid() uint64 {
-	off := parentOffset
+	off := atomic.LoadUintptr(&parentOffset)
 	if off == 0 {
 		return 0
 	}
 	return *(*uint64)(unsafe.Add(Getg(), off))
 }
 
-// ParentSource describes how ParentGoid works: "g+0x110 (calibrated)" or
+// ParentSource describes how ParentGoid works: "g+0x118 (calibrated)" or
 // "unknown (<reason>)".
-func ParentSource() string { return parentSource }
+func ParentSource() string { return lineageSource(&parentSource) }
 
 // parentOffset is the byte offset of parentGoid in runtime.g, 0 when
 // unknown (offset 0 holds the stack bounds, see goidOffset).
 var parentOffset uintptr
 
-var parentSource string
+var parentSource atomic.Pointer[string]
 
-func init() {
-	off, err := calibrateParent()
-	if err != nil {
-		parentOffset, parentSource = 0, "unknown ("+err.Error()+")"
-		return
+// calibrateLineage finds the offsets of ParentGoid and GoPC. Calibrate
+// runs it once, for the reasons it gives: it starts a dozen goroutines.
+func calibrateLineage() {
+	set := func(off *uintptr, src *atomic.Pointer[string], o uintptr, err error) {
+		s := fmt.Sprintf("g+%#x (calibrated)", o)
+		if err != nil {
+			o, s = 0, "unknown ("+err.Error()+")"
+		}
+		atomic.StoreUintptr(off, o)
+		src.Store(&s)
 	}
-	parentOffset, parentSource = off, fmt.Sprintf("g+%#x (calibrated)", off)
+	o, err := calibrateParent()
+	set(&parentOffset, &parentSource, o, err)
+	o, err = calibrateGoPC()
+	set(&gopcOffset, &gopcSource, o, err)
+}
+
+func lineageSource(p *atomic.Pointer[string]) string {
+	if s := p.Load(); s != nil {
+		return *s
+	}
+	return "unknown (not calibrated yet; see Calibrate)"
 }
 
 // parentSample is a child's g words and the id of the goroutine that

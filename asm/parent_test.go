@@ -10,6 +10,7 @@ import (
 // is the test goroutine's id (as runtime.Stack reports it); calibration
 // works wherever Getg does (amd64 and arm64 without purego).
 func TestParentGoid(t *testing.T) {
+	Calibrate()
 	if Getg() == nil {
 		if ParentGoid() != 0 || !strings.HasPrefix(ParentSource(), "unknown (") {
 			t.Fatalf("without a g reader: ParentGoid %d, source %q", ParentGoid(), ParentSource())

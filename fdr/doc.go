@@ -149,27 +149,43 @@
 //
 // # The lineage event
 //
-// goxray records which goroutine started which. Each goroutine's block in a
-// file written by the goxray runtime (versions 1 and 5) may open with one
-// lineage event: a CustomEventMarker whose payload is the ASCII text
-// LineagePrefix followed by the parent goroutine's id in decimal
-// ("goxray.parent=17"; AppendLineagePayload, ParseLineage). It is an
-// ordinary custom event, so llvm-xray 14 and 19 load it (fdr-dump,
-// convert shows the text as the event's data, account and stack skip it)
-// and ParseStrict accepts it. It sits at the file's minimum TSC, in place
-// of the 1-byte anchor event it replaces (see runtime/flush.Encode): in
-// version 5 as NewCPUId(cpu, minimum), the event with delta 0, then
-// TSCWrap to the block's real base; in version 1 with the minimum as its
-// absolute TSC. It is written once per goroutine per file, only when the
-// parent is known: the runtime reads it from the goroutine (runtime.g's
-// parentGoid, Go 1.21+, at an offset calibrated like the goroutine id's,
-// see asm.ParentGoid) when it opens a block, and carries it to the flusher
-// in bytes 5–12 of the in-memory PID record, which files never contain
-// (the flusher writes its own PID records, reserved bytes zero). Readers
-// should take the event's TSC as meaningless and the goroutine's first
-// function record as the time the child started. Which call of the parent
-// spawned it is not recorded; see internal/analysis.Lineage for how it is
-// inferred.
+// goxray records which goroutine started which, and from which function.
+// Each goroutine's block in a file written by the goxray runtime (versions
+// 1 and 5) may open with one lineage event: a CustomEventMarker whose
+// payload is the ASCII text LineagePrefix followed by the parent
+// goroutine's id in decimal, then, when known, a space and
+// LineageSpawnKey "=" the function id of the function holding the go
+// statement ("goxray.parent=17 go=1030"; Lineage, AppendLineagePayload,
+// ParseLineage). The grammar admits more " key=value" fields, which
+// readers ignore, so that writers can add some; payloads without the go
+// field (written before it existed, or when the function has no id) parse
+// with Spawn 0. It is an ordinary custom event, so llvm-xray 14 and 19
+// load it (fdr-dump, convert shows the text as the event's data, account
+// and stack skip it) and ParseStrict accepts it. It sits at the file's
+// minimum TSC, in place of the 1-byte anchor event it replaces (see
+// runtime/flush.Encode): in version 5 as NewCPUId(cpu, minimum), the event
+// with delta 0, then TSCWrap to the block's real base; in version 1 with
+// the minimum as its absolute TSC. It is written once per goroutine per
+// file, only when the parent is known.
+//
+// The runtime reads both facts from the goroutine when it opens a block:
+// runtime.g's parentGoid (Go 1.21+) and gopc, the PC of the go statement,
+// at offsets calibrated like the goroutine id's (asm.ParentGoid,
+// asm.GoPC). It carries them to the flusher in spare bytes of the
+// in-memory preamble, which files never contain (the flusher writes its
+// own NewBuffer and PID records, reserved bytes zero): the PC in bytes
+// 9–15 of NewBuffer (PutNewBufferSpawn), the parent in bytes 5–12 of PID
+// (PutPIDParent). The flusher turns the PC into the function's name
+// (runtime.FuncForPC) and the name into the id the function was
+// registered under, if it was registered under its symbol name (the
+// automatic instrumentation and FuncOf do; a name chosen for Register
+// or Name usually is not): the go field is the id the instrumentation map
+// names, never a PC, so a file means the same on any machine.
+//
+// Readers should take the event's TSC as meaningless and the goroutine's
+// first function record as the time the child started; the spawning call
+// is the parent's latest call of the go field's function that began by
+// then (see internal/analysis.Lineage, which infers it without the field).
 //
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
 // tens of times the file's size in all). VerifyStrict keeps none, and

@@ -59,6 +59,27 @@ func NewBufferGoroutine(rec []byte) uint64 {
 	return binary.LittleEndian.Uint64(rec[1:9])
 }
 
+// PutNewBufferSpawn is PutNewBufferGoroutine carrying also the PC of the
+// go statement that started the goroutine (asm.GoPC) in payload bytes
+// 8–14 (record bytes 9–15), which every reader ignores. Like PutPIDParent
+// it is an in-memory convention between the tracer's writer and its
+// flusher, which reads the PC back with NewBufferSpawnPC, turns it into
+// the lineage event's spawn function and writes plain NewBuffer records to
+// files. 56 bits hold any user-space address on amd64 and arm64; a PC
+// that does not fit is stored as 0 (unknown) rather than cut.
+func PutNewBufferSpawn(dst []byte, goid, pc uint64) {
+	if pc>>56 != 0 {
+		pc = 0
+	}
+	putMeta(dst, introducer(KindNewBuffer)|goid<<32>>24|goid>>32<<40, goid>>56|pc<<8)
+}
+
+// NewBufferSpawnPC returns the go statement's PC a NewBuffer record written
+// by PutNewBufferSpawn carries (0: unknown).
+func NewBufferSpawnPC(rec []byte) uint64 {
+	return binary.LittleEndian.Uint64(rec[8:16]) >> 8
+}
+
 // PutEndOfBuffer writes EndOfBuffer (version 1 only): no payload.
 func PutEndOfBuffer(dst []byte) {
 	putMeta(dst, introducer(KindEndOfBuffer), 0)

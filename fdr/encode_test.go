@@ -294,3 +294,38 @@ func TestNewBufferGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestNewBufferSpawn: the spawn PC rides in bytes 9–15 beside the whole
+// goroutine id without disturbing it, reads back, and a PC that does not
+// fit in 56 bits is stored as 0; bytes 1–4 stay the thread id readers see.
+func TestNewBufferSpawn(t *testing.T) {
+	for _, c := range []struct{ g, pc, want uint64 }{
+		{1, 0, 0},
+		{0x12345678, 0x4a5b6c, 0x4a5b6c},
+		{0xfedcba98_76543210, 0xffff_ffff_ffff, 0xffff_ffff_ffff},
+		{1<<64 - 1, 1<<56 - 1, 1<<56 - 1},
+		{7, 1 << 56, 0},
+		{7, 1<<64 - 1, 0},
+	} {
+		rec := make([]byte, MetadataSize)
+		for i := range rec {
+			rec[i] = 0xaa
+		}
+		PutNewBufferSpawn(rec, c.g, c.pc)
+		if got := NewBufferGoroutine(rec); got != c.g {
+			t.Errorf("goroutine %#x pc %#x: goroutine read back %#x", c.g, c.pc, got)
+		}
+		if got := NewBufferSpawnPC(rec); got != c.want {
+			t.Errorf("goroutine %#x pc %#x: pc read back %#x, want %#x", c.g, c.pc, got, c.want)
+		}
+		want := AppendNewBuffer(nil, int32(uint32(c.g)))
+		if !bytes.Equal(rec[:5], want[:5]) {
+			t.Errorf("goroutine %#x: % x differs from NewBuffer % x in bytes 0–4", c.g, rec, want)
+		}
+		plain := make([]byte, MetadataSize)
+		PutNewBufferGoroutine(plain, c.g)
+		if !bytes.Equal(rec[:9], plain[:9]) {
+			t.Errorf("goroutine %#x: % x differs from PutNewBufferGoroutine's % x in bytes 0–8", c.g, rec, plain)
+		}
+	}
+}

@@ -17,7 +17,10 @@
 // NewCPUId body…): a new block starts whenever a different goroutine
 // records on the P, so every block belongs to one goroutine. NewBuffer
 // carries the whole goroutine id (fdr.PutNewBufferGoroutine: the high 32
-// bits in payload bytes readers ignore). Every record is encoded by the
+// bits in payload bytes readers ignore) and the PC of the go statement
+// that started the goroutine (fdr.PutNewBufferSpawn), PID the parent
+// goroutine's id (fdr.PutPIDParent); the flusher turns both into the
+// lineage event and writes plain records to files. Every record is encoded by the
 // fdr package's Put* functions, the one home of the layout.
 // Within a buffer TSCs never decrease (a lagging CPU's reading is clamped),
 // and a TSCWrap is written when a delta would exceed INT32_MAX.

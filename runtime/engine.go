@@ -501,6 +501,7 @@ func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, 
 		Before:         before,
 		Now:            t,
 		NowCPU:         uint16(cpu),
+		SpawnID:        spawnID,
 	}, sn.Buf
 }
 

@@ -122,13 +122,28 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 			}
 		}
 	}
+	// The spare bytes that carry the spawn PC (NewBuffer) and the parent id
+	// (PID) in memory never reach a file: the flusher writes its own.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range f.Blocks {
+		for _, r := range b.Records {
+			if r.IsMetadata && (r.Kind == fdr.KindNewBuffer || r.Kind == fdr.KindPID) {
+				if spare := raw[r.Offset+5 : r.Offset+fdr.MetadataSize]; !bytes.Equal(spare, make([]byte, len(spare))) {
+					t.Errorf("%v at %d: bytes 5–15 % x, want zeros", r.Kind, r.Offset, spare)
+				}
+			}
+		}
+	}
 	if kinds[fdr.KindTSCWrap] < 2 || kinds[fdr.KindNewCPUId] < 3 {
 		t.Errorf("metadata in file: %v; want ≥2 TSCWrap and ≥3 NewCPUId", kinds)
 	}
 	tr := xraytool.Check(t, bin, path)
 	if p := asm.ParentGoid(); p != 0 {
 		// The block opens with the lineage event (fdr.LineagePrefix).
-		if len(tr.Records) == 0 || tr.Records[0].Data != string(fdr.AppendLineagePayload(nil, p)) {
+		if len(tr.Records) == 0 || tr.Records[0].Data != string(fdr.AppendLineagePayload(nil, fdr.Lineage{Parent: p})) {
 			t.Fatalf("no lineage event for parent %d first: %+v", p, tr.Records)
 		}
 		tr.Records = tr.Records[1:]

@@ -284,8 +284,9 @@ func (w *writer) next(t, g uint64) bool {
 
 func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
 	// The whole goroutine id goes in (see fdr.PutNewBufferGoroutine): the
-	// flusher tells goroutines apart by it.
-	fdr.PutNewBufferGoroutine(w.bytes(w.pos, fdr.MetadataSize), g)
+	// flusher tells goroutines apart by it. So does the go statement's PC,
+	// which the flusher turns into the lineage event's spawn function.
+	fdr.PutNewBufferSpawn(w.bytes(w.pos, fdr.MetadataSize), g, uint64(asm.GoPC()))
 	sec, usec := w.s.wall(t)
 	fdr.PutWallClock(w.bytes(w.pos+16, fdr.MetadataSize), sec, usec)
 	// PID, with the parent goroutine's id that the flusher turns into the

@@ -30,6 +30,9 @@ func TestWriterBytesExact(t *testing.T) {
 	Enter(7)
 	sec, usec := s.wall(5100)
 	want = fdr.AppendNewBuffer(want, int32(uint32(g)))
+	// The go statement's PC rides in NewBuffer bytes 9–15 (the flusher
+	// turns it into the lineage event's spawn function).
+	fdr.PutNewBufferSpawn(want[len(want)-fdr.MetadataSize:], uint64(uint32(g)), uint64(asm.GoPC()))
 	want = fdr.AppendWallClock(want, sec, usec)
 	want = fdr.AppendPID(want, s.pid)
 	// The parent goroutine rides in PID payload bytes 5–12 (the flusher
@@ -79,6 +82,10 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 	b := w.bytes(0, 16)
 	want := fdr.AppendNewBuffer(nil, int32(uint32(g)))
 	copy(want[5:9], []byte{0x78, 0x56, 0x34, 0x12})
+	// Bytes 9–15: the go statement's PC (asm.GoPC), 0 when unknown.
+	var pc [8]byte
+	binary.LittleEndian.PutUint64(pc[:], uint64(asm.GoPC()))
+	copy(want[9:16], pc[:7])
 	ok := bytes.Equal(b, want)
 	w.pos = 0 // forget it: the P's next record starts a fresh block
 	w.goid = 0

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -553,6 +556,50 @@ func TestAutoDemo(t *testing.T) {
 			if r := rows[name]; r.count == 0 || r.file != "main.go" {
 				t.Errorf("%s: %s: %+v", bin, name, r)
 			}
+		}
+	}
+	autoLineage(t, ts[0])
+}
+
+// autoLineage: in an automatically instrumented program the lineage
+// events name the functions holding the go statements (the instrumenter
+// registers symbol names, which the runtime's go statement PCs resolve
+// to), so -lineage nests the handler's goroutines, and the clients, under
+// their spawners by record.
+func autoLineage(t *testing.T, trace string) {
+	if asm.Getg() == nil {
+		return // no lineage without a g reader (purego)
+	}
+	m, err := analysis.ReadMap(trace + ".map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.ParseFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawners := map[string]int{}
+	for _, b := range f.Blocks {
+		for _, r := range b.Records {
+			if l, ok := fdr.ParseLineage(r.Payload); ok && r.Kind == fdr.KindCustomEvent && l.Spawn != 0 {
+				spawners[m.Name(l.Spawn)]++
+			}
+		}
+	}
+	if spawners["main.(*Server).handleUser"] == 0 || spawners["main.main"] == 0 {
+		t.Errorf("spawning functions named by the lineage events: %v; want main.(*Server).handleUser and main.main", spawners)
+	}
+	out := filepath.Join(t.TempDir(), "stack")
+	if code := commands["stack"].run([]string{"-lineage", "-agg=count", "-o", out, trace}); code != 0 {
+		t.Fatalf("goxray stack -lineage: exit %d", code)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"main.(*Server).handleUser;go ", "main.main;go main.client"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(prefix)).Match(b) {
+			t.Errorf("goxray stack -lineage has no path starting %q:\n%s", prefix, b)
 		}
 	}
 }

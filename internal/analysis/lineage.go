@@ -7,33 +7,53 @@ import (
 )
 
 // Lineage is which goroutine started which, from the lineage events in a
-// trace (fdr.LineagePrefix), and when each child first ran. Build it with
-// a first pass (Scan every event, then Done) and give it to Profile
-// (ProfileOptions.Lineage), which then nests each child under the call
-// that was open in its parent when the child's first call began.
+// trace (fdr.LineagePrefix), from which function, and when each child
+// first ran. Build it with a first pass (Scan every event, then Done) and
+// give it to Profile (ProfileOptions.Lineage), which then nests each child
+// under the call in its parent that spawned it.
 //
-// That call is an inference, not a record: the runtime knows the parent's
-// id, not where the go statement was. The call open in the parent at the
-// child's first record is the spawning call when the child starts running
-// before the parent leaves it, which is the usual case for fan-out
-// (the parent waits in that call for its children). If the parent returned
-// first, the child is nested under whatever the parent was doing by then
-// (or becomes a root when the parent had no call open, or its calls are
-// not in the file). Goroutines are matched by the low 32 bits of their ids,
-// as the file's thread ids hold them.
+// When the event names the function holding the go statement
+// (fdr.Lineage.Spawn: the runtime read the statement's PC and the function
+// has an id, as every automatically instrumented function does), the
+// spawning call is the parent's most recent call of that function that
+// began at or before the child's first record, whether still open then or
+// already returned: the go statement ran in it. That is a record, not a
+// guess, up to one thing the file cannot tell: if the parent called the
+// function again, along a different call path, between the go statement
+// and the child's first record, the later call's path is taken.
+//
+// When it does not (a function without an id, a closure registered under
+// another name, a file from a runtime that did not record it), the
+// spawning call is inferred: the call open in the parent at the child's
+// first record. That is the spawning call when the child starts running
+// before the parent leaves it, the usual case for fan-out (the parent
+// waits in that call for its children); if the parent returned first, the
+// child is nested under whatever the parent was doing by then. Either way
+// a child becomes a root when no call is found (the parent had none open,
+// or its calls are not in the file). Goroutines are matched by the low 32
+// bits of their ids, as the file's thread ids hold them.
 type Lineage struct {
 	parent   map[int32]int32
+	spawn    map[int32]uint32 // child → function id of its go statement (absent: unknown)
 	first    map[int32]uint64 // child's first function record
 	seen     map[int32]bool   // goroutines with a function record
 	children map[int32][]int32
 	anchor   map[int32]int32 // child → node it hangs under (Profile)
 	next     map[int32]int   // parent → index of its next unresolved child
+
+	// last holds, for each (parent, spawn function) some child needs, the
+	// node of the parent's most recent call of the function (Profile
+	// updates it on the parent's Entries); -1 before the first.
+	last    map[spawnKey]int32
+	spawner map[int32]bool // parents with keys in last
+	spawns  int            // children whose spawning function the trace names
 }
 
 // NewLineage returns an empty Lineage for the first pass.
 func NewLineage() *Lineage {
-	return &Lineage{parent: map[int32]int32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
-		children: map[int32][]int32{}, anchor: map[int32]int32{}, next: map[int32]int{}}
+	return &Lineage{parent: map[int32]int32{}, spawn: map[int32]uint32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
+		children: map[int32][]int32{}, anchor: map[int32]int32{}, next: map[int32]int{},
+		last: map[spawnKey]int32{}, spawner: map[int32]bool{}}
 }
 
 // Scan feeds one event of the first pass.
@@ -41,7 +61,12 @@ func (l *Lineage) Scan(e *Event) {
 	switch e.Type {
 	case fdr.EventCustom:
 		if p, ok := fdr.ParseLineage(e.Data); ok {
-			l.parent[e.TID] = int32(uint32(p))
+			l.parent[e.TID] = int32(uint32(p.Parent))
+			if p.Spawn != 0 {
+				l.spawn[e.TID] = p.Spawn
+			} else {
+				delete(l.spawn, e.TID)
+			}
 		}
 	case fdr.EventTyped:
 	default:
@@ -57,6 +82,11 @@ func (l *Lineage) Done() {
 	for c, p := range l.parent {
 		if l.seen[c] && c != p {
 			l.children[p] = append(l.children[p], c)
+			if fn, ok := l.spawn[c]; ok {
+				l.last[spawnKey{p, fn}] = -1
+				l.spawner[p] = true
+				l.spawns++
+			}
 		}
 	}
 	for p, cs := range l.children {
@@ -74,8 +104,32 @@ func (l *Lineage) Parent(g int32) (int32, bool) {
 // Len is the number of goroutines with a known parent.
 func (l *Lineage) Len() int { return len(l.parent) }
 
+// Spawns is the number of goroutines (with function records) whose
+// spawning function the trace names: they are nested by record, the
+// others by inference.
+func (l *Lineage) Spawns() int { return l.spawns }
+
+// spawnKey is a parent goroutine and a function whose go statement
+// started one of its children.
+type spawnKey struct {
+	g  int32
+	fn uint32
+}
+
+// entered notes that goroutine g entered fn at node (Profile, on every
+// Entry): the spawning call of g's children started by fn.
+func (l *Lineage) entered(g int32, fn uint32, node int32) {
+	k := spawnKey{g, fn}
+	if _, ok := l.last[k]; ok {
+		l.last[k] = node
+	}
+}
+
 // resolve anchors parent's children whose first record is at or before tsc
-// to the call open in parent now (node 0 when none: they become roots).
+// to their spawning call as it stands now: the parent's latest call of
+// the go statement's function when the trace names it and the parent has
+// made one, else the call open in parent now (node 0 when none: they
+// become roots).
 func (l *Lineage) resolve(parent int32, tsc uint64, s *gstack, all bool) {
 	cs := l.children[parent]
 	i := l.next[parent]
@@ -84,8 +138,10 @@ func (l *Lineage) resolve(parent int32, tsc uint64, s *gstack, all bool) {
 			continue
 		}
 		var at int32
-		if n := len(s.frames); n > 0 {
-			at = s.frames[n-1].node
+		if fn, ok := l.spawn[cs[i]]; ok && l.last[spawnKey{parent, fn}] > 0 {
+			at = l.last[spawnKey{parent, fn}] // recorded: the call that ran the go statement
+		} else if n := len(s.frames); n > 0 {
+			at = s.frames[n-1].node // inferred: the call open now
 		}
 		l.anchor[cs[i]] = at
 	}

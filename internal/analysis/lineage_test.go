@@ -62,6 +62,7 @@ func fanOut(t *testing.T, version int) (trace, imap string) {
 // Self or cum, while handle's wall time covers theirs. Without -lineage
 // they are roots of their own.
 func TestLineageFanOut(t *testing.T) {
+	asm.Calibrate() // what xray.Start does
 	if asm.Getg() == nil {
 		t.Skipf("no parent goroutine id in this build (purego or an architecture without a g reader): %s", asm.ParentSource())
 	}

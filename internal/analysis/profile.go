@@ -13,9 +13,9 @@ type ProfileOptions struct {
 	// they are left out, as llvm-xray stack does.
 	CloseOpen bool
 	// Lineage, from a first pass over the same file, nests each goroutine
-	// whose parent is known under the call open in its parent when it
-	// first ran, as a subtree marked Spawned whose time is not added to
-	// the parent's (see Lineage).
+	// whose parent is known under the parent's call that spawned it
+	// (recorded or inferred, see Lineage), as a subtree marked Spawned
+	// whose time is not added to the parent's.
 	Lineage *Lineage
 	// Since, when non-zero, keeps only time at or after this TSC: calls
 	// that ended before it are left out and calls that started before it
@@ -52,6 +52,7 @@ type gstack struct {
 	frames []pframe
 	root   int32 // node the goroutine's outermost calls hang under: 0, or its spawning call
 	seen   bool  // a call entry was seen
+	spawns bool  // Lineage wants this goroutine's calls of its children's spawning functions
 }
 
 // Profile merges every goroutine's calls into one tree. Add events in
@@ -96,6 +97,9 @@ func (p *Profile) Add(e *Event) {
 	s := p.stacks[e.TID]
 	if s == nil {
 		s = &gstack{}
+		if l := p.opt.Lineage; l != nil {
+			s.spawns = l.spawner[e.TID]
+		}
 		p.stacks[e.TID] = s
 	}
 	if l := p.opt.Lineage; l != nil {
@@ -116,7 +120,11 @@ func (p *Profile) Add(e *Event) {
 		} else if s.root != 0 {
 			spawned = true
 		}
-		s.frames = append(s.frames, pframe{node: p.child(parent, e.FuncID, spawned), enter: e.TSC})
+		n := p.child(parent, e.FuncID, spawned)
+		s.frames = append(s.frames, pframe{node: n, enter: e.TSC})
+		if s.spawns {
+			p.opt.Lineage.entered(e.TID, e.FuncID, n)
+		}
 		return
 	}
 	for i := len(s.frames) - 1; i >= 0; i-- {

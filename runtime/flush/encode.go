@@ -33,6 +33,12 @@ type Params struct {
 	// has no records, so that llvm-xray still loads it.
 	Now    uint64
 	NowCPU uint16
+	// SpawnID names the function holding a goroutine's go statement: it
+	// maps the PC the runtime read (fdr.NewBufferSpawnPC) to that
+	// function's id, 0 when it has none. The lineage event carries the id
+	// (fdr.Lineage.Spawn). It is called at most once per distinct PC per
+	// file; nil leaves the spawn function out.
+	SpawnID func(pc uint64) uint32
 }
 
 // Result tells what a file holds and what the flusher left out of it.
@@ -172,7 +178,7 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 		// accepts it (a goroutine's base may be below the minimum).
 		anchor := []byte{AnchorPayload}
 		if gp.parent != 0 {
-			anchor = fdr.AppendLineagePayload(nil, gp.parent)
+			anchor = fdr.AppendLineagePayload(nil, gp.lineage())
 			anchored = true
 		}
 		size := preambleSize + gp.size

@@ -97,7 +97,7 @@ func minV1Size(plans []goPlan) int {
 	need := v1AnchorSize
 	for i := range plans {
 		if plans[i].parent != 0 {
-			need = max(need, fdr.MetadataSize+len(fdr.AppendLineagePayload(nil, plans[i].parent)))
+			need = max(need, fdr.MetadataSize+len(fdr.AppendLineagePayload(nil, plans[i].lineage())))
 		}
 		need = max(need, plans[i].maxRec)
 	}
@@ -163,7 +163,7 @@ func estimateV1(plans []goPlan, min uint64, b int) (total, most int64) {
 		// rare (deltas above 2^31 ticks) and left out.
 		body := int64(gp.recBytes + gp.cpuSwitches*fdr.MetadataSize)
 		if gp.parent != 0 {
-			body += int64(fdr.MetadataSize + len(fdr.AppendLineagePayload(nil, gp.parent)))
+			body += int64(fdr.MetadataSize + len(fdr.AppendLineagePayload(nil, gp.lineage())))
 		} else if gp.first > min {
 			body += v1AnchorSize
 		}
@@ -298,7 +298,7 @@ func (v *v1Writer) goroutine(gp *goPlan, anchored bool) (int, error) {
 	if gp.parent != 0 {
 		// The lineage event (fdr.LineagePrefix) takes the anchor's place,
 		// at the file's minimum TSC like it.
-		u = v1Unit{event: true, payload: fdr.AppendLineagePayload(nil, gp.parent), cpu: gp.firstCPU,
+		u = v1Unit{event: true, payload: fdr.AppendLineagePayload(nil, gp.lineage()), cpu: gp.firstCPU,
 			base: gp.pieces[0].tsc, tsc: v.min}
 		if err := v.put(&u, gp.first); err != nil {
 			return 0, err

@@ -50,7 +50,11 @@ func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 	if err := ix.index(segs); err != nil {
 		return nil, segs, Result{}, err
 	}
-	return plan(segs, ix, p)
+	plans, segs, res, err := plan(segs, ix, p)
+	if err == nil {
+		resolveSpawns(plans, p.SpawnID)
+	}
+	return plans, segs, res, err
 }
 
 // chunk is one block of one segment: the records one goroutine wrote on one P
@@ -58,6 +62,7 @@ func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
 type chunk struct {
 	goid       uint64
 	parent     uint64 // from the block's PID record (payload bytes 5–12); 0: unknown
+	gopc       uint64 // from the block's NewBuffer record (bytes 9–15); 0: unknown
 	seg        int32
 	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
 	cpu        uint16 // state at start
@@ -132,7 +137,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 	// No defer to store these back: it would keep them in memory.
 	chunks, runs, ids, st := ix.chunks, ix.runs, ix.ids, ix.stack[:0]
 	cur := -1 // index of the open chunk; -2 while inside a preamble
-	var goid, parent uint64
+	var goid, parent, gopc uint64
 	// The open run while cur >= 0: r, its stack st, the TSC of its last
 	// record (its base before the first) t, its records recs, the offset
 	// of the function record a CallArgument here would belong to (owner,
@@ -232,7 +237,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 				closeChunk(off)
 			}
 			cur = -2
-			goid = fdr.NewBufferGoroutine(s[off:])
+			goid, gopc = fdr.NewBufferGoroutine(s[off:]), fdr.NewBufferSpawnPC(s[off:])
 			parent = 0
 		case fdr.KindPID:
 			if cur == -2 {
@@ -243,7 +248,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 		case fdr.KindNewCPUId:
 			cpu, base := le16(s[off+1:]), le64(s[off+3:])
 			if cur == -2 {
-				chunks = append(chunks, chunk{goid: goid, parent: parent, seg: si, start: off + n, end: len(s),
+				chunks = append(chunks, chunk{goid: goid, parent: parent, gopc: gopc, seg: si, start: off + n, end: len(s),
 					cpu: cpu, base: base, r0: int32(len(runs))})
 				cur = len(chunks) - 1
 				slow = false
@@ -368,6 +373,8 @@ type piece struct {
 type goPlan struct {
 	goid     uint64
 	parent   uint64 // the goroutine that started this one, 0 if unknown
+	gopc     uint64 // its go statement's PC, 0 if unknown
+	spawn    uint32 // the function id gopc resolves to (resolveSpawns), 0 if none
 	first    uint64 // TSC of the first record
 	firstCPU uint16
 	pieces   []piece
@@ -607,7 +614,7 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 		if ch.slow {
 			return goPlan{}, false
 		}
-		gp.parent = max(gp.parent, ch.parent)
+		gp.parent, gp.gopc = max(gp.parent, ch.parent), max(gp.gopc, ch.gopc)
 		for ri := ch.r0; ri < ch.r1; ri++ {
 			r := ix.runs[ri]
 			switch {
@@ -712,7 +719,7 @@ type synthetic struct {
 func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp *[]uint32, syn *synthetic, curs []cursor) (goPlan, error) {
 	gp := goPlan{goid: chunks[0].goid}
 	for _, c := range chunks {
-		gp.parent = max(gp.parent, c.parent)
+		gp.parent, gp.gopc = max(gp.parent, c.parent), max(gp.gopc, c.gopc)
 	}
 	h := make(cursorHeap, 0, len(chunks))
 	for k, ch := range chunks {

@@ -180,6 +180,15 @@ func Len() int {
 	return len(funcs)
 }
 
+// ID returns the id registered or named under name (by Register, FuncOf,
+// Name or the automatic instrumentation), if any. It never assigns one.
+func ID(name string) (uint32, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	id, ok := byName[name]
+	return id, ok
+}
+
 // Lookup returns the function named under id.
 func Lookup(id uint32) (Func, bool) {
 	mu.Lock()

@@ -176,3 +176,28 @@ func TestPositions(t *testing.T) {
 }
 
 func positioned() {}
+
+// TestID finds registered and hand-named ids by name without assigning
+// any.
+func TestID(t *testing.T) {
+	base := Len()
+	if id, ok := ID("pkg.neverRegistered"); ok || id != 0 {
+		t.Fatalf("unregistered name: %d, %v", id, ok)
+	}
+	if Len() != base {
+		t.Fatal("ID registered a name")
+	}
+	a := Register("pkg.IDa")
+	if id, ok := ID("pkg.IDa"); !ok || id != a {
+		t.Fatalf("ID(pkg.IDa) = %d, %v; want %d", id, ok, a)
+	}
+	if err := Name(977, "pkg.IDnamed"); err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := ID("pkg.IDnamed"); !ok || id != 977 {
+		t.Fatalf("ID(pkg.IDnamed) = %d, %v; want 977", id, ok)
+	}
+	if id, ok := ID(""); ok {
+		t.Fatalf("ID(\"\") = %d", id)
+	}
+}
