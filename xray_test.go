@@ -269,9 +269,11 @@ func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
 	}
 	start(t, Options{BufferSize: 64 << 10, BufferCount: 64})
 	measure := func() (float64, uint64) {
-		// No collection while measuring: one would empty the flusher's
-		// sync.Pools and charge a regrowth of its reused arrays to this
-		// WriteTo (CI saw 87 KB per call once, in the purego run).
+		// No collection while measuring: one may empty a sync.Pool and
+		// charge its refill to this WriteTo. (The flusher's own buffers
+		// are kept in runtime/flush's reuse lists, not per P: CI saw 87
+		// and 100 KB per call when they were sync.Pools and WriteTo ran on
+		// another P than the previous one.)
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		if _, err := WriteTo(io.Discard); err != nil { // sizes the copy
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -115,11 +114,11 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 	if err != nil {
 		return res, err
 	}
-	bw := writerPool.Get().(*bufio.Writer)
+	bw := writers.get()
 	bw.Reset(w)
 	defer func() {
 		bw.Reset(nil) // keep no reference to w
-		writerPool.Put(bw)
+		writers.put(bw)
 	}()
 	cw := &countingWriter{w: bw}
 	if p.Header.Version == 1 {
@@ -135,10 +134,10 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 	return res, err
 }
 
-// writerPool holds the encoder's output buffers: a flight recorder flushed
+// writers holds the encoder's output buffers: a flight recorder flushed
 // over and over (WriteTo from an HTTP handler) should not allocate 256 KiB
 // per file.
-var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+var writers = reuse[bufio.Writer]{mk: func() *bufio.Writer { return bufio.NewWriterSize(nil, 256<<10) }}
 
 type countingWriter struct {
 	w *bufio.Writer

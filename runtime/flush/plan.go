@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/goxray/xray/fdr"
 )
@@ -42,10 +41,10 @@ import (
 // pieces refer to: segs, plus one segment of records the planner made up
 // (the reconstructed entries, see planGoroutine) when there are any.
 func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
-	ix := indexPool.Get().(*indexed)
+	ix := indexes.get()
 	defer func() {
 		ix.reset()
-		indexPool.Put(ix)
+		indexes.put(ix)
 	}()
 	if err := ix.index(segs); err != nil {
 		return nil, segs, Result{}, err
@@ -97,7 +96,7 @@ type run struct {
 }
 
 // indexed is the index of one flush's segments; its arrays are reused
-// from flush to flush (indexPool): a flight recorder polled in a loop
+// from flush to flush (indexes): a flight recorder polled in a loop
 // should not make the collector chase them each time.
 type indexed struct {
 	chunks []chunk
@@ -110,7 +109,7 @@ type indexed struct {
 	calls []uint32
 }
 
-var indexPool = sync.Pool{New: func() any { return new(indexed) }}
+var indexes = reuse[indexed]{mk: func() *indexed { return new(indexed) }}
 
 func (ix *indexed) reset() {
 	// Keep the arrays, not what they pointed into.
