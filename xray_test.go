@@ -300,8 +300,14 @@ func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
 	a1, b1 := measure()
 	t.Logf("per WriteTo: %.0f allocations, %d bytes with a few records; %.0f, %d with a full window (%d bytes recorded)",
 		a0, b0, a1, b1, Stats().Bytes)
-	if a1 > 64 || b1 > 64<<10 {
-		t.Errorf("a WriteTo of a full 4 MiB window allocates %.0f times, %d bytes: want at most 64 and 64 KiB", a1, b1)
+	// What a flush allocates follows the window's shape (the pieces of the
+	// goroutines whose blocks need the per-record path, one per block and
+	// CPU change), not its records: 34–76 KB here, depending on how often
+	// the recording goroutine was preempted. Anything per record would be
+	// megabytes for this window (its half million records, or the 4 MiB
+	// copy), which is what this bound is for.
+	if a1 > 64 || b1 > 256<<10 {
+		t.Errorf("a WriteTo of a full 4 MiB window allocates %.0f times, %d bytes: want at most 64 and 256 KiB", a1, b1)
 	}
 }
 
