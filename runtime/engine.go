@@ -94,7 +94,8 @@ type session struct {
 	tsc0       uint64
 	wall0      time.Time
 	maxPayload uint32
-	minTicks   uint64 // Config.MinDuration in ticks
+	minTicks   uint64          // Config.MinDuration in ticks
+	latest     []atomic.Uint64 // with minTicks: per goroutine, its last record's P (writer.follow)
 	stopSig    func()
 	stopExit   func()
 	started    time.Time
@@ -173,6 +174,7 @@ func Start(cfg Config) error {
 	s.wall0 = time.Now()
 	if cfg.MinDuration > 0 {
 		s.minTicks = max(1, tsc.DurationToTicks(cfg.MinDuration, s.info.Frequency))
+		s.latest = make([]atomic.Uint64, 1<<latestBits)
 	}
 
 	n := goruntime.GOMAXPROCS(0)

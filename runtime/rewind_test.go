@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	goruntime "runtime"
 	"testing"
 	"time"
@@ -116,4 +117,65 @@ func TestRewindShortCalls(t *testing.T) {
 		}
 	}
 	xraytool.Check(t, bin, path)
+}
+
+// TestRewindOnlyTheGoroutinesLastRecord: a goroutine that moved to another
+// P and back finds its old P's writer still holding its erasable Entry.
+// An Exit there must not erase that Entry: the goroutine has written
+// records elsewhere since (here its Exit and a new Entry), so the Entry is
+// not its last record, and erasing it loses a call and unbalances the file.
+// The Stop file must hold every record, in order.
+func TestRewindOnlyTheGoroutinesLastRecord(t *testing.T) {
+	var clk fakeClock
+	clk.install(t)
+	goruntime.GOMAXPROCS(2)
+	clk.tsc, clk.cpu = 1000, 0
+	c := config(t)
+	c.MinDuration = 100 * time.Nanosecond
+	startT(t, c)
+	set := writers.Load()
+	if len(set.w) < 2 {
+		t.Fatalf("%d writers", len(set.w))
+	}
+	a, b := set.w[0], set.w[1]
+	const g = 77
+	type rec struct {
+		a   fdr.Action
+		tsc uint64
+	}
+	// The writers' plain fields belong to their Ps; nothing else records
+	// in this test, so the test may drive them directly, one at a time.
+	mu.Lock()                                 // keeps the flusher out while the test drives the writers
+	a.function(5, fdr.Enter, 1000, 0, g, nil) // held on P0
+	b.function(5, fdr.Exit, 1010, 0, g, nil)  // the goroutine moved to P1
+	b.function(5, fdr.Enter, 1020, 0, g, nil) // held on P1
+	a.function(5, fdr.Exit, 1030, 0, g, nil)  // back on P0: not a rewind
+	mu.Unlock()
+	want := []rec{{fdr.Enter, 1000}, {fdr.Exit, 1010}, {fdr.Enter, 1020}, {fdr.Exit, 1030}}
+	if err := Stop(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.ParseFile(ReadStats().LastFlushPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ths, err := f.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []rec
+	for _, th := range ths {
+		if th.TID != g {
+			continue
+		}
+		for _, e := range th.Events {
+			if e.Type == fdr.EventCustom || e.Type == fdr.EventTyped {
+				continue
+			}
+			got = append(got, rec{fdr.Action(e.Type), e.TSC})
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
 }

@@ -128,8 +128,11 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 		w.drop(DropArgs)
 		args = args[:MaxArgs]
 	}
-	if (a == fdr.Exit || a == fdr.TailExit) && w.rewind(id, t, cpu, g) {
-		return
+	if w.s.minTicks != 0 {
+		w.follow(g)
+		if (a == fdr.Exit || a == fdr.TailExit) && w.rewind(id, t, cpu, g) {
+			return
+		}
 	}
 	need := fdr.FunctionSize + uint32(len(args))*fdr.MetadataSize
 	t, ok := w.prepare(t, cpu, g, need)
@@ -161,6 +164,40 @@ func (w *writer) function(id uint32, a fdr.Action, t uint64, cpu uint32, g uint6
 func (w *writer) publish() {
 	w.buf.PublishHeld(w.pos, w.count, w.undo)
 }
+
+// follow keeps rewind to a goroutine's latest record (Config.MinDuration
+// only; every record then takes this slow path). A goroutine that moved
+// to another P and back finds its old writer still holding its erasable
+// Entries, and may find it still on its block, with nothing written there
+// in between; but it wrote records elsewhere, so those Entries are no
+// longer its last, and erasing one on a short Exit would lose a call
+// whose Exit is already in another block. follow makes them final as
+// soon as the goroutine's previous record was not this writer's.
+//
+// The session's latest table remembers, per goroutine (by hash), the P of
+// the writer that took its last record. It is written only when a
+// goroutine changes P; a slot shared by two goroutines reads as "moved",
+// which costs only an erasure. Slot and value carry the whole goroutine id
+// (up to 2^48) and the P (up to 2^16), so a goroutine never mistakes
+// another's entry for its own. A writer that serves P p under a reused
+// writer (takeWriter) holds nothing erasable from before: retire made it
+// final.
+func (w *writer) follow(g uint64) {
+	slot := &w.s.latest[(g*0x9e3779b97f4a7c15)>>(64-latestBits)]
+	mine := g<<16 | uint64(w.p)&0xffff
+	if slot.Load() == mine {
+		return
+	}
+	slot.Store(mine)
+	if w.undo != 0 {
+		w.undo = 0
+		w.publish()
+	}
+}
+
+// latestBits sizes session.latest: 4096 slots, 32 KiB, allocated at Start
+// with MinDuration only.
+const latestBits = 12
 
 // rewind implements Config.MinDuration, compiler-rt's
 // func_duration_threshold_us: an Exit that comes less than minTicks after
@@ -203,6 +240,9 @@ func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 // event writes a custom (typed == false) or typed event.
 func (w *writer) event(typed bool, typ uint16, data []byte, t uint64, cpu uint32, g uint64) {
 	n := uint32(len(data))
+	if w.s.minTicks != 0 {
+		w.follow(g)
+	}
 	t, ok := w.prepare(t, cpu, g, fdr.MetadataSize+n)
 	if !ok {
 		return
