@@ -428,8 +428,10 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // TSC < T (and > After) that is missing from the copy. Every way to miss it
 // happens after T was read: its bytes were published after the copy read
 // its buffer's extent, or into a buffer handed out after the candidate scan
-// (which follows T), or (MinDuration) it was held back and taken back after
-// the copy; records lost to recycling or dropped for want of a buffer
+// (which follows T), or (MinDuration) it was published as held and was
+// still held when a Retract that overlapped the copy was seen (held
+// records that became final meanwhile are kept: buffer.Snapshot), which
+// means its goroutine wrote on that P after T; records lost to recycling or dropped for want of a buffer
 // before that are covered by After instead (buffer.Snapshot.LostUpTo,
 // lostAt), and every record ≤ After is dropped from every goroutine (or,
 // for a record of g dropped for want of a buffer and remembered in

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # make bench: every row of the overhead table from one invocation on this
-# machine: the Go benchmarks (-count ${COUNT:-10}) and the compiler-rt XRay
-# FDR harness, then benchstat's summary and the table with ratios to the
-# floor (bench/README.md shows the latest one). The floor is two reads of
-# the clock the tracer uses on this CPU (its name heads the output).
+# machine: the Go benchmarks and the compiler-rt XRay FDR harness, ${COUNT:-10}
+# rounds, then benchstat's summary and the table with ratios to the floor
+# (bench/README.md shows the latest one). The floor is two reads of the
+# clock the tracer uses on this CPU (its name heads the output).
+#
+# Each round runs every row once, so the rounds interleave the rows: a
+# ratio compares rows measured minutes apart at most, and a noisy spell on
+# this shared machine lands in one round of every row instead of in all
+# the runs of one row (go test -count runs a row's runs back to back).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${COUNT:-10}
@@ -14,12 +19,16 @@ if ! command -v clang++-19 >/dev/null 2>&1 || ! ls /usr/lib/llvm-19/lib/clang/19
 fi
 mkdir -p bin
 clang++-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 -pthread bench/compilerrt/harness.cc -o bin/xray-harness
+go test -c -o bin/bench.test ./bench
 out=bin/bench.txt
 {
-  echo "# $(date -u +%FT%TZ) $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version)"
-  go test -run '^$' -bench . -benchmem -count "$count" ./bench
-  # compiler-rt prints its own frequency warnings on stderr; keep them out.
-  XRAY_OPTIONS="patch_premain=false xray_mode=xray-fdr verbosity=0" bin/xray-harness "$count" 20000000 2>/dev/null
+  echo "# $(date -u +%FT%TZ) $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version), $count rounds"
+  for round in $(seq "$count"); do
+    # go test runs a package's binary in the package's directory.
+    (cd bench && ../bin/bench.test -test.run '^$' -test.bench . -test.benchmem -test.count 1)
+    # compiler-rt prints its own frequency warnings on stderr; keep them out.
+    XRAY_OPTIONS="patch_premain=false xray_mode=xray-fdr verbosity=0" bin/xray-harness 1 20000000 2>/dev/null
+  done
 } | tee "$out"
 echo
 go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out" || true

@@ -36,8 +36,8 @@ type Snapshot struct {
 	// Discarded counts buffers recycled while being copied: their copy was
 	// thrown away.
 	Discarded int
-	// Retracted counts copies whose held records were left out because a
-	// Retract overlapped the copy.
+	// Retracted counts copies that a Retract overlapped: their records
+	// that were still held when the copy was validated were left out.
 	Retracted int
 	// Recycled, LostRecords and LostBytes are the queue's totals since New,
 	// read together with LostUpTo.
@@ -188,13 +188,37 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 			continue
 		}
 		if held != 0 && !b.sameRetracts(r0) {
-			// The held records may have been overwritten while we
-			// copied them; what precedes them is final.
-			h := min(int(held)*HeldSize, n)
-			n -= h
-			recs -= uint32(h / HeldSize)
-			held = 0
-			buf = buf[:start+n]
+			// A Retract overlapped the copy: from the final boundary
+			// f0 of the extent we loaded on, our copy may hold torn
+			// bytes. Below f0 nothing changed (final bytes stay as
+			// they are until the buffer is recycled). But the held
+			// records we saw may have become final before the
+			// Retract, which then took back later ones (another
+			// goroutine's block made them final, then erased a short
+			// call of its own): those belong to their goroutine's
+			// history, and leaving them out while keeping its later
+			// records elsewhere would open a hole. So keep what is
+			// final now, f1 ≥ f0 (the boundary never moves back in a
+			// generation), copying [f0, f1) again, and leave out only
+			// what is still held (its goroutine's latest records: a
+			// suffix of its history, as the cut allows).
+			f0 := n - min(int(held)*HeldSize, n)
+			n1, recs1, held1 := unpackExtent(b.s.extent.Load())
+			f1 := min(max(int(n1)-int(held1)*HeldSize, f0), q.size)
+			if start+f1 > cap(buf) {
+				// Earlier segments keep pointing at the old array.
+				nb := make([]byte, 0, max(2*cap(buf), f1, q.size))
+				buf, start = append(nb, buf[start:start+f0]...), 0
+			}
+			buf = buf[:start+f1]
+			copy(buf[start+f0:], q.arena[off+f0:off+f1])
+			if !b.sameGen(cd.gen) {
+				buf = buf[:start]
+				lostUpTo = max(lostUpTo, cd.lostBound())
+				snap.Discarded++
+				continue
+			}
+			n, recs, held = f1, recs1-held1, 0
 			snap.Retracted++
 			if n == 0 {
 				continue
