@@ -150,8 +150,15 @@ func TestRewindOnlyTheGoroutinesLastRecord(t *testing.T) {
 	b.function(5, fdr.Exit, 1010, 0, g, nil)  // the goroutine moved to P1
 	b.function(5, fdr.Enter, 1020, 0, g, nil) // held on P1
 	a.function(5, fdr.Exit, 1030, 0, g, nil)  // back on P0: not a rewind
+	a.function(6, fdr.Enter, 1040, 0, g, nil) // held on P0
+	b.event(false, 0, []byte("x"), 1050, 0, g)
+	a.function(6, fdr.Exit, 1060, 0, g, nil) // an event elsewhere in between: kept
+	a.function(7, fdr.Enter, 1070, 0, g, nil)
+	a.function(7, fdr.Exit, 1080, 0, g, nil) // nothing in between: erased
 	mu.Unlock()
-	want := []rec{{fdr.Enter, 1000}, {fdr.Exit, 1010}, {fdr.Enter, 1020}, {fdr.Exit, 1030}}
+	const custom = fdr.Action(fdr.EventCustom)
+	want := []rec{{fdr.Enter, 1000}, {fdr.Exit, 1010}, {fdr.Enter, 1020}, {fdr.Exit, 1030},
+		{fdr.Enter, 1040}, {custom, 1050}, {fdr.Exit, 1060}}
 	if err := Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +176,7 @@ func TestRewindOnlyTheGoroutinesLastRecord(t *testing.T) {
 			continue
 		}
 		for _, e := range th.Events {
-			if e.Type == fdr.EventCustom || e.Type == fdr.EventTyped {
+			if e.Type == fdr.EventTyped || e.Type == fdr.EventCustom && string(e.Data) != "x" {
 				continue
 			}
 			got = append(got, rec{fdr.Action(e.Type), e.TSC})
@@ -177,5 +184,8 @@ func TestRewindOnlyTheGoroutinesLastRecord(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("records %v, want %v", got, want)
+	}
+	if n := ReadStats().RewoundCalls; n != 1 {
+		t.Errorf("RewoundCalls %d, want 1", n)
 	}
 }
