@@ -393,14 +393,35 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 		}
 		return n
 	}
+	// Each phase waits for what it needs rather than for a time: a loaded
+	// machine runs few of the 128 Ps' threads at once, and the watcher
+	// may look late. The deadlines only catch a recorder that never
+	// recovers.
+	waitFor := func(what string, d time.Duration, ok func() bool) {
+		t.Helper()
+		for end := time.Now().Add(d); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(end) {
+				stop.Store(true)
+				wg.Wait()
+				t.Fatalf("after %v: %s: stats %+v", d, what, Stats())
+			}
+		}
+	}
 	time.Sleep(20 * time.Millisecond)
 	goruntime.GOMAXPROCS(128)
 	time.Sleep(100 * time.Millisecond)
+	// The situation of the issue: more Ps recording than buffers.
+	waitFor("no record dropped at 128 Ps", 30*time.Second, func() bool { return Stats().Drops.Full > 0 })
 	high := Stats().Drops.Full
 	goruntime.GOMAXPROCS(2)
-	time.Sleep(2 * reclaimGrace)
+	// The watcher retires the writers of the Ps that went away and gives
+	// their buffers back; until it does, records are dropped.
+	waitFor("the Ps that went away kept their writers or buffers", 60*time.Second, func() bool {
+		st := Stats()
+		return st.RetiredWriters >= 100 && st.BuffersHeld <= 2
+	})
 	st0, c0 := Stats(), calls()
-	time.Sleep(300 * time.Millisecond)
+	waitFor("too few calls at 2 Ps", 60*time.Second, func() bool { return calls()-c0 >= 20000 })
 	st1, c1 := Stats(), calls()
 	p, err := Flush()
 	if err != nil {
@@ -425,9 +446,6 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 		t.Errorf("flush after the shrink: %d calls, %d gaps, %v", fc.calls, fc.gaps, fc.errs)
 	}
 }
-
-// reclaimGrace covers the runtime's GOMAXPROCS check period.
-const reclaimGrace = 60 * time.Millisecond
 
 // TestFlightRecorderDropsCutOnlyTheirGoroutine: with fewer buffers than
 // busy Ps, flight-recorder Acquires fail now and then and records are

@@ -3,6 +3,7 @@ package asm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -73,6 +74,9 @@ var (
 	openSelfMem = func() (*os.File, error) { return os.Open("/proc/self/mem") }
 	// schedReads counts the preads of calibrations, for the tests.
 	schedReads int
+	// memHook, if set, wraps the memory calibration reads (tests: a P
+	// taken away during the system call).
+	memHook func(io.ReaderAt) io.ReaderAt
 )
 
 //go:linkname procPin runtime.procPin
@@ -87,6 +91,10 @@ func procUnpin()
 const (
 	gmScan = 128
 	mpScan = 1024
+	// mpDirect bounds the m.p candidates that are checked with plain
+	// loads (sample): runtime.m is far larger (its tls, gobuf and signal
+	// stack alone take 200 bytes, and m.p has sat near 0xd0 for years).
+	mpDirect = 512
 	// runtime._Prunning: a P whose id we read through m.p while our
 	// goroutine runs on it is in this state.
 	pRunning = 1
@@ -94,7 +102,7 @@ const (
 
 // safeMem reads process memory without risking a fault: candidate pointers
 // found while calibrating may be anything.
-type safeMem struct{ f *os.File }
+type safeMem struct{ f io.ReaderAt }
 
 func (s safeMem) word(addr uintptr) (uint64, bool) {
 	if addr < 4096 || addr%8 != 0 {
@@ -115,8 +123,10 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pid := procPin()
-	g := uintptr(Getg())
+	gp := Getg()
+	g := uintptr(gp)
 	found := map[[2]uintptr]bool{}
+	seen := map[[2]uintptr]uintptr{} // the P pointer each candidate led to
 	for gm := uintptr(8); gm < gmScan; gm += 8 {
 		m, ok := mem.word(g + gm)
 		if !ok {
@@ -138,7 +148,30 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 			idStatus, ok := mem.word(uintptr(p))
 			if ok && uint32(idStatus) == uint32(pid) && uint32(idStatus>>32) == pRunning {
 				found[[2]uintptr{gm, mp}] = true
+				seen[[2]uintptr{gm, mp}] = uintptr(p)
 			}
+		}
+	}
+	// The preads above ran while this goroutine was in a system call, and
+	// in Go 1.26 the scheduler may take the P of a goroutine in a system
+	// call (m.p becomes nil, m.oldp still leads to the P, which another
+	// thread may be running). Only a field that leads to our P while we
+	// run Go code is m.p: check each candidate again with plain loads,
+	// here, pinned, after the last system call. A candidate that reads
+	// nil now (m.oldp, m.nextp) or leads elsewhere is dropped; if the P
+	// was taken, m.p leads to another P than pid and the sample finds
+	// nothing, and is retried. The loads are safe: g+gm is inside g and
+	// m+mp inside m (mp < mpDirect), and the pointer loaded is followed
+	// only if it equals the one the pread followed to a P.
+	for k := range found {
+		m := *(*unsafe.Pointer)(unsafe.Add(gp, k[0]))
+		if k[1] >= mpDirect || m == nil {
+			delete(found, k)
+			continue
+		}
+		p := *(*unsafe.Pointer)(unsafe.Add(m, k[1]))
+		if p == nil || uintptr(p) != seen[k] || *(*int32)(p) != int32(pid) {
+			delete(found, k)
 		}
 	}
 	procUnpin()
@@ -158,7 +191,7 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 // that read. That is evidence of nothing, so the sample is retried; a
 // candidate that is wrong is still weeded out by the intersection of
 // samples, never by a retry.
-const sampleTries = 5
+const sampleTries = 20
 
 func sampleRetrying(mem safeMem) (map[[2]uintptr]bool, error) {
 	var err error
@@ -187,6 +220,9 @@ func calibrateSched() (uintptr, uintptr, error) {
 	}
 	defer f.Close()
 	mem := safeMem{f}
+	if memHook != nil {
+		mem.f = memHook(f)
+	}
 	var common map[[2]uintptr]bool
 	for i := 0; i < 8; i++ {
 		got, err := sampleRetrying(mem)

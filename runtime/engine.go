@@ -659,10 +659,13 @@ func (s *session) lostSince() map[uint64]uint64 {
 func growWriters() bool {
 	growMu.Lock()
 	defer growMu.Unlock()
+	// cur and its set, together: Stop and Start change both under mu. A
+	// set loaded after mu was released could be a newer session's, which
+	// would then be given this session's writers (and its arena).
 	mu.Lock()
 	s := cur
-	mu.Unlock()
 	old := writers.Load()
+	mu.Unlock()
 	if s == nil || old == nil {
 		return false // stopped: the record is not wanted
 	}

@@ -69,7 +69,8 @@ clocked: \
 
 // WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
 // tracing must be on, the P must have a writer and the writer's open
-// block must be this goroutine's.
+// block must be this goroutine's. m.p is never nil while Go code runs,
+// but the test costs nothing and a wrong calibration must not fault.
 #define WRITER \
 	CMPL	·state(SB), $const_stateOn \
 	JNE	slow \
@@ -78,6 +79,8 @@ clocked: \
 	MOVQ	(G)(T1*1), MP \
 	MOVQ	·fastMP(SB), T1 \
 	MOVQ	(MP)(T1*1), MP \
+	TESTQ	MP, MP \
+	JEQ	slow \
 	MOVLQZX	(MP), T2 \
 	MOVQ	·fastSet(SB), MP \
 	TESTQ	MP, MP \

@@ -52,6 +52,7 @@ back: \
 	MOVD	(g)(T1), MP \
 	MOVD	·fastMP(SB), T1 \
 	MOVD	(MP)(T1), MP \
+	CBZ	MP, slow \
 	MOVWU	(MP), T2 \
 	MOVD	$·fastSet(SB), T1 \
 	LDAR	(T1), MP \

@@ -36,6 +36,10 @@ func fastPathMatchesGoPath(t *testing.T) {
 	if !fastReady() {
 		t.Fatalf("no fast path on %s: %s", goruntime.GOARCH, fastSource())
 	}
+	// One P: a locked goroutine keeps its thread but may resume on another
+	// P after a preemption (a GC stack scan, sysmon), whose writer then
+	// takes a call on the Go path for a new block.
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	var orig, one unix.CPUSet

@@ -246,27 +246,14 @@ func TestGOMAXPROCSChangesWhileTracing(t *testing.T) {
 	run(100)
 	goruntime.GOMAXPROCS(6)
 	// Busy goroutines keep several Ps running at once, so records come
-	// from Ps that had no writer at Start.
+	// from Ps that had no writer at Start. A loaded machine may run only
+	// two of the Ps' threads in a round: rounds go on until a P from 2 up
+	// has recorded.
 	var maxP atomic.Int64
 	var busy sync.WaitGroup
-	for i := 0; i < 6; i++ {
-		busy.Add(1)
-		go func() {
-			defer busy.Done()
-			deadline := time.Now().Add(50 * time.Millisecond)
-			for time.Now().Before(deadline) {
-				p := procPin()
-				procUnpin()
-				for m := maxP.Load(); int64(p) > m && !maxP.CompareAndSwap(m, int64(p)); m = maxP.Load() {
-				}
-				Enter(6)
-				Exit(6)
-				for spin := time.Now(); time.Since(spin) < 20*time.Microsecond; {
-				}
-			}
-		}()
+	for round := 0; round < 200 && maxP.Load() < 2; round++ {
+		busyRound(&busy, &maxP)
 	}
-	busy.Wait()
 	busyRecords := ReadStats().Records
 	run(200)
 	if maxP.Load() < 2 {
@@ -530,4 +517,27 @@ func TestStartRefusesArenaOverMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	Stop()
+}
+
+// busyRound runs 6 goroutines that record for 50 ms, spinning between
+// calls so that several Ps run at once; maxP is the highest P seen.
+func busyRound(busy *sync.WaitGroup, maxP *atomic.Int64) {
+	for i := 0; i < 6; i++ {
+		busy.Add(1)
+		go func() {
+			defer busy.Done()
+			deadline := time.Now().Add(50 * time.Millisecond)
+			for time.Now().Before(deadline) {
+				p := procPin()
+				procUnpin()
+				for m := maxP.Load(); int64(p) > m && !maxP.CompareAndSwap(m, int64(p)); m = maxP.Load() {
+				}
+				Enter(6)
+				Exit(6)
+				for spin := time.Now(); time.Since(spin) < 20*time.Microsecond; {
+				}
+			}
+		}()
+	}
+	busy.Wait()
 }

@@ -362,7 +362,7 @@ func checkFastPath(pinned int) {
 	}
 	m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), fastGM))
 	p := *(*unsafe.Pointer)(unsafe.Add(m, fastMP))
-	if int(*(*int32)(p)) != pinned {
+	if p == nil || int(*(*int32)(p)) != pinned {
 		atomic.StoreUint32(&fastOK, 0)
 		fastBroken.Store(true)
 	}
