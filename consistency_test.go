@@ -423,9 +423,23 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 	st0, c0 := Stats(), calls()
 	waitFor("too few calls at 2 Ps", 60*time.Second, func() bool { return calls()-c0 >= 20000 })
 	st1, c1 := Stats(), calls()
-	p, err := Flush()
-	if err != nil {
-		t.Fatal(err)
+	// A flight recorder whose whole window (128 KiB, a few tens of
+	// milliseconds here) turned over while a descheduled flusher copied it
+	// rightly writes an empty file: flush until one holds calls. Every
+	// file must be a consistent cut.
+	var fc fileCheck
+	for i := 0; i < 20 && fc.calls == 0; i++ {
+		p, err := Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc = checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
+		if fc.calls == 0 {
+			t.Logf("flush %d after the shrink holds no call (buffers recycled while flushes copied them: %d so far)", i, Stats().FlushDiscardedBuffers)
+		}
+		if fc.gaps != 0 || len(fc.errs) != 0 {
+			t.Errorf("flush %d after the shrink: %d calls, %d gaps, %v", i, fc.calls, fc.gaps, fc.errs)
+		}
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -441,9 +455,8 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 	if dropped*100 > uint64(c1-c0) {
 		t.Errorf("%d of %d calls (×2 records) dropped as Full after GOMAXPROCS shrank", dropped, c1-c0)
 	}
-	fc := checkFile(llvmSeqs(t, bin, p), ws, uint32(callID), uint32(innerID))
-	if fc.calls == 0 || fc.gaps != 0 || len(fc.errs) != 0 {
-		t.Errorf("flush after the shrink: %d calls, %d gaps, %v", fc.calls, fc.gaps, fc.errs)
+	if fc.calls == 0 {
+		t.Errorf("20 flushes after the shrink held no call")
 	}
 }
 

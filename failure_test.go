@@ -14,6 +14,7 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	xrt "github.com/goxray/xray/runtime"
 )
 
 // mountTmpfs mounts a tmpfs with the given options on a new directory, or
@@ -231,7 +232,9 @@ func TestStopAndFlushRace(t *testing.T) {
 			}
 		}()
 	}
-	for i := 0; i < 30; i++ {
+	// 30 rounds at least, and more (up to 1000) until a flush got in
+	// between: the flushers may not have run at all on a loaded machine.
+	for i := 0; i < 30 || flushed.Load() == 0 && i < 1000; i++ {
 		time.Sleep(3 * time.Millisecond)
 		if err := Stop(); err != nil {
 			t.Fatal(err)
@@ -255,7 +258,7 @@ func TestStopAndFlushRace(t *testing.T) {
 func TestGoroutineChurn(t *testing.T) {
 	n := churnGoroutines
 	dir := t.TempDir()
-	start(t, Options{Dir: dir, BufferSize: 64 << 10, BufferCount: 32})
+	start(t, Options{Dir: dir, BufferSize: 64 << 10, BufferCount: max(32, goruntime.GOMAXPROCS(0)+xrt.SpareBuffers)})
 	goruntime.GC()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)

@@ -248,7 +248,10 @@ func TestInteropConcurrentWorkload(t *testing.T) {
 	if span < 0.5 {
 		t.Errorf("goroutine spans only %.3fs; the test wants seconds", span)
 	}
-	if r := span / wall; r < 0.99 || r > 1.01 {
+	// The wall times are taken outside the first and last records: a stall
+	// there (a collection, the OS) lengthens wall but not span, so the
+	// lower bound allows 20 ms of it; nothing can make span exceed wall.
+	if r := span / wall; span < 0.99*wall-0.02 || r > 1.01 {
 		t.Errorf("TSC span %.4fs at %d Hz vs wall %.4fs: ratio %.4f", span, tr.Frequency, wall, r)
 	} else {
 		t.Logf("TSC span %.4fs at %d Hz vs wall %.4fs: ratio %.5f", span, tr.Frequency, wall, r)

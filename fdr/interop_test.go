@@ -237,10 +237,17 @@ func printablePayloads(f *File) bool {
 	return true
 }
 
+// run runs llvm-xray. A run that hangs is stopped after 5 minutes and
+// fails the test: its killed process must not read as llvm-xray refusing
+// (or accepting) a file.
 func run(t *testing.T, bin string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	return exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v: %v", bin, args, ctx.Err())
+	}
+	return out, err
 }
 
 // yamlRecord is one record line of `llvm-xray convert -output-format=yaml`

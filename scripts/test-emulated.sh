@@ -23,9 +23,9 @@ for q in qemu-aarch64-static qemu-x86_64-static; do
 done
 run() {
   local emu=$1 arch=$2; shift 2
-  echo "GOARCH=$arch $GO test -count=1 -exec '$emu' $*"
+  echo "GOARCH=$arch $GO test -count=1 -timeout 30m -exec '$emu' $*"
   local start=$SECONDS
-  GOXRAY_EMULATOR="$emu" GOARCH=$arch $GO test -count=1 -exec "$emu" "$@"
+  GOXRAY_EMULATOR="$emu" GOARCH=$arch $GO test -count=1 -timeout 30m -exec "$emu" "$@"
   echo "  ($((SECONDS - start)) s under $emu)"
 }
 run "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
