@@ -88,8 +88,8 @@ func event(typed bool, typ uint16, data []byte) {
 
 // pinnedWriter returns P p's writer while tracing is on, or nil.
 func pinnedWriter(p int) *writer {
-	set := writers.Load()
-	if set == nil || uint(p) >= uint(len(set.w)) || state.Load() != stateOn {
+	set := sessionWriters()
+	if set == nil || uint(p) >= uint(len(set.w)) {
 		return nil
 	}
 	return set.w[p]

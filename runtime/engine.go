@@ -255,6 +255,11 @@ func stop() (string, func(string, ...any), error) {
 	snap, p := s.snapshot(true)
 	writers.Store(nil)
 	cur = nil
+	// Nobody may hold this session's writers when its arena goes: every
+	// record path loads the state before the set (sessionWriters), and
+	// this second stop-the-world also ends any pinned section that loaded
+	// the set some other way before it was cleared.
+	quiesce()
 	err := s.q.Close()
 	mu.Unlock()
 

@@ -67,11 +67,12 @@ type dropCounter struct{ n atomic.Uint64 }
 //     MinDuration, trailing erasable Entries are published as held
 //     records: see rewind);
 //   - TSCs written into one buffer never decrease (prepare clamps them), so
-//     every delta fits the unsigned field and each block is in time order.
+//     every delta fits the unsigned field and each block is in time order;
+//   - the state is loaded before the writer set (sessionWriters).
 func function(id uint32, a fdr.Action) {
 	p := procPin()
-	set := writers.Load()
-	if set == nil || uint(p) >= uint(len(set.w)) || state.Load() != stateOn {
+	set := sessionWriters()
+	if set == nil || uint(p) >= uint(len(set.w)) {
 		procUnpin()
 		functionSlow(id, a)
 		return
@@ -96,6 +97,23 @@ func function(id uint32, a fdr.Action) {
 	}
 	raceRelease(w)
 	procUnpin()
+}
+
+// sessionWriters returns the recording writer set while tracing is on,
+// else nil. The caller is pinned. The state is loaded first: Start stores
+// the set before turning the state on, so a caller that sees it on loads
+// that session's set (or a later one), and Stop's quiesce waits for it.
+// Loaded the other way round, a caller pinned just after Stop's quiesce
+// could load the stopped session's set, be descheduled while Stop unmapped
+// that session's arena and Start began another, then see the state on and
+// write into the unmapped arena (seen under qemu-aarch64 in
+// TestStressConcurrentFlushesAndRestarts). The assembly path checks the
+// state before it loads fastSet for the same reason.
+func sessionWriters() *writerSet {
+	if state.Load() != stateOn {
+		return nil
+	}
+	return writers.Load()
 }
 
 // functionSlow handles a call made while the runtime cannot take the fast
