@@ -126,7 +126,8 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 	gp := Getg()
 	g := uintptr(gp)
 	found := map[[2]uintptr]bool{}
-	seen := map[[2]uintptr]uintptr{} // the P pointer each candidate led to
+	seen := map[[2]uintptr]uintptr{}  // the P pointer each candidate led to
+	seenM := map[[2]uintptr]uintptr{} // and the m it went through
 	for gm := uintptr(8); gm < gmScan; gm += 8 {
 		m, ok := mem.word(g + gm)
 		if !ok {
@@ -149,6 +150,7 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 			if ok && uint32(idStatus) == uint32(pid) && uint32(idStatus>>32) == pRunning {
 				found[[2]uintptr{gm, mp}] = true
 				seen[[2]uintptr{gm, mp}] = uintptr(p)
+				seenM[[2]uintptr{gm, mp}] = uintptr(m)
 			}
 		}
 	}
@@ -163,14 +165,22 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 	// nothing, and is retried. The loads are safe: g+gm is inside g and
 	// m+mp inside m (mp < mpDirect), and the pointer loaded is followed
 	// only if it equals the one the pread followed to a P.
+	//
+	// Words are compared as integers before one is used as a pointer, and
+	// no call comes between a pointer's load and its last use: a stack
+	// copy then never meets a bad pointer in this frame.
 	for k := range found {
-		m := *(*unsafe.Pointer)(unsafe.Add(gp, k[0]))
-		if k[1] >= mpDirect || m == nil {
-			delete(found, k)
-			continue
+		wantM, wantP := seenM[k], seen[k]
+		ok := k[1] < mpDirect && *(*uintptr)(unsafe.Add(gp, k[0])) == wantM
+		if ok {
+			m := *(*unsafe.Pointer)(unsafe.Add(gp, k[0]))
+			ok = *(*uintptr)(unsafe.Add(m, k[1])) == wantP
+			if ok {
+				p := *(*unsafe.Pointer)(unsafe.Add(m, k[1]))
+				ok = *(*int32)(p) == int32(pid)
+			}
 		}
-		p := *(*unsafe.Pointer)(unsafe.Add(m, k[1]))
-		if p == nil || uintptr(p) != seen[k] || *(*int32)(p) != int32(pid) {
+		if !ok {
 			delete(found, k)
 		}
 	}
@@ -239,9 +249,10 @@ func calibrateSched() (uintptr, uintptr, error) {
 			}
 		}
 	}
-	// m.oldp (the P held before a system call) usually equals m.p too.
-	// m.p precedes m.nextp and m.oldp in runtime.m in every release, so
-	// the lowest offset is m.p; the runtime checks the choice against
+	// Other fields that lead to our P in Go code would survive too; none
+	// does in Go 1.26 (m.oldp and m.nextp are nil there, and sample drops
+	// them), but m.p precedes both in runtime.m in every release, so the
+	// lowest offset is taken; the runtime checks the choice against
 	// procPin again while tracing.
 	best := [2]uintptr{^uintptr(0), ^uintptr(0)}
 	gms := map[uintptr]bool{}

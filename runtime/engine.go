@@ -687,10 +687,17 @@ func growWriters() bool {
 	for i := len(old.w); i < n; i++ {
 		set.w[i] = s.takeWriter(i)
 	}
-	if !writers.CompareAndSwap(old, set) {
+	// Published under mu, as Start and Stop publish theirs: both stores
+	// must belong to a session that is still current, or a Stop and
+	// Start in between would find fastSet pointing at the stopped
+	// session's writers (and arena) once this goroutine resumed.
+	mu.Lock()
+	defer mu.Unlock()
+	if cur != s || writers.Load() != old {
 		s.spare = append(s.spare, set.w[len(old.w):]...)
-		return true // Stop and Start replaced the set meanwhile: retry with theirs
+		return true // Stop (and Start) replaced the set meanwhile: retry with theirs
 	}
+	writers.Store(set)
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	return true
 }
@@ -884,8 +891,16 @@ func (w *writer) retire() {
 }
 
 // countDrop counts a drop on the caller's P writer.
+//
+// Only while the session is full (its callers' case): a drop seen by a
+// session that Stop and Start replaced meanwhile is not charged to the new
+// one.
 func countDrop(r DropReason) {
 	p := procPin()
+	if state.Load() != stateFull {
+		procUnpin()
+		return
+	}
 	if set := writers.Load(); set != nil && uint(p) < uint(len(set.w)) {
 		set.w[p].drop(r)
 	}
