@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestHeldRecordsAreCopied: records published as held are in a snapshot,
-// and a Retract that overlaps the copy leaves them out (the rest stays).
-func TestHeldRecordsAreCopied(t *testing.T) {
+// fiveRecordsTwoHeld returns a queue whose first buffer holds 40 bytes
+// (1, 2, … 40) published as 5 records, the last 2 held.
+func fiveRecordsTwoHeld(t *testing.T) (*Queue, *Buffer, []byte) {
 	q := mustNew(t, MinSize, 2, Fill)
 	b := mustAcquire(t, q)
 	data := b.Bytes()
@@ -15,6 +15,13 @@ func TestHeldRecordsAreCopied(t *testing.T) {
 		data[i] = byte(i + 1)
 	}
 	b.PublishHeld(40, 5, 2) // 3 final records, 2 held
+	return q, b, data
+}
+
+// TestHeldRecordsAreCopied: records published as held are in a snapshot,
+// and a Retract that overlaps the copy leaves them out (the rest stays).
+func TestHeldRecordsAreCopied(t *testing.T) {
+	q, b, data := fiveRecordsTwoHeld(t)
 	if n, r := b.Extent(); n != 40 || r != 5 {
 		t.Fatalf("Extent %d %d, want 40 5", n, r)
 	}
@@ -63,13 +70,7 @@ func TestHeldRecordsAreCopied(t *testing.T) {
 // leaving that Entry out would open a hole in the goroutine whose later
 // records are in another buffer.
 func TestRetractKeepsRecordsMadeFinal(t *testing.T) {
-	q := mustNew(t, MinSize, 2, Fill)
-	b := mustAcquire(t, q)
-	data := b.Bytes()
-	for i := range 40 {
-		data[i] = byte(i + 1)
-	}
-	b.PublishHeld(40, 5, 2) // 3 final records, 2 held
+	q, b, data := fiveRecordsTwoHeld(t)
 	fired := false
 	afterCopyHook = func(x *Buffer) {
 		if x != b || fired {
