@@ -353,8 +353,16 @@ func TestCalibrationIsQuick(t *testing.T) {
 		best = min(best, d)
 	}
 	t.Logf("calibrateGoid takes %d µs", best/1000)
-	if best > 1e6 {
-		t.Errorf("calibration took %d µs, want well under 1 ms", best/1000)
+	// Natively it takes 0.1–0.4 ms, also under -race; emulated, a best of
+	// 1.4 ms was seen on a loaded machine. The bound catches a regression
+	// by an order of magnitude (a search grown to many Stack calls), not
+	// the machine's load.
+	limit := int64(2e6)
+	if emulated.Name() != "" {
+		limit = 20e6
+	}
+	if best > limit {
+		t.Errorf("calibration took %d µs, want under %d µs", best/1000, limit/1000)
 	}
 }
 

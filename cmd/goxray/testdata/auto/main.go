@@ -112,13 +112,14 @@ func main() {
 	check(outer() != nil, "panic through middle and inner")
 	var wg sync.WaitGroup
 	results := make([]int, 4)
+	// wg.Go calls Done after the closure has returned, so after its
+	// deferred Exit: main's os.Exit (and the final file) cannot overtake
+	// a worker's last record, as with a Done deferred inside the closure.
 	for i := range 4 {
-		wg.Add(1)
-		go func() {
+		wg.Go(func() {
 			lib.Probe()
-			defer wg.Done()
 			results[i] = lib.Work(i)
-		}()
+		})
 	}
 	wg.Wait()
 	check(results[3] == 9, "goroutines")
