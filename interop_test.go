@@ -193,6 +193,7 @@ func TestInteropConcurrentWorkload(t *testing.T) {
 	if st.Drops.Total() != 0 || st.BuffersRecycled != 0 {
 		t.Fatalf("the test needs every record kept: %+v", st)
 	}
+	t.Logf("clock %s, record path %s", st.Clock, st.RecordPath) // which path an emulated run covered
 	for _, p := range mid {
 		xraytool.Check(t, bin, p)
 	}

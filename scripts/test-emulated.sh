@@ -6,7 +6,10 @@
 #     clock and its fast path, and the lfence+rdtsc fast path forced by the
 #     tests (tsc.Runnable: qemu cannot advertise an invariant TSC); asm and
 #     runtime/...;
-#   - amd64 on "-cpu max": RDTSCP, the clock-relevant packages.
+#   - amd64 on "-cpu max": RDTSCP, the clock-relevant packages;
+#   - on both amd64 models, the API's interop tests: files written on the
+#     nanotime and RDTSCP clocks, read back by llvm-xray (about 20 s each;
+#     the whole API suite would take 3 minutes each).
 # Natively the machine takes one more path (RDTSCP, or LFENCE;RDTSC where
 # RDTSCP is hidden and the TSC invariant), so every path runs on every run.
 # GOXRAY_EMULATOR tells tests that cannot hold under emulation (RSS, child
@@ -31,3 +34,5 @@ run() {
 run "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
 run "qemu-x86_64-static -cpu qemu64" amd64 ./asm/... ./runtime/...
 run "qemu-x86_64-static -cpu max" amd64 ./asm/... ./runtime/tsc ./runtime
+run "qemu-x86_64-static -cpu qemu64" amd64 -run Interop .
+run "qemu-x86_64-static -cpu max" amd64 -run Interop .
