@@ -1,0 +1,206 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"time"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/flush"
+)
+
+// GoroutineSnapshot is a copy of the current window restricted to one
+// goroutine and the goroutines it started, directly or not: what one
+// request did, for a caller that knows the goroutine the request started on
+// (package xrayotel). SnapshotGoroutines makes one.
+//
+// Only the blocks of those goroutines are kept. Every other block is
+// skipped by its records' first bytes (a record's size is in its first
+// byte, or for an event in its first five), never decoded or copied, so
+// the cost beyond the copy of the buffers is one read per record and the
+// encoding of the request's own records.
+type GoroutineSnapshot struct {
+	segs   [][]byte
+	params flush.Params
+	tsc0   uint64
+	wall0  time.Time
+	freq   uint64
+	// Goroutines are the ids of the goroutines kept, the root first, then
+	// in order of their first block in the copy.
+	Goroutines []uint64
+	// After is where the window begins: records with a TSC ≤ After may be
+	// missing (recycled by the flight recorder), for the root goroutine
+	// possibly later still (a drop for want of a buffer). 0 when nothing
+	// was lost.
+	After uint64
+	// Now is the TSC at which the copy was cut.
+	Now uint64
+	// Bytes is the size of the kept blocks.
+	Bytes int
+}
+
+// SnapshotGoroutines copies the window like Flush, without stopping the
+// writers, and keeps the records of goroutine root and of every goroutine
+// whose parent, as the runtime recorded it (fdr.PIDParent), is kept. It
+// returns ErrNotRunning when no session is on.
+//
+// The parent is known for goroutines recorded on Go 1.21 and later with
+// the goroutine offsets calibrated (see fdr's lineage event); a goroutine
+// whose parent is unknown is not kept. A goroutine whose parent has no
+// block in the window is still found through its parent's id, which its
+// own blocks carry.
+func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
+	flushMu.Lock()
+	mu.Lock()
+	s := cur
+	if s == nil {
+		mu.Unlock()
+		flushMu.Unlock()
+		return nil, ErrNotRunning
+	}
+	// Our own copy: the session's scratch belongs to Flush and WriteTo,
+	// and this copy outlives the locks.
+	segs, p, _ := s.snapshotInto(nil, false)
+	mu.Unlock()
+	flushMu.Unlock()
+
+	gs := &GoroutineSnapshot{
+		params: p,
+		tsc0:   s.tsc0,
+		wall0:  s.wall0,
+		freq:   s.info.Frequency,
+		After:  max(p.After, p.AfterGoroutine[root]),
+		Now:    p.Now,
+	}
+	// Pass 1: each block's goroutine and parent, from the preamble alone.
+	type block struct {
+		seg      int
+		from, to int
+		g        uint64
+	}
+	var blocks []block
+	parent := map[uint64]uint64{}
+	for si, sg := range segs {
+		off := 0
+		for off < len(sg) {
+			if sg[off]&1 == 0 || fdr.MetadataKind(sg[off]>>1) != fdr.KindNewBuffer || off+fdr.MetadataSize > len(sg) {
+				return nil, errors.New("runtime: malformed buffer copy: a block does not start with NewBuffer")
+			}
+			g := fdr.NewBufferGoroutine(sg[off:])
+			start := off
+			off += fdr.MetadataSize
+			for off < len(sg) {
+				b := sg[off]
+				if b&1 == 0 {
+					off += fdr.FunctionSize
+					continue
+				}
+				k := fdr.MetadataKind(b >> 1)
+				if k == fdr.KindNewBuffer {
+					break
+				}
+				n, err := metaSize(sg, off)
+				if err != nil {
+					return nil, err
+				}
+				if k == fdr.KindPID {
+					if par := fdr.PIDParent(sg[off:]); par != 0 {
+						parent[g] = par
+					}
+				}
+				off += n
+			}
+			if off > len(sg) {
+				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
+			}
+			blocks = append(blocks, block{si, start, off, g})
+		}
+	}
+	// The set: root and every goroutine whose ancestry reaches it.
+	keep := map[uint64]bool{root: true}
+	gs.Goroutines = append(gs.Goroutines, root)
+	var in func(g uint64, depth int) bool
+	in = func(g uint64, depth int) bool {
+		if v, ok := keep[g]; ok {
+			return v
+		}
+		par, ok := parent[g]
+		// The depth bound guards against a cycle in corrupt parent ids.
+		v := ok && depth < 1<<12 && par != g && in(par, depth+1)
+		keep[g] = v
+		if v {
+			gs.Goroutines = append(gs.Goroutines, g)
+		}
+		return v
+	}
+	// Pass 2: the kept blocks, each segment's in order.
+	var out [][]byte
+	lastSeg, lastTo := -1, 0
+	for _, b := range blocks {
+		if !in(b.g, 0) {
+			continue
+		}
+		if b.seg == lastSeg && b.from == lastTo {
+			// Adjacent blocks of one segment stay one slice.
+			i := len(out) - 1
+			out[i] = out[i][:len(out[i])+b.to-b.from]
+		} else {
+			out = append(out, segs[b.seg][b.from:b.to])
+		}
+		lastSeg, lastTo = b.seg, b.to
+		gs.Bytes += b.to - b.from
+	}
+	gs.segs = out
+	return gs, nil
+}
+
+// metaSize returns the size of the metadata record at off of a runtime
+// buffer copy (version-5 layouts: an event's payload follows its marker).
+func metaSize(s []byte, off int) (int, error) {
+	if off+fdr.MetadataSize > len(s) {
+		return 0, errors.New("runtime: malformed buffer copy: truncated metadata record")
+	}
+	switch fdr.MetadataKind(s[off] >> 1) {
+	case fdr.KindCustomEvent, fdr.KindTypedEvent:
+		size := int32(binary.LittleEndian.Uint32(s[off+1:]))
+		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
+			return 0, errors.New("runtime: malformed buffer copy: an event's payload does not fit")
+		}
+		return fdr.MetadataSize + int(size), nil
+	}
+	return fdr.MetadataSize, nil
+}
+
+// Encode writes the kept records as an FDR file of the session's version,
+// as Flush would (the same framing, lineage events and reconstructed
+// entries; pair it with WriteMap for the names). A from or to of 0 leaves
+// that end of the window as the copy has it; otherwise only records with
+// from ≤ TSC ≤ to are written, and calls open at from get an Entry there.
+func (gs *GoroutineSnapshot) Encode(w io.Writer, from, to uint64) (flush.Result, error) {
+	p := gs.params
+	if from > 0 && from-1 > p.After {
+		p.After = from - 1
+	}
+	if to > 0 && to < math.MaxUint64 && (p.Before == 0 || to+1 < p.Before) {
+		p.Before = to + 1
+	}
+	return flush.Encode(w, gs.segs, p)
+}
+
+// Frequency is the clock's ticks per second (the file header's).
+func (gs *GoroutineSnapshot) Frequency() uint64 { return gs.freq }
+
+// Time maps a TSC to wall-clock time through the pair the session took at
+// Start, the mapping the files' WallClock records use.
+func (gs *GoroutineSnapshot) Time(t uint64) time.Time {
+	ns := float64(int64(t-gs.tsc0)) * 1e9 / float64(gs.freq)
+	return gs.wall0.Add(time.Duration(math.Round(ns)))
+}
+
+// TSC maps wall-clock time to the session's clock, the inverse of Time.
+func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 {
+	ticks := float64(t.Sub(gs.wall0)) * float64(gs.freq) / 1e9
+	return gs.tsc0 + uint64(int64(math.Round(ticks)))
+}
