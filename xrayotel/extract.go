@@ -1,0 +1,425 @@
+package xrayotel
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/goxray/xray/fdr"
+	xrt "github.com/goxray/xray/runtime"
+	"github.com/goxray/xray/runtime/flush"
+	"github.com/goxray/xray/runtime/registry"
+)
+
+// ScopeName is the instrumentation scope of the spans the processor makes.
+const ScopeName = "github.com/goxray/xray/xrayotel"
+
+// SummaryName names the summary span.
+const SummaryName = "goxray.calls"
+
+// call is one function call found in the request's records.
+type call struct {
+	fn         uint32
+	g          uint32 // the goroutine (its low 32 bits, the file's thread id)
+	start, end uint64 // TSC
+	closed     bool   // an Exit ended it (else it ran past the copy)
+	up         *call  // the call around it on its goroutine
+	parent     int    // index of the exported parent in the kept calls, -1: the span
+	keep       bool
+	id         trace.SpanID
+}
+
+// goroutine is what the extraction knows of one goroutine of the request.
+type goroutine struct {
+	parent uint32 // 0: the root, or unknown
+	spawn  uint32 // the function holding the go statement, 0 if unknown
+	first  uint64 // its first function record's TSC
+	seen   bool
+	calls  []*call // in order of their Entry
+	in     bool    // part of the request: the root, or started inside the window by one that is
+	ruled  bool
+}
+
+// summary is what the summary span says.
+type summary struct {
+	calls, exported, dropped, unmatched, goroutines int
+	droppedTicks                                    uint64
+	truncated                                       bool
+	windowStart                                     time.Time
+	file, err                                       string
+}
+
+func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
+	s := j.span
+	var sum summary
+	if j.g == 0 {
+		sum.err = "the goroutine that started the span is unknown (started while goxray was not recording, or its slot was reused)"
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, fmt.Errorf("%s", sum.err)
+	}
+	snap, err := xrt.SnapshotGoroutines(j.g)
+	if err != nil {
+		sum.err = err.Error()
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	}
+	from, to := snap.TSC(s.StartTime()), snap.TSC(s.EndTime())
+	if snap.After != 0 && snap.After >= from {
+		sum.truncated = true
+		sum.windowStart = snap.Time(snap.After + 1)
+	}
+	var b bytes.Buffer
+	if _, err := snap.Encode(&b, 0, 0); err != nil {
+		sum.err = "encoding the request's records: " + err.Error()
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	}
+	kept, err := calls(b.Bytes(), uint32(j.g), from, to, &sum)
+	if err != nil {
+		sum.err = "reading the request's records: " + err.Error()
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	}
+	kept = p.limit(kept, &sum)
+	if p.o.Dir != "" {
+		sc := s.SpanContext()
+		prefix := "xray-request." + sc.TraceID().String() + "-" + sc.SpanID().String() + "."
+		path, err := flush.WriteFiles(p.o.Dir, prefix, func(w io.Writer) error {
+			_, err := snap.Encode(w, from, to)
+			return err
+		}, func(w io.Writer) error {
+			_, err := xrt.WriteMap(w)
+			return err
+		})
+		if err != nil {
+			sum.err = "writing the request's file: " + err.Error()
+		} else {
+			sum.file = path
+		}
+	}
+	out := make([]sdktrace.ReadOnlySpan, 0, len(kept)+1)
+	psc := s.SpanContext()
+	names := map[uint32]string{}
+	for _, c := range kept {
+		parent := psc
+		if c.parent >= 0 {
+			parent = psc.WithSpanID(kept[c.parent].id)
+		}
+		name, ok := names[c.fn]
+		if !ok {
+			name = funcName(c.fn)
+			names[c.fn] = name
+		}
+		end := c.end
+		attrs := []attribute.KeyValue{
+			attribute.String("code.function.name", name),
+			attribute.Int64("goxray.function_id", int64(c.fn)),
+			attribute.Int64("goxray.goroutine", int64(c.g)),
+		}
+		if !c.closed || end > to {
+			end = min(end, to)
+			attrs = append(attrs, attribute.Bool("goxray.clipped", true))
+		}
+		out = append(out, tracetest.SpanStub{
+			Name:                 name,
+			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
+			Parent:               parent,
+			SpanKind:             trace.SpanKindInternal,
+			StartTime:            snap.Time(c.start),
+			EndTime:              snap.Time(end),
+			Attributes:           attrs,
+			Resource:             s.Resource(),
+			InstrumentationScope: instrumentation.Scope{Name: ScopeName},
+		}.Snapshot())
+	}
+	sum.exported = len(kept)
+	sum.goroutines = len(snap.Goroutines)
+	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
+	return append(out, p.summarySpan(s, sum)), nil
+}
+
+func funcName(id uint32) string {
+	if f, ok := registry.Lookup(id); ok && f.Name != "" {
+		return f.Name
+	}
+	return "#" + strconv.FormatUint(uint64(id), 10)
+}
+
+func newSpanID() trace.SpanID {
+	var id trace.SpanID
+	for id == (trace.SpanID{}) {
+		binary.LittleEndian.PutUint64(id[:], rand.Uint64())
+	}
+	return id
+}
+
+func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktrace.ReadOnlySpan {
+	attrs := []attribute.KeyValue{
+		attribute.Int("goxray.calls", sum.calls),
+		attribute.Int("goxray.exported", sum.exported),
+		attribute.Int("goxray.max_spans", p.o.MaxSpans),
+		attribute.Int("goxray.dropped", sum.dropped),
+		attribute.Int64("goxray.dropped_ns", int64(sum.droppedTicks)),
+		attribute.Int("goxray.unmatched", sum.unmatched),
+		attribute.Int("goxray.goroutines", sum.goroutines),
+		attribute.Bool("goxray.window_truncated", sum.truncated),
+	}
+	if sum.truncated {
+		attrs = append(attrs, attribute.String("goxray.window_start", sum.windowStart.UTC().Format(time.RFC3339Nano)))
+	}
+	if sum.file != "" {
+		attrs = append(attrs, attribute.String("goxray.file", sum.file))
+	}
+	if sum.err != "" {
+		attrs = append(attrs, attribute.String("goxray.error", sum.err))
+	}
+	psc := s.SpanContext()
+	return tracetest.SpanStub{
+		Name:                 SummaryName,
+		SpanContext:          psc.WithSpanID(newSpanID()).WithRemote(false),
+		Parent:               psc,
+		SpanKind:             trace.SpanKindInternal,
+		StartTime:            s.StartTime(),
+		EndTime:              s.EndTime(),
+		Attributes:           attrs,
+		Resource:             s.Resource(),
+		InstrumentationScope: instrumentation.Scope{Name: ScopeName},
+	}.Snapshot()
+}
+
+// calls reads an FDR file holding the request's goroutines and returns the
+// calls to export, each with its parent (an index into the result, or -1
+// for the span), parents before children.
+func calls(data []byte, root uint32, from, to uint64, sum *summary) ([]*call, error) {
+	f, err := fdr.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	threads, err := f.Threads()
+	if err != nil {
+		return nil, err
+	}
+	gs := map[uint32]*goroutine{}
+	for _, th := range threads {
+		g := &goroutine{}
+		gs[uint32(th.TID)] = g
+		var stack []*call
+		for i := range th.Events {
+			e := &th.Events[i]
+			switch e.Type {
+			case fdr.EventCustom:
+				if l, ok := fdr.ParseLineage(e.Data); ok {
+					g.parent, g.spawn = uint32(l.Parent), l.Spawn
+				}
+			case fdr.EventEnter, fdr.EventEnterArgs:
+				if !g.seen {
+					g.first, g.seen = e.TSC, true
+				}
+				c := &call{fn: e.FuncID, g: uint32(th.TID), start: e.TSC, parent: -1}
+				if len(stack) > 0 {
+					c.up = stack[len(stack)-1]
+				}
+				stack = append(stack, c)
+				g.calls = append(g.calls, c)
+			case fdr.EventExit, fdr.EventTailExit:
+				if !g.seen {
+					g.first, g.seen = e.TSC, true
+				}
+				k := len(stack) - 1
+				for k >= 0 && stack[k].fn != e.FuncID {
+					k--
+				}
+				if k < 0 {
+					if e.TSC >= from && e.TSC <= to {
+						sum.unmatched++ // the tail of a call that began before the copy, or a stray Exit
+					}
+					continue
+				}
+				// Calls above the match never exited (their function was
+				// unpatched or shed mid-call): no span for them.
+				for _, c := range stack[k+1:] {
+					c.end = 0
+					c.closed = false
+					c.fn = 0
+				}
+				stack[k].end, stack[k].closed = e.TSC, true
+				stack = stack[:k]
+			}
+		}
+		for _, c := range stack {
+			c.end = max(c.start, to) // still running when the copy was cut
+		}
+	}
+	// Which goroutines belong to the request.
+	var member func(id uint32, depth int) bool
+	member = func(id uint32, depth int) bool {
+		g := gs[id]
+		if g == nil {
+			return false
+		}
+		if !g.ruled {
+			g.ruled = true
+			switch {
+			case id == root:
+				g.in = true
+			case g.parent == 0 || g.parent == id || depth > 1<<12:
+			default:
+				g.in = g.seen && g.first >= from && g.first <= to && member(g.parent, depth+1)
+			}
+		}
+		return g.in
+	}
+	var kept []*call
+	for id, g := range gs {
+		if !member(id, 0) {
+			continue
+		}
+		for _, c := range g.calls {
+			if c.fn == 0 {
+				if c.start >= from && c.start <= to {
+					sum.unmatched++
+				}
+				continue
+			}
+			if c.start < from || c.start > to {
+				continue
+			}
+			c.keep = true
+			kept = append(kept, c)
+		}
+	}
+	sum.calls = len(kept)
+	// Parents: the call around it on its goroutine if kept, else the call
+	// that spawned its goroutine, else the span.
+	up := func(c *call) *call {
+		for u := c.up; u != nil; u = u.up {
+			if u.keep {
+				return u
+			}
+		}
+		g := gs[c.g]
+		for g != nil && c.g != root {
+			if sp := spawner(gs[g.parent], g); sp != nil {
+				return sp
+			}
+			c = &call{g: g.parent}
+			g = gs[g.parent]
+		}
+		return nil
+	}
+	ups := make(map[*call]*call, len(kept))
+	for _, c := range kept {
+		ups[c] = up(c)
+	}
+	slices.SortFunc(kept, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
+	return order(kept, ups), nil
+}
+
+// spawner returns the kept call of parent that started child: its latest
+// call of the spawning function that began by the child's first record,
+// or else the innermost kept call open at that time.
+func spawner(parent, child *goroutine) *call {
+	if parent == nil {
+		return nil
+	}
+	var open *call
+	for i := len(parent.calls) - 1; i >= 0; i-- {
+		c := parent.calls[i]
+		if !c.keep || c.start > child.first {
+			continue
+		}
+		if child.spawn != 0 && c.fn == child.spawn {
+			return c
+		}
+		if open == nil && (!c.closed || c.end >= child.first) {
+			open = c
+		}
+	}
+	return open
+}
+
+// order gives the kept calls their span ids and parent indexes, each
+// parent before its children (a parent never starts after its child, but
+// it may start at the same TSC, so start order alone does not do).
+func order(kept []*call, ups map[*call]*call) []*call {
+	idx := make(map[*call]int, len(kept))
+	out := make([]*call, 0, len(kept))
+	var place func(c *call)
+	place = func(c *call) {
+		if _, ok := idx[c]; ok {
+			return
+		}
+		u := ups[c]
+		if u != nil {
+			place(u)
+		}
+		c.id = newSpanID()
+		c.parent = -1
+		if u != nil {
+			c.parent = idx[u]
+		}
+		idx[c] = len(out)
+		out = append(out, c)
+	}
+	for _, c := range kept {
+		place(c)
+	}
+	return out
+}
+
+// limit keeps at most MaxSpans−1 calls (the summary takes one slot),
+// leaving out the shortest first; a kept call whose parent is left out
+// moves up to the nearest kept ancestor.
+func (p *SpanProcessor) limit(kept []*call, sum *summary) []*call {
+	n := p.o.MaxSpans - 1
+	if len(kept) <= n {
+		return kept
+	}
+	byLen := slices.Clone(kept)
+	// Longest first; among equals, parents (earlier in kept) first.
+	pos := make(map[*call]int, len(kept))
+	for i, c := range kept {
+		pos[c] = i
+	}
+	slices.SortStableFunc(byLen, func(a, b *call) int {
+		if c := cmp.Compare(b.end-b.start, a.end-a.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(pos[a], pos[b])
+	})
+	keep := make(map[*call]bool, n)
+	for _, c := range byLen[:n] {
+		keep[c] = true
+	}
+	for _, c := range byLen[n:] {
+		sum.dropped++
+		sum.droppedTicks += c.end - c.start
+	}
+	out := make([]*call, 0, n)
+	newIdx := make([]int, len(kept))
+	for i, c := range kept {
+		if !keep[c] {
+			newIdx[i] = -1
+			continue
+		}
+		u := c.parent
+		for u >= 0 && newIdx[u] < 0 {
+			u = kept[u].parent
+		}
+		if u >= 0 {
+			u = newIdx[u]
+		}
+		c.parent = u
+		newIdx[i] = len(out)
+		out = append(out, c)
+	}
+	return out
+}
