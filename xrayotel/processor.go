@@ -177,10 +177,11 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if p.closed {
 		return
 	}
+	p.inflight.Add(1) // before the send: the worker may finish the job at once
 	select {
 	case p.jobs <- j:
-		p.inflight.Add(1)
 	default:
+		p.inflight.Done()
 		p.dropped.Add(1)
 	}
 }
