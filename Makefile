@@ -13,6 +13,8 @@ FUZZTIME ?= 15s
 # CPU does not take under qemu-user (scripts/test-emulated.sh: arm64, an
 # amd64 without RDTSCP or invariant TSC, one with RDTSCP), and every fuzz
 # target for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
+# The xrayotel module's tests run against a real Jaeger, built once by
+# scripts/build-jaeger.sh into a cache outside the clone (about 150 s cold).
 # GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
 test: export GOXRAY_REQUIRE_TOOLS := 1
@@ -26,6 +28,7 @@ test: lint
 	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
+	cd xrayotel && $(GO) vet ./... && GOXRAY_JAEGER=$$(GO=$(GO) ../scripts/build-jaeger.sh) $(GO) test -race -count=1 -timeout 10m ./...
 	GO=$(GO) scripts/test-emulated.sh
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
