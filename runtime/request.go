@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -23,6 +25,8 @@ import (
 // encoding of the request's own records.
 type GoroutineSnapshot struct {
 	segs   [][]byte
+	blocks []keptBlock
+	lin    map[uint64]lineage
 	params flush.Params
 	tsc0   uint64
 	wall0  time.Time
@@ -39,6 +43,18 @@ type GoroutineSnapshot struct {
 	Now uint64
 	// Bytes is the size of the kept blocks.
 	Bytes int
+}
+
+// keptBlock is one kept block: data[from:to] of a copied segment.
+type keptBlock struct {
+	data  []byte
+	g     uint64
+	first uint64 // the TSC of its preamble's NewCPUId
+}
+
+type lineage struct {
+	parent uint64
+	pc     uint64
 }
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
@@ -79,9 +95,11 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		seg      int
 		from, to int
 		g        uint64
+		first    uint64
 	}
 	var blocks []block
 	parent := map[uint64]uint64{}
+	spawnPC := map[uint64]uint64{}
 	for si, sg := range segs {
 		off := 0
 		for off < len(sg) {
@@ -89,7 +107,10 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				return nil, errors.New("runtime: malformed buffer copy: a block does not start with NewBuffer")
 			}
 			g := fdr.NewBufferGoroutine(sg[off:])
-			start := off
+			if pc := fdr.NewBufferSpawnPC(sg[off:]); pc != 0 {
+				spawnPC[g] = pc
+			}
+			start, first, based := off, uint64(0), false
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
@@ -105,9 +126,15 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				if err != nil {
 					return nil, err
 				}
-				if k == fdr.KindPID {
+				switch k {
+				case fdr.KindPID:
 					if par := fdr.PIDParent(sg[off:]); par != 0 {
 						parent[g] = par
+					}
+				case fdr.KindNewCPUId:
+					if !based {
+						// The TSC is record bytes 3–10 (fdr.PutNewCPUId).
+						first, based = binary.LittleEndian.Uint64(sg[off+3:]), true
 					}
 				}
 				off += n
@@ -115,7 +142,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 			if off > len(sg) {
 				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
 			}
-			blocks = append(blocks, block{si, start, off, g})
+			blocks = append(blocks, block{si, start, off, g, first})
 		}
 	}
 	// The set: root and every goroutine whose ancestry reaches it.
@@ -142,6 +169,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		if !in(b.g, 0) {
 			continue
 		}
+		gs.blocks = append(gs.blocks, keptBlock{segs[b.seg][b.from:b.to:b.to], b.g, b.first})
 		if b.seg == lastSeg && b.from == lastTo {
 			// Adjacent blocks of one segment stay one slice.
 			i := len(out) - 1
@@ -153,6 +181,10 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		gs.Bytes += b.to - b.from
 	}
 	gs.segs = out
+	gs.lin = map[uint64]lineage{}
+	for _, g := range gs.Goroutines {
+		gs.lin[g] = lineage{parent[g], spawnPC[g]}
+	}
 	return gs, nil
 }
 
@@ -203,4 +235,82 @@ func (gs *GoroutineSnapshot) Time(t uint64) time.Time {
 func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 {
 	ticks := float64(t.Sub(gs.wall0)) * float64(gs.freq) / 1e9
 	return gs.tsc0 + uint64(int64(math.Round(ticks)))
+}
+
+// Lineage returns what the runtime recorded about kept goroutine g: the
+// goroutine that started it (0: unknown, or g is the root with no
+// recorded parent) and the id of the function holding the go statement
+// (0: unknown or not registered under its symbol name).
+func (gs *GoroutineSnapshot) Lineage(g uint64) (parent uint64, spawn uint32) {
+	l := gs.lin[g]
+	if l.pc != 0 && gs.params.SpawnID != nil {
+		spawn = gs.params.SpawnID(l.pc)
+	}
+	return l.parent, spawn
+}
+
+// Record is one function record or event of a kept goroutine.
+type Record struct {
+	G       uint64
+	TSC     uint64     // absolute
+	Event   bool       // a custom or typed event (Payload), else a function record
+	Action  fdr.Action // function records
+	FuncID  uint32     // function records
+	Payload []byte     // events: aliases the snapshot's copy
+}
+
+// Records calls fn for every function record and event of the kept
+// goroutines, goroutine by goroutine in the order of Goroutines, each
+// goroutine's in time order (its blocks ordered by their first TSC),
+// inside the window: after After (or the goroutine's own later start, a
+// record it lost for want of a buffer) and before the cut. Records come as
+// the writers wrote them: unlike Encode, no Exit is dropped for want of a
+// matching Entry and no Entry is made up, so a reader sees exactly which
+// calls lack an end. *Record is reused between calls.
+func (gs *GoroutineSnapshot) Records(fn func(r *Record)) error {
+	byG := map[uint64][]keptBlock{}
+	for _, b := range gs.blocks {
+		byG[b.g] = append(byG[b.g], b)
+	}
+	var r Record
+	var raw fdr.Raw
+	for _, g := range gs.Goroutines {
+		bs := byG[g]
+		slices.SortStableFunc(bs, func(x, y keptBlock) int { return cmp.Compare(x.first, y.first) })
+		after := max(gs.params.After, gs.params.AfterGoroutine[g])
+		before := gs.params.Before
+		for _, b := range bs {
+			d := fdr.NewBodyDecoder(b.data, 5, 0)
+			var base uint64
+			for {
+				if err := d.Next(&raw); err == io.EOF {
+					break
+				} else if err != nil {
+					return err
+				}
+				r = Record{G: g}
+				if !raw.IsMetadata {
+					base += uint64(raw.Delta)
+					r.Action, r.FuncID = raw.Action, raw.FuncID
+				} else {
+					switch raw.Kind {
+					case fdr.KindNewCPUId, fdr.KindTSCWrap:
+						base = raw.TSC
+						continue
+					case fdr.KindCustomEvent, fdr.KindTypedEvent:
+						base += uint64(int64(raw.EventDelta))
+						r.Event, r.Payload = true, raw.Payload
+					default:
+						continue
+					}
+				}
+				if base <= after || (before != 0 && base >= before) {
+					continue
+				}
+				r.TSC = base
+				fn(&r)
+			}
+		}
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package xrayotel
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -32,7 +31,7 @@ const SummaryName = "goxray.calls"
 // call is one function call found in the request's records.
 type call struct {
 	fn         uint32
-	g          uint32 // the goroutine (its low 32 bits, the file's thread id)
+	g          uint64 // the goroutine
 	start, end uint64 // TSC
 	closed     bool   // an Exit ended it (else it ran past the copy)
 	up         *call  // the call around it on its goroutine
@@ -43,7 +42,7 @@ type call struct {
 
 // goroutine is what the extraction knows of one goroutine of the request.
 type goroutine struct {
-	parent uint32 // 0: the root, or unknown
+	parent uint64 // 0: the root, or unknown
 	spawn  uint32 // the function holding the go statement, 0 if unknown
 	first  uint64 // its first function record's TSC
 	seen   bool
@@ -78,12 +77,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.truncated = true
 		sum.windowStart = snap.Time(snap.After + 1)
 	}
-	var b bytes.Buffer
-	if _, err := snap.Encode(&b, 0, 0); err != nil {
-		sum.err = "encoding the request's records: " + err.Error()
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
-	}
-	kept, err := calls(b.Bytes(), uint32(j.g), from, to, &sum)
+	kept, err := calls(snap, j.g, from, to, &sum)
 	if err != nil {
 		sum.err = "reading the request's records: " + err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
@@ -195,72 +189,65 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}.Snapshot()
 }
 
-// calls reads an FDR file holding the request's goroutines and returns the
-// calls to export, each with its parent (an index into the result, or -1
-// for the span), parents before children.
-func calls(data []byte, root uint32, from, to uint64, sum *summary) ([]*call, error) {
-	f, err := fdr.Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	threads, err := f.Threads()
-	if err != nil {
-		return nil, err
-	}
-	gs := map[uint32]*goroutine{}
-	for _, th := range threads {
-		g := &goroutine{}
-		gs[uint32(th.TID)] = g
-		var stack []*call
-		for i := range th.Events {
-			e := &th.Events[i]
-			switch e.Type {
-			case fdr.EventCustom:
-				if l, ok := fdr.ParseLineage(e.Data); ok {
-					g.parent, g.spawn = uint32(l.Parent), l.Spawn
-				}
-			case fdr.EventEnter, fdr.EventEnterArgs:
-				if !g.seen {
-					g.first, g.seen = e.TSC, true
-				}
-				c := &call{fn: e.FuncID, g: uint32(th.TID), start: e.TSC, parent: -1}
-				if len(stack) > 0 {
-					c.up = stack[len(stack)-1]
-				}
-				stack = append(stack, c)
-				g.calls = append(g.calls, c)
-			case fdr.EventExit, fdr.EventTailExit:
-				if !g.seen {
-					g.first, g.seen = e.TSC, true
-				}
-				k := len(stack) - 1
-				for k >= 0 && stack[k].fn != e.FuncID {
-					k--
-				}
-				if k < 0 {
-					if e.TSC >= from && e.TSC <= to {
-						sum.unmatched++ // the tail of a call that began before the copy, or a stray Exit
-					}
-					continue
-				}
-				// Calls above the match never exited (their function was
-				// unpatched or shed mid-call): no span for them.
-				for _, c := range stack[k+1:] {
-					c.end = 0
-					c.closed = false
-					c.fn = 0
-				}
-				stack[k].end, stack[k].closed = e.TSC, true
-				stack = stack[:k]
-			}
+// calls reads the request's records from snap and returns the calls to
+// export, each with its parent (an index into the result, or -1 for the
+// span), parents before children.
+func calls(snap *xrt.GoroutineSnapshot, root uint64, from, to uint64, sum *summary) ([]*call, error) {
+	gs := map[uint64]*goroutine{}
+	stacks := map[uint64][]*call{}
+	err := snap.Records(func(r *xrt.Record) {
+		g := gs[r.G]
+		if g == nil {
+			g = &goroutine{}
+			g.parent, g.spawn = snap.Lineage(r.G)
+			gs[r.G] = g
 		}
+		if r.Event {
+			return
+		}
+		if !g.seen {
+			g.first, g.seen = r.TSC, true
+		}
+		stack := stacks[r.G]
+		switch r.Action {
+		case fdr.Enter, fdr.EnterArgs:
+			c := &call{fn: r.FuncID, g: r.G, start: r.TSC, parent: -1}
+			if len(stack) > 0 {
+				c.up = stack[len(stack)-1]
+			}
+			stacks[r.G] = append(stack, c)
+			g.calls = append(g.calls, c)
+		case fdr.Exit, fdr.TailExit:
+			k := len(stack) - 1
+			for k >= 0 && stack[k].fn != r.FuncID {
+				k--
+			}
+			if k < 0 {
+				if r.TSC >= from && r.TSC <= to {
+					sum.unmatched++ // a stray Exit, or the end of a call that began before the window
+				}
+				return
+			}
+			// Calls above the match never exited (their function was
+			// unpatched or shed mid-call): no span for them.
+			for _, c := range stack[k+1:] {
+				c.fn = 0
+			}
+			stack[k].end, stack[k].closed = r.TSC, true
+			stacks[r.G] = stack[:k]
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, stack := range stacks {
 		for _, c := range stack {
 			c.end = max(c.start, to) // still running when the copy was cut
 		}
 	}
 	// Which goroutines belong to the request.
-	var member func(id uint32, depth int) bool
-	member = func(id uint32, depth int) bool {
+	var member func(id uint64, depth int) bool
+	member = func(id uint64, depth int) bool {
 		g := gs[id]
 		if g == nil {
 			return false
@@ -305,13 +292,10 @@ func calls(data []byte, root uint32, from, to uint64, sum *summary) ([]*call, er
 				return u
 			}
 		}
-		g := gs[c.g]
-		for g != nil && c.g != root {
+		for g, id := gs[c.g], c.g; g != nil && id != root; g, id = gs[g.parent], g.parent {
 			if sp := spawner(gs[g.parent], g); sp != nil {
 				return sp
 			}
-			c = &call{g: g.parent}
-			g = gs[g.parent]
 		}
 		return nil
 	}

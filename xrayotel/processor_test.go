@@ -173,7 +173,7 @@ func TestSlowSpanExportsCalls(t *testing.T) {
 	}
 	for key, want := range map[string]int64{"goxray.calls": 5, "goxray.exported": 5, "goxray.dropped": 0, "goxray.goroutines": 2} {
 		if v, _ := attr(sum[0], key); v.AsInt64() != want {
-			t.Errorf("summary %s = %v, want %d", key, v.Emit(), want)
+			t.Errorf("summary %s = %v, want %d", key, v.String(), want)
 		}
 	}
 	if s := p.Stats(); s.Slow != 1 || s.Exported != 1 || s.Spans != 6 {
@@ -261,7 +261,7 @@ func TestEndOnOtherGoroutineAndFile(t *testing.T) {
 	}
 	v, ok := attr(m[SummaryName][0], "goxray.file")
 	if !ok || filepath.Dir(v.AsString()) != dir {
-		t.Fatalf("goxray.file = %v", v.Emit())
+		t.Fatalf("goxray.file = %v", v.String())
 	}
 	if _, err := os.Stat(v.AsString() + ".map"); err != nil {
 		t.Fatal(err)
