@@ -76,6 +76,30 @@ func TestSnapshotGoroutines(t *testing.T) {
 	} else {
 		t.Logf("no parent ids recorded here (%s): descendants not checked", asm.GoidSource())
 	}
+	// Records: the same goroutines' records, as written, each goroutine's
+	// in time order.
+	last := map[uint64]uint64{}
+	recs := map[uint32]int{}
+	if err := snap.Records(func(r *Record) {
+		if !slices.Contains(snap.Goroutines, r.G) {
+			t.Errorf("a record of goroutine %d, not kept", r.G)
+		}
+		if r.TSC < last[r.G] {
+			t.Errorf("goroutine %d: TSC %d after %d", r.G, r.TSC, last[r.G])
+		}
+		last[r.G] = r.TSC
+		if !r.Event {
+			recs[r.FuncID]++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if recs[rootFn] != 2 || recs[otherFn] != 0 {
+		t.Errorf("Records: %v, want an Entry and an Exit of %d and nothing of %d", recs, rootFn, otherFn)
+	}
+	if p, _ := snap.Lineage(g.child); len(snap.Goroutines) > 1 && p != g.root {
+		t.Errorf("Lineage(child) parent %d, want %d", p, g.root)
+	}
 	// The clock mapping goes both ways.
 	if d := snap.Time(snap.TSC(t0)).Sub(t0); d < -time.Microsecond || d > time.Microsecond {
 		t.Errorf("Time(TSC(t)) - t = %v", d)

@@ -135,7 +135,6 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		}.Snapshot())
 	}
 	sum.exported = len(kept)
-	sum.goroutines = len(snap.Goroutines)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
 	return append(out, p.summarySpan(s, sum)), nil
 }
@@ -269,6 +268,7 @@ func calls(snap *xrt.GoroutineSnapshot, root uint64, from, to uint64, sum *summa
 		if !member(id, 0) {
 			continue
 		}
+		sum.goroutines++
 		for _, c := range g.calls {
 			if c.fn == 0 {
 				if c.start >= from && c.start <= to {
