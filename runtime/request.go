@@ -47,9 +47,8 @@ type GoroutineSnapshot struct {
 
 // keptBlock is one kept block: data[from:to] of a copied segment.
 type keptBlock struct {
-	data  []byte
-	g     uint64
-	first uint64 // the TSC of its preamble's NewCPUId
+	data []byte
+	g    uint64
 }
 
 type lineage struct {
@@ -95,7 +94,6 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		seg      int
 		from, to int
 		g        uint64
-		first    uint64
 	}
 	var blocks []block
 	parent := map[uint64]uint64{}
@@ -110,7 +108,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 			if pc := fdr.NewBufferSpawnPC(sg[off:]); pc != 0 {
 				spawnPC[g] = pc
 			}
-			start, first, based := off, uint64(0), false
+			start := off
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
@@ -126,15 +124,9 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				if err != nil {
 					return nil, err
 				}
-				switch k {
-				case fdr.KindPID:
+				if k == fdr.KindPID {
 					if par := fdr.PIDParent(sg[off:]); par != 0 {
 						parent[g] = par
-					}
-				case fdr.KindNewCPUId:
-					if !based {
-						// The TSC is record bytes 3–10 (fdr.PutNewCPUId).
-						first, based = binary.LittleEndian.Uint64(sg[off+3:]), true
 					}
 				}
 				off += n
@@ -142,7 +134,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 			if off > len(sg) {
 				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
 			}
-			blocks = append(blocks, block{si, start, off, g, first})
+			blocks = append(blocks, block{si, start, off, g})
 		}
 	}
 	// The set: root and every goroutine whose ancestry reaches it.
@@ -169,7 +161,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		if !in(b.g, 0) {
 			continue
 		}
-		gs.blocks = append(gs.blocks, keptBlock{segs[b.seg][b.from:b.to:b.to], b.g, b.first})
+		gs.blocks = append(gs.blocks, keptBlock{segs[b.seg][b.from:b.to:b.to], b.g})
 		if b.seg == lastSeg && b.from == lastTo {
 			// Adjacent blocks of one segment stay one slice.
 			i := len(out) - 1
@@ -261,7 +253,7 @@ type Record struct {
 
 // Records calls fn for every function record and event of the kept
 // goroutines, goroutine by goroutine in the order of Goroutines, each
-// goroutine's in time order (its blocks ordered by their first TSC),
+// goroutine's in time order (its blocks merged by TSC),
 // inside the window: after After (or the goroutine's own later start, a
 // record it lost for want of a buffer) and before the cut. Records come as
 // the writers wrote them: unlike Encode, no Exit is dropped for want of a
@@ -272,14 +264,13 @@ func (gs *GoroutineSnapshot) Records(fn func(r *Record)) error {
 	for _, b := range gs.blocks {
 		byG[b.g] = append(byG[b.g], b)
 	}
-	var r Record
 	var raw fdr.Raw
+	var recs []Record
 	for _, g := range gs.Goroutines {
-		bs := byG[g]
-		slices.SortStableFunc(bs, func(x, y keptBlock) int { return cmp.Compare(x.first, y.first) })
 		after := max(gs.params.After, gs.params.AfterGoroutine[g])
 		before := gs.params.Before
-		for _, b := range bs {
+		recs = recs[:0]
+		for _, b := range byG[g] {
 			d := fdr.NewBodyDecoder(b.data, 5, 0)
 			var base uint64
 			for {
@@ -288,7 +279,7 @@ func (gs *GoroutineSnapshot) Records(fn func(r *Record)) error {
 				} else if err != nil {
 					return err
 				}
-				r = Record{G: g}
+				r := Record{G: g}
 				if !raw.IsMetadata {
 					base += uint64(raw.Delta)
 					r.Action, r.FuncID = raw.Action, raw.FuncID
@@ -308,8 +299,16 @@ func (gs *GoroutineSnapshot) Records(fn func(r *Record)) error {
 					continue
 				}
 				r.TSC = base
-				fn(&r)
+				recs = append(recs, r)
 			}
+		}
+		// A writer continues a goroutine's block when the goroutine comes
+		// back to its P, so one block may hold records from before and
+		// after those of another block of the same goroutine: merge by
+		// TSC (stable: equal TSCs keep the order they were written in).
+		slices.SortStableFunc(recs, func(x, y Record) int { return cmp.Compare(x.TSC, y.TSC) })
+		for i := range recs {
+			fn(&recs[i])
 		}
 	}
 	return nil

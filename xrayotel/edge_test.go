@@ -103,3 +103,36 @@ func TestSpanLongerThanWindow(t *testing.T) {
 		t.Errorf("the last call is missing")
 	}
 }
+
+// A goroutine that serves request after request, sleeping in each, moves
+// between Ps, and a P's writer continues the goroutine's block when it
+// comes back: its records interleave across blocks. The slow request
+// still gets exactly its calls, in order.
+func TestRequestsInSequenceOnOneGoroutine(t *testing.T) {
+	startTracing(t)
+	tr, exp, _, tp := provider(t, Options{Threshold: 20 * time.Millisecond})
+	var slow trace.TraceID
+	for i := range 10 {
+		_, span := tr.Start(context.Background(), "request")
+		handler()
+		if i == 6 {
+			time.Sleep(20 * time.Millisecond)
+			slow = span.SpanContext().TraceID()
+		}
+		span.End()
+	}
+	tp.ForceFlush(context.Background())
+	var spans tracetest.SpanStubs
+	for _, s := range exp.GetSpans() {
+		if s.SpanContext.TraceID() == slow {
+			spans = append(spans, s)
+		}
+	}
+	m := byName(spans)
+	if len(m[funcName(uint32(idHandler))]) != 1 || len(m[funcName(uint32(idStep))]) != 3 || len(m[funcName(uint32(idWorker))]) != 1 {
+		t.Errorf("slow request's spans: %v", names(spans))
+	}
+	if v, _ := attr(m[SummaryName][0], "goxray.unmatched"); v.AsInt64() != 0 {
+		t.Errorf("goxray.unmatched = %d", v.AsInt64())
+	}
+}
