@@ -5,7 +5,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # Time per fuzz target in make test (scripts/fuzz.sh); FUZZTIME=2m for a longer run.
 FUZZTIME ?= 15s
 
-.PHONY: test demo docs bench lint vet staticcheck race interop19 realmod soak
+.PHONY: test demo demo-otel docs bench lint vet staticcheck race interop19 realmod soak
 
 # test: lint, then every test under the race detector against llvm-xray
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
@@ -47,6 +47,12 @@ soak:
 # Everything goes to out/demo (ignored by git); the clone stays clean.
 demo:
 	@scripts/demo.sh
+
+# demo-otel: a slow request of a small service as Jaeger stores it (its
+# function spans, exported by xrayotel and read back from Jaeger's API),
+# then the same request in goxray top -trace (scripts/demo-otel.sh).
+demo-otel:
+	@GO=$(GO) scripts/demo-otel.sh
 
 # docs: run the demo (Chromium required), then refresh the tracked
 # docs/flame.{svg,png}, docs/pprof.png and the README's demo excerpt from it.
