@@ -17,6 +17,7 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 var (
@@ -286,6 +287,16 @@ func TestEndOnOtherGoroutineAndFile(t *testing.T) {
 	}
 	if starts != 1 || enters != 3 {
 		t.Errorf("file has %d start events and %d step entries, want 1 and 3", starts, enters)
+	}
+	// llvm-xray reads it with its map: the request's calls, by name.
+	out, err := xraytool.Run(xraytool.Bin(t), "account", "-instr_map", v.AsString()+".map", v.AsString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []uint32{uint32(idHandler), uint32(idStep), uint32(idWorker)} {
+		if !strings.Contains(out, funcName(f)) {
+			t.Errorf("llvm-xray account lacks %s:\n%s", funcName(f), out)
+		}
 	}
 }
 
