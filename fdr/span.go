@@ -33,9 +33,9 @@ type Span struct {
 // It allocates nothing when b has SpanPayloadSize bytes to spare.
 func AppendSpanPayload(b []byte, s Span) []byte {
 	b = append(b, SpanPrefix...)
-	b = hex.AppendEncode(b, s.TraceID[:])
+	b = appendHex(b, s.TraceID[:])
 	b = append(b, '/')
-	b = hex.AppendEncode(b, s.SpanID[:])
+	b = appendHex(b, s.SpanID[:])
 	if s.End {
 		return append(b, " at=end"...)
 	}
@@ -91,6 +91,25 @@ func ParseSpan(data []byte) (Span, bool) {
 		return Span{}, false
 	}
 	return s, true
+}
+
+// hexPairs[v] is v in two lower-case hex digits: a span starts and ends
+// with one payload each, on the request path, so the digits are looked up
+// a byte at a time rather than a nibble.
+var hexPairs = func() (t [256][2]byte) {
+	const digits = "0123456789abcdef"
+	for i := range t {
+		t[i] = [2]byte{digits[i>>4], digits[i&15]}
+	}
+	return t
+}()
+
+func appendHex(b, v []byte) []byte {
+	for _, c := range v {
+		p := &hexPairs[c]
+		b = append(b, p[0], p[1])
+	}
+	return b
 }
 
 func lowerHex(b []byte) bool {
