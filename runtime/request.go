@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -75,12 +76,19 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		flushMu.Unlock()
 		return nil, ErrNotRunning
 	}
-	// Our own copy: the session's scratch belongs to Flush and WriteTo,
-	// and this copy outlives the locks.
-	segs, p, _ := s.snapshotInto(nil, false)
+	// A copy of our own: the session's scratch belongs to Flush and
+	// WriteTo. It holds the whole window only until the kept blocks are
+	// copied out (compactly, below), then goes back to the pool, so that a
+	// slow request neither keeps nor allocates a window's worth of memory.
+	bufp := requestCopies.Get().(*[]byte)
+	segs, p, buf := s.snapshotInto(*bufp, false)
 	mu.Unlock()
 	flushMu.Unlock()
 
+	defer func() {
+		*bufp = buf[:0]
+		requestCopies.Put(bufp)
+	}()
 	gs := &GoroutineSnapshot{
 		params: p,
 		tsc0:   s.tsc0,
@@ -154,24 +162,33 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		}
 		return v
 	}
-	// Pass 2: the kept blocks, each segment's in order.
+	// Pass 2: the kept blocks, copied out, each segment's in order.
+	size := 0
+	for _, b := range blocks {
+		if in(b.g, 0) {
+			size += b.to - b.from
+		}
+	}
+	data := make([]byte, 0, size)
 	var out [][]byte
 	lastSeg, lastTo := -1, 0
 	for _, b := range blocks {
 		if !in(b.g, 0) {
 			continue
 		}
-		gs.blocks = append(gs.blocks, keptBlock{segs[b.seg][b.from:b.to:b.to], b.g})
+		start := len(data)
+		data = append(data, segs[b.seg][b.from:b.to]...)
+		gs.blocks = append(gs.blocks, keptBlock{data[start:len(data):len(data)], b.g})
 		if b.seg == lastSeg && b.from == lastTo {
 			// Adjacent blocks of one segment stay one slice.
 			i := len(out) - 1
-			out[i] = out[i][:len(out[i])+b.to-b.from]
+			out[i] = data[len(data)-len(out[i])-(b.to-b.from) : len(data) : len(data)]
 		} else {
-			out = append(out, segs[b.seg][b.from:b.to])
+			out = append(out, data[start:len(data):len(data)])
 		}
 		lastSeg, lastTo = b.seg, b.to
-		gs.Bytes += b.to - b.from
 	}
+	gs.Bytes = len(data)
 	gs.segs = out
 	gs.lin = map[uint64]lineage{}
 	for _, g := range gs.Goroutines {
@@ -179,6 +196,9 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 	}
 	return gs, nil
 }
+
+// requestCopies holds SnapshotGoroutines' window copies between calls.
+var requestCopies = sync.Pool{New: func() any { return new([]byte) }}
 
 // metaSize returns the size of the metadata record at off of a runtime
 // buffer copy (version-5 layouts: an event's payload follows its marker).

@@ -20,7 +20,12 @@ func TestSnapshotGoroutines(t *testing.T) {
 	const rootFn, childFn, grandFn, otherFn = 1100, 1101, 1102, 1103
 	rec := func(id uint32) { Enter(id); Exit(id) }
 	other := make(chan struct{})
-	go func() { rec(otherFn); close(other) }()
+	go func() {
+		for range 2000 { // 32 KB of another goroutine's records
+			rec(otherFn)
+		}
+		close(other)
+	}()
 	<-other
 	type ids struct{ root, child, grand uint64 }
 	got := make(chan ids)
@@ -42,6 +47,9 @@ func TestSnapshotGoroutines(t *testing.T) {
 	snap, err := SnapshotGoroutines(g.root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if snap.Bytes > 4096 {
+		t.Errorf("the snapshot kept %d bytes for a few calls: other goroutines' blocks?", snap.Bytes)
 	}
 	if snap.Goroutines[0] != g.root {
 		t.Errorf("Goroutines %v: the root first", snap.Goroutines)
