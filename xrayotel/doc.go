@@ -68,8 +68,16 @@
 // on the processor's own goroutine. The queue between them holds
 // Options.QueueSize slow spans: when it is full (an exporter that blocks
 // or fails slowly) further slow spans are dropped and counted
-// (Stats.Dropped), never waited for. The extraction decodes only the
-// request's goroutines' records.
+// (Stats.Dropped), never waited for. The extraction copies goxray's
+// buffers (a memory copy, into memory reused from one slow span to the
+// next, without stopping the writers), steps over other goroutines' blocks
+// by their record headers, and copies out and decodes only the request's
+// goroutines' records.
+//
+// Measured on a loaded 2-core AMD EPYC (BenchmarkHooks): OnStart plus
+// OnEnd of a fast span take about 0.17 µs while goxray records and
+// 0.04 µs while it is off, without allocating; the SDK's own Start and End
+// with a batcher take 1.3–1.8 µs there (BenchmarkSpan).
 //
 // # Edge cases
 //
