@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -72,10 +73,14 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.err = err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
-	from, to := snap.TSC(s.StartTime()), snap.TSC(s.EndTime())
+	from, to, wall, err := window(snap, s)
+	if err != nil {
+		sum.err = "reading the request's records: " + err.Error()
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	}
 	if snap.After != 0 && snap.After >= from {
 		sum.truncated = true
-		sum.windowStart = snap.Time(snap.After + 1)
+		sum.windowStart = wall(snap.After + 1)
 	}
 	kept, err := calls(snap, j.g, from, to, &sum)
 	if err != nil {
@@ -127,8 +132,8 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
 			Parent:               parent,
 			SpanKind:             trace.SpanKindInternal,
-			StartTime:            snap.Time(c.start),
-			EndTime:              snap.Time(end),
+			StartTime:            wall(c.start),
+			EndTime:              wall(end),
 			Attributes:           attrs,
 			Resource:             s.Resource(),
 			InstrumentationScope: instrumentation.Scope{Name: ScopeName},
@@ -137,6 +142,48 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	sum.exported = len(kept)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
 	return append(out, p.summarySpan(s, sum)), nil
+}
+
+// window returns the span's window on goxray's clock and the mapping of
+// that clock to wall time. Both are anchored on the span's own events
+// when the copy holds them: its start event, recorded on the starting
+// goroutine just after the SDK read StartTime, and its end event, recorded
+// just after EndTime (found when the span ended on one of the request's
+// goroutines). A mapping through the session's Start alone would drift
+// with the error of the clock's measured frequency, by milliseconds per
+// hour of session; anchored on the span it is off by at most that error
+// over the span's length. Without the events (the ring lost them) the
+// session's mapping is used.
+func window(snap *xrt.GoroutineSnapshot, s sdktrace.ReadOnlySpan) (from, to uint64, wall func(uint64) time.Time, err error) {
+	want := s.SpanContext().SpanID()
+	var start, end uint64
+	err = snap.Records(func(r *xrt.Record) {
+		if !r.Event {
+			return
+		}
+		if sp, ok := fdr.ParseSpan(r.Payload); ok && sp.SpanID == [8]byte(want) {
+			if sp.End {
+				end = r.TSC
+			} else if r.G == snap.Goroutines[0] {
+				start = r.TSC
+			}
+		}
+	})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if start == 0 {
+		return snap.TSC(s.StartTime()), snap.TSC(s.EndTime()), snap.Time, nil
+	}
+	freq := float64(snap.Frequency())
+	t0 := s.StartTime()
+	wall = func(t uint64) time.Time {
+		return t0.Add(time.Duration(math.Round(float64(int64(t-start)) * 1e9 / freq)))
+	}
+	if end < start {
+		end = start + uint64(math.Round(float64(s.EndTime().Sub(t0))*freq/1e9))
+	}
+	return start, end, wall, nil
 }
 
 func funcName(id uint32) string {
