@@ -47,6 +47,11 @@
 // OnEnd receives the span read-only, already ended: the SDK gives a
 // processor no way to add to it.
 //
+// Every slow span is treated alike: a slow span inside a slow span of the
+// same request gets its calls under it, and the outer one gets them too.
+// Set Threshold above the inner spans' usual length to keep to the
+// requests' outer spans.
+//
 // Sizes are bounded: at most Options.MaxSpans spans per slow span, the
 // summary included. Beyond that the shortest calls are left out first
 // (their kept children move up to the nearest kept ancestor), counted on

@@ -2,10 +2,14 @@ package xrayotel
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -136,3 +140,42 @@ func TestRequestsInSequenceOnOneGoroutine(t *testing.T) {
 		t.Errorf("goxray.unmatched = %d", v.AsInt64())
 	}
 }
+
+// failingExporter fails every export.
+type failingExporter struct{}
+
+func (failingExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error {
+	return errors.New("backend down")
+}
+func (failingExporter) Shutdown(context.Context) error { return nil }
+
+// A failing exporter is counted, logged once, and does not stop later
+// slow spans from being tried.
+func TestFailingExporter(t *testing.T) {
+	startTracing(t)
+	var mu sync.Mutex
+	var lines []string
+	p := NewSpanProcessor(failingExporter{}, Options{Threshold: time.Nanosecond, Logf: func(f string, a ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	defer tp.Shutdown(context.Background())
+	for range 3 {
+		_, span := tr(tp).Start(context.Background(), "request")
+		step(0)
+		span.End()
+	}
+	tp.ForceFlush(context.Background())
+	if s := p.Stats(); s.ExportErrors != 3 || s.Exported != 0 {
+		t.Errorf("stats %+v", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 1 || !strings.Contains(lines[0], "backend down") {
+		t.Errorf("log lines %q, want one naming the error", lines)
+	}
+}
+
+func tr(tp *sdktrace.TracerProvider) trace.Tracer { return tp.Tracer("test") }
