@@ -33,7 +33,7 @@ func startJaeger(t *testing.T) {
 	t.Helper()
 	bin := os.Getenv(JaegerEnv)
 	if bin == "" {
-		msg := fmt.Sprintf("%s is not set: build Jaeger with `%s=$(scripts/build-jaeger.sh) go test ./xrayotel/...` (from the repository root)", JaegerEnv, JaegerEnv)
+		msg := fmt.Sprintf("%s is not set: build Jaeger and run this test with `%s=$(../scripts/build-jaeger.sh) go test -run TestJaeger .` (in xrayotel; make test does it)", JaegerEnv, JaegerEnv)
 		if os.Getenv("GOXRAY_REQUIRE_TOOLS") == "1" {
 			t.Fatal(msg)
 		}
