@@ -69,9 +69,10 @@ type SpanProcessor struct {
 	jobs chan job
 	done chan struct{}
 
-	mu       sync.Mutex // guards closed, and sending on jobs against closing it
-	closed   bool
-	inflight sync.WaitGroup
+	// quit is closed by Shutdown; jobs is never closed, so a send racing
+	// with Shutdown is harmless (the job is dropped with the queue).
+	quit     chan struct{}
+	quitOnce sync.Once
 
 	starts [startSlots]startSlot
 
@@ -82,6 +83,9 @@ type SpanProcessor struct {
 type job struct {
 	span sdktrace.ReadOnlySpan
 	g    uint64 // the goroutine that started it, 0 if unknown
+	// flushed, when not nil, makes the job a ForceFlush marker: the worker
+	// closes it on reaching it, after every job queued before.
+	flushed chan struct{}
 }
 
 // startSlots is the size of the table that remembers which goroutine
@@ -114,7 +118,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	if o.Logf == nil {
 		o.Logf = log.New(os.Stderr, "xrayotel: ", log.LstdFlags).Printf
 	}
-	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{})}
+	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{})}
 	go p.run()
 	return p
 }
@@ -172,38 +176,61 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	p.slow.Add(1)
 	j := job{span: s, g: p.startedBy(spanKey(sc.SpanID()))}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	select {
+	case <-p.quit:
 		return
+	default:
 	}
-	p.inflight.Add(1) // before the send: the worker may finish the job at once
 	select {
 	case p.jobs <- j:
 	default:
-		p.inflight.Done()
 		p.dropped.Add(1)
 	}
 }
 
 func (p *SpanProcessor) run() {
 	defer close(p.done)
-	for j := range p.jobs {
-		p.process(j)
-		p.inflight.Done()
+	for {
+		select {
+		case j := <-p.jobs:
+			p.handle(j)
+		case <-p.quit:
+			// Finish what was queued, then stop.
+			for {
+				select {
+				case j := <-p.jobs:
+					p.handle(j)
+				default:
+					return
+				}
+			}
+		}
 	}
 }
 
-// ForceFlush waits until every slow span queued so far is exported (or
-// dropped), or ctx ends.
+func (p *SpanProcessor) handle(j job) {
+	if j.flushed != nil {
+		close(j.flushed)
+		return
+	}
+	p.process(j)
+}
+
+// ForceFlush waits until every slow span queued before it is exported (or
+// failed), or ctx ends.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
-	idle := make(chan struct{})
-	go func() {
-		p.inflight.Wait()
-		close(idle)
-	}()
+	marker := job{flushed: make(chan struct{})}
 	select {
-	case <-idle:
+	case p.jobs <- marker:
+	case <-p.quit:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-marker.flushed:
+		return nil
+	case <-p.done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -214,12 +241,7 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 // processor's goroutine, or returns when ctx ends. It does not shut exp
 // down.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
-	p.mu.Lock()
-	if !p.closed {
-		p.closed = true
-		close(p.jobs)
-	}
-	p.mu.Unlock()
+	p.quitOnce.Do(func() { close(p.quit) })
 	select {
 	case <-p.done:
 		return nil
