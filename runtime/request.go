@@ -19,11 +19,12 @@ import (
 // request did, for a caller that knows the goroutine the request started on
 // (package xrayotel). SnapshotGoroutines makes one.
 //
-// Only the blocks of those goroutines are kept. Every other block is
-// skipped by its records' first bytes (a record's size is in its first
-// byte, or for an event in its first five), never decoded or copied, so
-// the cost beyond the copy of the buffers is one read per record and the
-// encoding of the request's own records.
+// The buffers are copied as Flush copies them (into memory pooled between
+// calls), then only the blocks of those goroutines are kept, copied out of
+// it. Every other block is stepped over by its records' first bytes (a
+// record's size is in its first byte, or for an event in its first five),
+// never decoded, so the cost beyond the buffer copy is one byte read per
+// record and the decoding of the request's own records.
 type GoroutineSnapshot struct {
 	segs   [][]byte
 	blocks []keptBlock
