@@ -21,10 +21,12 @@
 //
 //   - one span per function call that began inside the span's time window
 //     on the starting goroutine, or on a goroutine that started inside the
-//     window and descends from it. Its name is the function's name in the
+//     window and descends from it (where goxray records goroutines'
+//     parents: asm.ParentSource; not in the purego build, where only the
+//     starting goroutine's calls are found). Its name is the function's name in the
 //     instrumentation map (what llvm-xray account prints), its start and
 //     end the call's Entry and Exit, mapped from the TSC to wall time
-//     through the pair the goxray session took at Start. Calls nest as
+//     from the span's own start event (StartTime, on goxray's clock). Calls nest as
 //     they nested: a call under the call around it on its goroutine, the
 //     first calls of a spawned goroutine under the call that spawned it
 //     (the parent's latest call of the function holding the go statement,

@@ -47,6 +47,7 @@ func TestUnmatchedCalls(t *testing.T) {
 // Concurrent slow requests each get their own calls.
 func TestConcurrentRequests(t *testing.T) {
 	startTracing(t)
+	needLineage(t)
 	tr, exp, _, tp := provider(t, Options{Threshold: 5 * time.Millisecond})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -114,6 +115,7 @@ func TestSpanLongerThanWindow(t *testing.T) {
 // still gets exactly its calls, in order.
 func TestRequestsInSequenceOnOneGoroutine(t *testing.T) {
 	startTracing(t)
+	needLineage(t)
 	tr, exp, _, tp := provider(t, Options{Threshold: 20 * time.Millisecond})
 	var slow trace.TraceID
 	for i := range 10 {

@@ -117,6 +117,7 @@ func (s jaegerSpan) tag(k string) any {
 func TestJaeger(t *testing.T) {
 	startJaeger(t)
 	startTracing(t)
+	needLineage(t)
 	ctx := context.Background()
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(jaegerOTLP), otlptracehttp.WithInsecure())
 	if err != nil {
