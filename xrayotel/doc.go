@@ -19,21 +19,20 @@
 // span and the goroutines started under it (goxray records which goroutine
 // started which), and exports through exp, as children of the span:
 //
-//   - one span per function call that began inside the span's time window
-//     on the starting goroutine, or on a goroutine that started inside the
-//     window and descends from it (where goxray records goroutines'
-//     parents: asm.ParentSource; not in the purego build, where only the
-//     starting goroutine's calls are found). Its name is the function's name in the
-//     instrumentation map (what llvm-xray account prints), its start and
-//     end the call's Entry and Exit, mapped from the TSC to wall time
-//     from the span's own start event (StartTime, on goxray's clock). Calls nest as
+//   - one span per function call that began inside the span's time window on
+//     the starting goroutine, or on a goroutine that started inside the
+//     window and descends from it (where goxray records goroutines' parents:
+//     asm.ParentSource; not in the purego build, where only the starting
+//     goroutine's calls are found). Its name is the function's name in the
+//     instrumentation map (what llvm-xray account prints), its start and end
+//     the call's Entry and Exit, mapped from the TSC to wall time from the
+//     span's own start event (StartTime, on goxray's clock). Calls nest as
 //     they nested: a call under the call around it on its goroutine, the
-//     first calls of a spawned goroutine under the call that spawned it
-//     (the parent's latest call of the function holding the go statement,
-//     or else the call open in the parent when the child first ran), and
-//     calls with nothing around them under the span. A call still running
-//     when the span ended ends at the span's end and carries
-//     goxray.clipped=true.
+//     first calls of a spawned goroutine under the call that spawned it (the
+//     parent's latest call of the function holding the go statement, or else
+//     the call open in the parent when the child first ran), and calls with
+//     nothing around them under the span. A call still running when the span
+//     ended ends at the span's end and carries goxray.clipped=true.
 //   - one summary span, "goxray.calls", over the span's window, whose
 //     attributes say what was kept and what was not: goxray.calls (calls
 //     found in the window), goxray.exported, goxray.max_spans (the cap),
