@@ -17,22 +17,27 @@ import (
 // GoroutineSnapshot is a copy of the current window restricted to one
 // goroutine and the goroutines it started, directly or not: what one
 // request did, for a caller that knows the goroutine the request started on
-// (package xrayotel). SnapshotGoroutines makes one.
+// (package xrayotel). SnapshotGoroutines makes one; Release gives its
+// memory back.
 //
-// The buffers are copied as Flush copies them (into memory pooled between
-// calls), then only the blocks of those goroutines are kept, copied out of
-// it. Every other block is stepped over by its records' first bytes (a
-// record's size is in its first byte, or for an event in its first five),
-// never decoded, so the cost beyond the buffer copy is one byte read per
-// record and the decoding of the request's own records.
+// The buffers are copied as Flush copies them, into memory pooled between
+// snapshots. Only the blocks of those goroutines are indexed: every other
+// block is stepped over by its records' first bytes (a record's size is in
+// its first byte, or for an event in its first five), never decoded. The
+// records of a goroutine are decoded only when Records or Encode is asked
+// for it, so a request whose root goroutine started many long-lived
+// goroutines before the request began (a main goroutine) pays for those
+// only if the caller asks for them.
 type GoroutineSnapshot struct {
-	segs   [][]byte
 	blocks []keptBlock
 	lin    map[uint64]lineage
+	first  map[uint64]uint64
 	params flush.Params
 	tsc0   uint64
 	wall0  time.Time
 	freq   uint64
+	bufp   *[]byte
+	buf    []byte
 	// Goroutines are the ids of the goroutines kept, the root first, then
 	// in order of their first block in the copy.
 	Goroutines []uint64
@@ -43,11 +48,11 @@ type GoroutineSnapshot struct {
 	After uint64
 	// Now is the TSC at which the copy was cut.
 	Now uint64
-	// Bytes is the size of the kept blocks.
+	// Bytes is the size of the kept goroutines' blocks.
 	Bytes int
 }
 
-// keptBlock is one kept block: data[from:to] of a copied segment.
+// keptBlock is one block of a kept goroutine, in the snapshot's copy.
 type keptBlock struct {
 	data []byte
 	g    uint64
@@ -59,9 +64,9 @@ type lineage struct {
 }
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
-// writers, and keeps the records of goroutine root and of every goroutine
-// whose parent, as the runtime recorded it (fdr.PIDParent), is kept. It
-// returns ErrNotRunning when no session is on.
+// writers, and keeps goroutine root and every goroutine whose parent, as
+// the runtime recorded it (fdr.PIDParent), is kept. It returns
+// ErrNotRunning when no session is on. Call Release when done.
 //
 // The parent is known for goroutines recorded on Go 1.21 and later with
 // the goroutine offsets calibrated (see fdr's lineage event); a goroutine
@@ -78,18 +83,12 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		return nil, ErrNotRunning
 	}
 	// A copy of our own: the session's scratch belongs to Flush and
-	// WriteTo. It holds the whole window only until the kept blocks are
-	// copied out (compactly, below), then goes back to the pool, so that a
-	// slow request neither keeps nor allocates a window's worth of memory.
+	// WriteTo, and this one lives until Release.
 	bufp := requestCopies.Get().(*[]byte)
 	segs, p, buf := s.snapshotInto(*bufp, false)
 	mu.Unlock()
 	flushMu.Unlock()
 
-	defer func() {
-		*bufp = buf[:0]
-		requestCopies.Put(bufp)
-	}()
 	gs := &GoroutineSnapshot{
 		params: p,
 		tsc0:   s.tsc0,
@@ -97,27 +96,27 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		freq:   s.info.Frequency,
 		After:  max(p.After, p.AfterGoroutine[root]),
 		Now:    p.Now,
+		bufp:   bufp,
+		buf:    buf,
+		first:  map[uint64]uint64{},
 	}
-	// Pass 1: each block's goroutine and parent, from the preamble alone.
-	type block struct {
-		seg      int
-		from, to int
-		g        uint64
-	}
-	var blocks []block
+	// Pass 1: each block's goroutine, parent and base TSC, stepping over
+	// the records.
+	var blocks []keptBlock
 	parent := map[uint64]uint64{}
 	spawnPC := map[uint64]uint64{}
-	for si, sg := range segs {
+	for _, sg := range segs {
 		off := 0
 		for off < len(sg) {
 			if sg[off]&1 == 0 || fdr.MetadataKind(sg[off]>>1) != fdr.KindNewBuffer || off+fdr.MetadataSize > len(sg) {
+				gs.Release()
 				return nil, errors.New("runtime: malformed buffer copy: a block does not start with NewBuffer")
 			}
 			g := fdr.NewBufferGoroutine(sg[off:])
 			if pc := fdr.NewBufferSpawnPC(sg[off:]); pc != 0 {
 				spawnPC[g] = pc
 			}
-			start := off
+			start, based := off, false
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
@@ -131,19 +130,32 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				}
 				n, err := metaSize(sg, off)
 				if err != nil {
+					gs.Release()
 					return nil, err
 				}
-				if k == fdr.KindPID {
+				switch k {
+				case fdr.KindPID:
 					if par := fdr.PIDParent(sg[off:]); par != 0 {
 						parent[g] = par
+					}
+				case fdr.KindNewCPUId:
+					if !based {
+						// The block's base TSC: record bytes 3–10
+						// (fdr.PutNewCPUId).
+						based = true
+						t := binary.LittleEndian.Uint64(sg[off+3:])
+						if e, ok := gs.first[g]; !ok || t < e {
+							gs.first[g] = t
+						}
 					}
 				}
 				off += n
 			}
 			if off > len(sg) {
+				gs.Release()
 				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
 			}
-			blocks = append(blocks, block{si, start, off, g})
+			blocks = append(blocks, keptBlock{sg[start:off:off], g})
 		}
 	}
 	// The set: root and every goroutine whose ancestry reaches it.
@@ -163,40 +175,33 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		}
 		return v
 	}
-	// Pass 2: the kept blocks, copied out, each segment's in order.
-	size := 0
 	for _, b := range blocks {
 		if in(b.g, 0) {
-			size += b.to - b.from
+			gs.blocks = append(gs.blocks, b)
+			gs.Bytes += len(b.data)
 		}
 	}
-	data := make([]byte, 0, size)
-	var out [][]byte
-	lastSeg, lastTo := -1, 0
-	for _, b := range blocks {
-		if !in(b.g, 0) {
-			continue
-		}
-		start := len(data)
-		data = append(data, segs[b.seg][b.from:b.to]...)
-		gs.blocks = append(gs.blocks, keptBlock{data[start:len(data):len(data)], b.g})
-		if b.seg == lastSeg && b.from == lastTo {
-			// Adjacent blocks of one segment stay one slice.
-			i := len(out) - 1
-			out[i] = data[len(data)-len(out[i])-(b.to-b.from) : len(data) : len(data)]
-		} else {
-			out = append(out, data[start:len(data):len(data)])
-		}
-		lastSeg, lastTo = b.seg, b.to
-	}
-	gs.Bytes = len(data)
-	gs.segs = out
 	gs.lin = map[uint64]lineage{}
 	for _, g := range gs.Goroutines {
 		gs.lin[g] = lineage{parent[g], spawnPC[g]}
 	}
 	return gs, nil
 }
+
+// Release gives the snapshot's memory back for the next snapshot. Records,
+// Encode and the Payloads Records gave out must not be used after it.
+func (gs *GoroutineSnapshot) Release() {
+	if gs.bufp == nil {
+		return
+	}
+	*gs.bufp = gs.buf[:0]
+	requestCopies.Put(gs.bufp)
+	gs.bufp, gs.buf, gs.blocks = nil, nil, nil
+}
+
+// Started returns the TSC at which kept goroutine g's first block in the
+// copy begins: when it started, unless the window lost its beginning.
+func (gs *GoroutineSnapshot) Started(g uint64) uint64 { return gs.first[g] }
 
 // requestCopies holds SnapshotGoroutines' window copies between calls.
 var requestCopies = sync.Pool{New: func() any { return new([]byte) }}
@@ -218,12 +223,19 @@ func metaSize(s []byte, off int) (int, error) {
 	return fdr.MetadataSize, nil
 }
 
-// Encode writes the kept records as an FDR file of the session's version,
-// as Flush would (the same framing, lineage events and reconstructed
-// entries; pair it with WriteMap for the names). A from or to of 0 leaves
-// that end of the window as the copy has it; otherwise only records with
-// from ≤ TSC ≤ to are written, and calls open at from get an Entry there.
-func (gs *GoroutineSnapshot) Encode(w io.Writer, from, to uint64) (flush.Result, error) {
+// Encode writes the records of goroutines (nil: every kept goroutine) as
+// an FDR file of the session's version, as Flush would (the same framing,
+// lineage events and reconstructed entries; pair it with WriteMap for the
+// names). A from or to of 0 leaves that end of the window as the copy has
+// it; otherwise only records with from ≤ TSC ≤ to are written, and calls
+// open at from get an Entry there.
+func (gs *GoroutineSnapshot) Encode(w io.Writer, goroutines []uint64, from, to uint64) (flush.Result, error) {
+	var segs [][]byte
+	for _, b := range gs.blocks {
+		if goroutines == nil || slices.Contains(goroutines, b.g) {
+			segs = append(segs, b.data)
+		}
+	}
 	p := gs.params
 	if from > 0 && from-1 > p.After {
 		p.After = from - 1
@@ -231,7 +243,7 @@ func (gs *GoroutineSnapshot) Encode(w io.Writer, from, to uint64) (flush.Result,
 	if to > 0 && to < math.MaxUint64 && (p.Before == 0 || to+1 < p.Before) {
 		p.Before = to + 1
 	}
-	return flush.Encode(w, gs.segs, p)
+	return flush.Encode(w, segs, p)
 }
 
 // Frequency is the clock's ticks per second (the file header's).
@@ -272,22 +284,24 @@ type Record struct {
 	Payload []byte     // events: aliases the snapshot's copy
 }
 
-// Records calls fn for every function record and event of the kept
-// goroutines, goroutine by goroutine in the order of Goroutines, each
-// goroutine's in time order (its blocks merged by TSC),
-// inside the window: after After (or the goroutine's own later start, a
+// Records calls fn for every function record and event of goroutines
+// (nil: every kept goroutine), goroutine by goroutine in that order, each
+// goroutine's in time order (its blocks merged by TSC), inside the window: after After (or the goroutine's own later start, a
 // record it lost for want of a buffer) and before the cut. Records come as
 // the writers wrote them: unlike Encode, no Exit is dropped for want of a
 // matching Entry and no Entry is made up, so a reader sees exactly which
 // calls lack an end. *Record is reused between calls.
-func (gs *GoroutineSnapshot) Records(fn func(r *Record)) error {
+func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) error {
+	if goroutines == nil {
+		goroutines = gs.Goroutines
+	}
 	byG := map[uint64][]keptBlock{}
 	for _, b := range gs.blocks {
 		byG[b.g] = append(byG[b.g], b)
 	}
 	var raw fdr.Raw
 	var recs []Record
-	for _, g := range gs.Goroutines {
+	for _, g := range goroutines {
 		after := max(gs.params.After, gs.params.AfterGoroutine[g])
 		before := gs.params.Before
 		recs = recs[:0]

@@ -45,6 +45,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 	g := <-got
 	t0 := time.Now()
 	snap, err := SnapshotGoroutines(g.root)
+	defer snap.Release()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 		t.Errorf("Goroutines %v: the root first", snap.Goroutines)
 	}
 	var b bytes.Buffer
-	if _, err := snap.Encode(&b, 0, 0); err != nil {
+	if _, err := snap.Encode(&b, nil, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	f, err := fdr.Parse(b.Bytes())
@@ -88,7 +89,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 	// in time order.
 	last := map[uint64]uint64{}
 	recs := map[uint32]int{}
-	if err := snap.Records(func(r *Record) {
+	if err := snap.Records(nil, func(r *Record) {
 		if !slices.Contains(snap.Goroutines, r.G) {
 			t.Errorf("a record of goroutine %d, not kept", r.G)
 		}
@@ -108,13 +109,30 @@ func TestSnapshotGoroutines(t *testing.T) {
 	if p, _ := snap.Lineage(g.child); len(snap.Goroutines) > 1 && p != g.root {
 		t.Errorf("Lineage(child) parent %d, want %d", p, g.root)
 	}
+	// Started: a child starts after its parent; Records of one goroutine
+	// give only its records.
+	if len(snap.Goroutines) > 1 {
+		if r, c := snap.Started(g.root), snap.Started(g.child); r == 0 || c < r {
+			t.Errorf("Started: root %d, child %d", r, c)
+		}
+		n := 0
+		snap.Records([]uint64{g.child}, func(r *Record) {
+			if r.G != g.child {
+				t.Errorf("Records(child) gave goroutine %d's record", r.G)
+			}
+			n++
+		})
+		if n == 0 {
+			t.Error("Records(child) gave nothing")
+		}
+	}
 	// The clock mapping goes both ways.
 	if d := snap.Time(snap.TSC(t0)).Sub(t0); d < -time.Microsecond || d > time.Microsecond {
 		t.Errorf("Time(TSC(t)) - t = %v", d)
 	}
 	// A window that begins after the records leaves them out.
 	b.Reset()
-	if _, err := snap.Encode(&b, snap.Now+1, 0); err != nil {
+	if _, err := snap.Encode(&b, nil, snap.Now+1, 0); err != nil {
 		t.Fatal(err)
 	}
 	f, err = fdr.Parse(b.Bytes())

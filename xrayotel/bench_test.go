@@ -65,3 +65,38 @@ func BenchmarkHooks(b *testing.B) {
 	})
 	b.Run("off", bench)
 }
+
+// BenchmarkExtract measures what a slow span costs the processor's
+// goroutine: the copy of a full ring (64 buffers of 64 KiB, filled by a
+// goroutine the request's goroutine started before the request, so a
+// descendant that is not part of it) and the extraction of the request's
+// few calls.
+func BenchmarkExtract(b *testing.B) {
+	startTracing(b)
+	done := make(chan struct{})
+	go func() {
+		for range 300000 { // about 5 MB of records: the ring is full
+			step(0)
+		}
+		close(done)
+	}()
+	<-done
+	tp := sdktrace.NewTracerProvider()
+	defer tp.Shutdown(context.Background())
+	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{Threshold: time.Nanosecond})
+	defer p.Shutdown(context.Background())
+	tp.RegisterSpanProcessor(p)
+	_, span := tp.Tracer("bench").Start(context.Background(), "request")
+	handler()
+	span.End()
+	ro := span.(sdktrace.ReadOnlySpan)
+	j := job{span: ro, g: p.startedBy(spanKey(ro.SpanContext().SpanID()))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		spans, err := p.extract(j)
+		if err != nil || len(spans) < 5 {
+			b.Fatalf("%d spans, %v", len(spans), err)
+		}
+	}
+}

@@ -48,8 +48,6 @@ type goroutine struct {
 	first  uint64 // its first function record's TSC
 	seen   bool
 	calls  []*call // in order of their Entry
-	in     bool    // part of the request: the root, or started inside the window by one that is
-	ruled  bool
 }
 
 // summary is what the summary span says.
@@ -73,6 +71,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.err = err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
+	defer snap.Release()
 	from, to, wall, err := window(snap, s)
 	if err != nil {
 		sum.err = "reading the request's records: " + err.Error()
@@ -82,7 +81,9 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.truncated = true
 		sum.windowStart = wall(snap.After + 1)
 	}
-	kept, err := calls(snap, j.g, from, to, &sum)
+	members := request(snap, from, to)
+	sum.goroutines = len(members)
+	kept, err := calls(snap, members, from, to, &sum)
 	if err != nil {
 		sum.err = "reading the request's records: " + err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
@@ -92,7 +93,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sc := s.SpanContext()
 		prefix := "xray-request." + sc.TraceID().String() + "-" + sc.SpanID().String() + "."
 		path, err := flush.WriteFiles(p.o.Dir, prefix, func(w io.Writer) error {
-			_, err := snap.Encode(w, from, to)
+			_, err := snap.Encode(w, members, from, to)
 			return err
 		}, func(w io.Writer) error {
 			_, err := xrt.WriteMap(w)
@@ -152,19 +153,20 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 // goroutines). A mapping through the session's Start alone would drift
 // with the error of the clock's measured frequency, by milliseconds per
 // hour of session; anchored on the span it is off by at most that error
-// over the span's length. Without the events (the ring lost them) the
+// over the span's length. Without the start event (the ring lost it) the
 // session's mapping is used.
 func window(snap *xrt.GoroutineSnapshot, s sdktrace.ReadOnlySpan) (from, to uint64, wall func(uint64) time.Time, err error) {
 	want := s.SpanContext().SpanID()
 	var start, end uint64
-	err = snap.Records(func(r *xrt.Record) {
+	root := snap.Goroutines[0]
+	err = snap.Records([]uint64{root}, func(r *xrt.Record) {
 		if !r.Event {
 			return
 		}
 		if sp, ok := fdr.ParseSpan(r.Payload); ok && sp.SpanID == [8]byte(want) {
 			if sp.End {
 				end = r.TSC
-			} else if r.G == snap.Goroutines[0] {
+			} else {
 				start = r.TSC
 			}
 		}
@@ -235,13 +237,39 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}.Snapshot()
 }
 
+// request returns the request's goroutines: the root, and each kept
+// goroutine that started inside the window under one that is part of it.
+func request(snap *xrt.GoroutineSnapshot, from, to uint64) []uint64 {
+	root := snap.Goroutines[0]
+	in := map[uint64]bool{root: true}
+	var ruled func(g uint64, depth int) bool
+	ruled = func(g uint64, depth int) bool {
+		if v, ok := in[g]; ok {
+			return v
+		}
+		par, _ := snap.Lineage(g)
+		t := snap.Started(g)
+		v := par != 0 && par != g && depth < 1<<12 && t >= from && t <= to && ruled(par, depth+1)
+		in[g] = v
+		return v
+	}
+	out := []uint64{root}
+	for _, g := range snap.Goroutines[1:] {
+		if ruled(g, 0) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // calls reads the request's records from snap and returns the calls to
 // export, each with its parent (an index into the result, or -1 for the
 // span), parents before children.
-func calls(snap *xrt.GoroutineSnapshot, root uint64, from, to uint64, sum *summary) ([]*call, error) {
+func calls(snap *xrt.GoroutineSnapshot, members []uint64, from, to uint64, sum *summary) ([]*call, error) {
+	root := members[0]
 	gs := map[uint64]*goroutine{}
 	stacks := map[uint64][]*call{}
-	err := snap.Records(func(r *xrt.Record) {
+	err := snap.Records(members, func(r *xrt.Record) {
 		g := gs[r.G]
 		if g == nil {
 			g = &goroutine{}
@@ -291,31 +319,12 @@ func calls(snap *xrt.GoroutineSnapshot, root uint64, from, to uint64, sum *summa
 			c.end = max(c.start, to) // still running when the copy was cut
 		}
 	}
-	// Which goroutines belong to the request.
-	var member func(id uint64, depth int) bool
-	member = func(id uint64, depth int) bool {
+	var kept []*call
+	for _, id := range members {
 		g := gs[id]
 		if g == nil {
-			return false
-		}
-		if !g.ruled {
-			g.ruled = true
-			switch {
-			case id == root:
-				g.in = true
-			case g.parent == 0 || g.parent == id || depth > 1<<12:
-			default:
-				g.in = g.seen && g.first >= from && g.first <= to && member(g.parent, depth+1)
-			}
-		}
-		return g.in
-	}
-	var kept []*call
-	for id, g := range gs {
-		if !member(id, 0) {
 			continue
 		}
-		sum.goroutines++
 		for _, c := range g.calls {
 			if c.fn == 0 {
 				if c.start >= from && c.start <= to {
