@@ -92,7 +92,16 @@ type job struct {
 // started a span: a span's slot is reused by a later span whose id hashes
 // alike, so a slow span started more than a few thousand span starts
 // before it ends may find its slot taken (its summary says so).
-const startSlots = 1 << 12
+const (
+	startBits  = 12
+	startSlots = 1 << startBits
+)
+
+// slot returns span k's slot (Fibonacci hashing: span ids are random, but
+// the multiplication keeps a poor generator from crowding a few slots).
+func (p *SpanProcessor) slot(k uint64) *startSlot {
+	return &p.starts[(k*0x9e3779b97f4a7c15)>>(64-startBits)]
+}
 
 type startSlot struct {
 	span atomic.Uint64 // the span id, 0 while the slot is being written
@@ -141,7 +150,7 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	sc := s.SpanContext()
 	g := asm.Goid()
 	k := spanKey(sc.SpanID())
-	sl := &p.starts[(k*0x9e3779b97f4a7c15)>>(64-12)]
+	sl := p.slot(k)
 	sl.span.Store(0)
 	sl.g.Store(g)
 	sl.span.Store(k)
@@ -151,7 +160,7 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 
 // startedBy returns the goroutine that started span k, or 0.
 func (p *SpanProcessor) startedBy(k uint64) uint64 {
-	sl := &p.starts[(k*0x9e3779b97f4a7c15)>>(64-12)]
+	sl := p.slot(k)
 	if sl.span.Load() != k {
 		return 0
 	}
