@@ -5,7 +5,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # Time per fuzz target in make test (scripts/fuzz.sh); FUZZTIME=2m for a longer run.
 FUZZTIME ?= 15s
 
-.PHONY: test demo docs bench lint vet staticcheck race interop19 realmod soak
+.PHONY: test demo demo-otel docs bench lint vet staticcheck race interop19 realmod soak
 
 # test: lint, then every test under the race detector against llvm-xray
 # (LLVM_XRAY, default llvm-xray), the whole suite again against
@@ -13,6 +13,8 @@ FUZZTIME ?= 15s
 # CPU does not take under qemu-user (scripts/test-emulated.sh: arm64, an
 # amd64 without RDTSCP or invariant TSC, one with RDTSCP), and every fuzz
 # target for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
+# The xrayotel module's tests run against a real Jaeger, built once by
+# scripts/build-jaeger.sh into a cache outside the clone (about 150 s cold).
 # GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
 test: export GOXRAY_REQUIRE_TOOLS := 1
@@ -26,6 +28,7 @@ test: lint
 	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
+	cd xrayotel && $(GO) vet ./... && $(GOBIN)/staticcheck ./... && GOXRAY_JAEGER=$$(GO=$(GO) ../scripts/build-jaeger.sh) $(GO) test -race -count=1 -timeout 10m ./...
 	GO=$(GO) scripts/test-emulated.sh
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
@@ -44,6 +47,12 @@ soak:
 # Everything goes to out/demo (ignored by git); the clone stays clean.
 demo:
 	@scripts/demo.sh
+
+# demo-otel: a slow request of a small service as Jaeger stores it (its
+# function spans, exported by xrayotel and read back from Jaeger's API),
+# then the same request in goxray top -trace (scripts/demo-otel.sh).
+demo-otel:
+	@GO=$(GO) scripts/demo-otel.sh
 
 # docs: run the demo (Chromium required), then refresh the tracked
 # docs/flame.{svg,png}, docs/pprof.png and the README's demo excerpt from it.

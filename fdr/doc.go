@@ -187,6 +187,26 @@
 // is the parent's latest call of the go field's function that began by
 // then (see internal/analysis.Lineage, which infers it without the field).
 //
+// # The span event
+//
+// Package xrayotel links the records to distributed tracing: when an
+// OpenTelemetry span starts, a custom event on the goroutine that starts
+// it carries the span's ids, and when it ends, another on the goroutine
+// that ends it. The payload is ASCII text: SpanPrefix, the trace id in 32
+// lower-case hex digits, '/', the span id in 16, then the field " at=start"
+// or " at=end" (SpanAtKey): "goxray.span=4bf92f3577b34da6a3ce929d0e0e4736/
+// 00f067aa0ba902b7 at=start" without the line break (Span,
+// AppendSpanPayload, ParseSpan). As in the lineage event, more " key=value"
+// fields may follow and readers ignore those they do not know. It is an
+// ordinary custom event with the TSC of the moment it was recorded, so
+// llvm-xray loads it like any other, and the file's version does not
+// matter (typed events would be lost in version 1).
+//
+// A request is the span's start event's goroutine and the goroutines it
+// started (the lineage events), between the start event and the end event
+// (or the end of the file when the end is missing). go tool goxray's -trace
+// flag narrows every view to the requests of one trace id this way.
+//
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
 // tens of times the file's size in all). VerifyStrict keeps none, and
 // VerifyStrictFile checks a file through a memory mapping it releases as

@@ -33,7 +33,52 @@ func mapFlag(fs *flag.FlagSet) *string {
 	const usage = "instrumentation map: goxray's TRACE.map side file or the compiler-rt binary (default: TRACE.map if it exists)"
 	fs.StringVar(p, "instr_map", "", usage)
 	fs.StringVar(p, "m", "", "short for -instr_map")
+	// Every view that takes a map reads a trace, so -trace comes along.
+	fs.StringVar(&traceID, "trace", "", "narrow the view to the requests of this trace id (32 hex digits, as OpenTelemetry and Jaeger show it): the goroutine each of its spans started on and those started under it, between the span's start and end (xrayotel records them)")
 	return p
+}
+
+// traceID is -trace; requests is the filter found for it, per trace file.
+var (
+	traceID  string
+	requests = map[string]*analysis.RequestFilter{}
+)
+
+// requestFilter scans path for the requests of -trace once.
+func requestFilter(path string) (*analysis.RequestFilter, error) {
+	if f, ok := requests[path]; ok {
+		return f, nil
+	}
+	id, err := analysis.ParseTraceID(traceID)
+	if err != nil {
+		return nil, fmt.Errorf("-trace: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := analysis.NewReader(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	scan := analysis.NewRequestScan(id)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		scan.Scan(e)
+	}
+	rf, err := scan.Done()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	requests[path] = rf
+	return rf, nil
 }
 
 // loadMap reads the map named by flag, or trace+".map" when it exists.
@@ -49,8 +94,16 @@ func loadMap(flagVal, trace string) (*analysis.Map, error) {
 	return analysis.ReadMap(p)
 }
 
-// openTrace opens a trace for streaming.
+// openTrace opens a trace for streaming, narrowed to -trace's requests
+// when it is set.
 func openTrace(path string) (*os.File, *analysis.Reader, error) {
+	var rf *analysis.RequestFilter
+	if traceID != "" {
+		var err error
+		if rf, err = requestFilter(path); err != nil {
+			return nil, nil, err
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -59,6 +112,9 @@ func openTrace(path string) (*os.File, *analysis.Reader, error) {
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rf != nil {
+		r.Filter = rf.Keeper()
 	}
 	return f, r, nil
 }

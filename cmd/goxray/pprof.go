@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/goxray/xray/internal/analysis"
 )
 
 func init() {
@@ -39,7 +42,23 @@ merged by root function. Read it with go tool pprof -top / -traces / -http.`)
 	if err != nil {
 		return fail("pprof", err)
 	}
-	if err := p.PProf(m).Write(w); err != nil {
+	prof := p.PProf(m)
+	if traceID != "" {
+		// Every sample belongs to the request: say which.
+		rf, err := requestFilter(pos[0])
+		if err != nil {
+			return fail("pprof", err)
+		}
+		id, _ := analysis.ParseTraceID(traceID)
+		for _, s := range prof.Sample {
+			if s.Label == nil {
+				s.Label = map[string][]string{}
+			}
+			s.Label["trace_id"] = []string{hex.EncodeToString(id[:])}
+			s.Label["span_id"] = rf.Spans
+		}
+	}
+	if err := prof.Write(w); err != nil {
 		return fail("pprof", err)
 	}
 	if err := done(); err != nil {

@@ -75,6 +75,10 @@ type Reader struct {
 	lastTSC  uint64
 	firstTSC uint64
 	seenTSC  bool
+
+	// Filter, when not nil, makes Next skip the events it returns false
+	// for (go tool goxray's -trace: RequestFilter.Keeper).
+	Filter func(*Event) bool
 }
 
 // NewReader reads and checks the 32-byte file header.
@@ -232,9 +236,18 @@ func (r *Reader) emit() {
 // Threads is the number of distinct (pid, tid) block keys seen so far.
 func (r *Reader) Threads() int { return len(r.threads) }
 
-// Next returns the next event in file order, or io.EOF after the last.
-// The returned Event is overwritten by the next call.
+// Next returns the next event in file order that Filter keeps, or io.EOF
+// after the last. The returned Event is overwritten by the next call.
 func (r *Reader) Next() (*Event, error) {
+	for {
+		e, err := r.next()
+		if err != nil || r.Filter == nil || r.Filter(e) {
+			return e, err
+		}
+	}
+}
+
+func (r *Reader) next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}

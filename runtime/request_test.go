@@ -1,0 +1,145 @@
+package runtime
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/fdr"
+)
+
+// SnapshotGoroutines keeps a goroutine and its descendants, and nothing of
+// other goroutines.
+func TestSnapshotGoroutines(t *testing.T) {
+	if _, err := SnapshotGoroutines(1); err != ErrNotRunning {
+		t.Fatalf("SnapshotGoroutines while off: %v, want ErrNotRunning", err)
+	}
+	startT(t, config(t))
+	const rootFn, childFn, grandFn, otherFn = 1100, 1101, 1102, 1103
+	rec := func(id uint32) { Enter(id); Exit(id) }
+	other := make(chan struct{})
+	go func() {
+		for range 2000 { // 32 KB of another goroutine's records
+			rec(otherFn)
+		}
+		close(other)
+	}()
+	<-other
+	type ids struct{ root, child, grand uint64 }
+	got := make(chan ids)
+	go func() {
+		var r ids
+		r.root = asm.Goid()
+		rec(rootFn)
+		done := make(chan struct{})
+		go func() {
+			r.child = asm.Goid()
+			rec(childFn)
+			go func() { r.grand = asm.Goid(); rec(grandFn); close(done) }()
+		}()
+		<-done
+		got <- r
+	}()
+	g := <-got
+	t0 := time.Now()
+	snap, err := SnapshotGoroutines(g.root)
+	defer snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Bytes > 4096 {
+		t.Errorf("the snapshot kept %d bytes for a few calls: other goroutines' blocks?", snap.Bytes)
+	}
+	if snap.Goroutines[0] != g.root {
+		t.Errorf("Goroutines %v: the root first", snap.Goroutines)
+	}
+	var b bytes.Buffer
+	if _, err := snap.Encode(&b, nil, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := f.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint32]bool{}
+	lineage := false
+	for _, e := range evs {
+		seen[e.FuncID] = true
+		if _, ok := fdr.ParseLineage(e.Data); ok {
+			lineage = true
+		}
+	}
+	if !seen[rootFn] || seen[otherFn] {
+		t.Errorf("functions in the snapshot %v: want %d, not %d", seen, rootFn, otherFn)
+	}
+	if lineage || len(snap.Goroutines) > 1 {
+		if !seen[childFn] || !seen[grandFn] || !slices.Contains(snap.Goroutines, g.child) || !slices.Contains(snap.Goroutines, g.grand) {
+			t.Errorf("descendants missing: functions %v, goroutines %v, want %+v", seen, snap.Goroutines, g)
+		}
+	} else {
+		t.Logf("no parent ids recorded here (%s): descendants not checked", asm.GoidSource())
+	}
+	// Records: the same goroutines' records, as written, each goroutine's
+	// in time order.
+	last := map[uint64]uint64{}
+	recs := map[uint32]int{}
+	if err := snap.Records(nil, func(r *Record) {
+		if !slices.Contains(snap.Goroutines, r.G) {
+			t.Errorf("a record of goroutine %d, not kept", r.G)
+		}
+		if r.TSC < last[r.G] {
+			t.Errorf("goroutine %d: TSC %d after %d", r.G, r.TSC, last[r.G])
+		}
+		last[r.G] = r.TSC
+		if !r.Event {
+			recs[r.FuncID]++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if recs[rootFn] != 2 || recs[otherFn] != 0 {
+		t.Errorf("Records: %v, want an Entry and an Exit of %d and nothing of %d", recs, rootFn, otherFn)
+	}
+	if p, _ := snap.Lineage(g.child); len(snap.Goroutines) > 1 && p != g.root {
+		t.Errorf("Lineage(child) parent %d, want %d", p, g.root)
+	}
+	// Started: a child starts after its parent; Records of one goroutine
+	// give only its records.
+	if len(snap.Goroutines) > 1 {
+		if r, c := snap.Started(g.root), snap.Started(g.child); r == 0 || c < r {
+			t.Errorf("Started: root %d, child %d", r, c)
+		}
+		n := 0
+		snap.Records([]uint64{g.child}, func(r *Record) {
+			if r.G != g.child {
+				t.Errorf("Records(child) gave goroutine %d's record", r.G)
+			}
+			n++
+		})
+		if n == 0 {
+			t.Error("Records(child) gave nothing")
+		}
+	}
+	// The clock mapping goes both ways.
+	if d := snap.Time(snap.TSC(t0)).Sub(t0); d < -time.Microsecond || d > time.Microsecond {
+		t.Errorf("Time(TSC(t)) - t = %v", d)
+	}
+	// A window that begins after the records leaves them out.
+	b.Reset()
+	if _, err := snap.Encode(&b, nil, snap.Now+1, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err = fdr.Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := f.Events(); slices.ContainsFunc(evs, func(e fdr.Event) bool { return e.FuncID == rootFn }) {
+		t.Errorf("a window beginning after the cut kept the root's call")
+	}
+}

@@ -1,0 +1,214 @@
+package xrayotel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// JaegerEnv names the Jaeger binary TestJaeger runs;
+// scripts/build-jaeger.sh builds it and prints its path.
+const JaegerEnv = "GOXRAY_JAEGER"
+
+const (
+	jaegerQuery = "127.0.0.1:16686"
+	jaegerOTLP  = "127.0.0.1:4318"
+)
+
+// startJaeger runs Jaeger on loopback and waits until its query API
+// answers.
+func startJaeger(t *testing.T) {
+	t.Helper()
+	bin := os.Getenv(JaegerEnv)
+	if bin == "" {
+		msg := fmt.Sprintf("%s is not set: build Jaeger and run this test with `%s=$(../scripts/build-jaeger.sh) go test -run TestJaeger .` (in xrayotel; make test does it)", JaegerEnv, JaegerEnv)
+		if os.Getenv("GOXRAY_REQUIRE_TOOLS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	for _, addr := range []string{jaegerQuery, jaegerOTLP} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Fatalf("%s is taken by another process: TestJaeger needs Jaeger's default ports", addr)
+		}
+	}
+	cmd := exec.Command(bin,
+		"--set=extensions.jaeger_query.http.endpoint="+jaegerQuery,
+		"--set=extensions.jaeger_query.grpc.endpoint=127.0.0.1:16685")
+	cmd.Env = append(os.Environ(), "JAEGER_LISTEN_HOST=127.0.0.1")
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("jaeger's output:\n%s", log.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err := http.Get("http://" + jaegerQuery + "/api/services")
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jaeger did not answer in 60 s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// jaegerSpan is a span as Jaeger's query API returns it.
+type jaegerSpan struct {
+	SpanID        string `json:"spanID"`
+	OperationName string `json:"operationName"`
+	References    []struct {
+		RefType string `json:"refType"`
+		SpanID  string `json:"spanID"`
+	} `json:"references"`
+	StartTime int64 `json:"startTime"` // µs since the epoch
+	Duration  int64 `json:"duration"`  // µs
+	Tags      []struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	} `json:"tags"`
+}
+
+func (s jaegerSpan) parent() string {
+	for _, r := range s.References {
+		if r.RefType == "CHILD_OF" {
+			return r.SpanID
+		}
+	}
+	return ""
+}
+
+func (s jaegerSpan) tag(k string) any {
+	for _, t := range s.Tags {
+		if t.Key == k {
+			return t.Value
+		}
+	}
+	return nil
+}
+
+// TestJaeger exports a slow request through the OTLP/HTTP exporter to a
+// real Jaeger, configured as the package documentation shows, and reads
+// the trace back from Jaeger's API.
+func TestJaeger(t *testing.T) {
+	startJaeger(t)
+	startTracing(t)
+	needLineage(t)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(jaegerOTLP), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "xrayotel-test"))
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithSpanProcessor(NewSpanProcessor(exp, Options{Threshold: 5 * time.Millisecond})),
+	)
+	tr := tp.Tracer("test")
+	_, fast := tr.Start(ctx, "fast")
+	fast.End()
+	_, span := tr.Start(ctx, "request")
+	handler()
+	span.End()
+	if err := tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	want := 7 // request, handler, 3 steps, worker, summary
+	var spans []jaegerSpan
+	deadline := time.Now().Add(30 * time.Second)
+	for len(spans) < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("jaeger holds %d spans of the trace after 30 s, want %d", len(spans), want)
+		}
+		time.Sleep(300 * time.Millisecond)
+		r, err := http.Get("http://" + jaegerQuery + "/api/traces/" + span.SpanContext().TraceID().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Data []struct {
+				Spans []jaegerSpan `json:"spans"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(r.Body).Decode(&body)
+		r.Body.Close()
+		if err != nil || len(body.Data) == 0 {
+			continue // not stored yet: 404 with an error body
+		}
+		spans = body.Data[0].Spans
+	}
+	byOp := map[string][]jaegerSpan{}
+	byID := map[string]jaegerSpan{}
+	for _, s := range spans {
+		byOp[s.OperationName] = append(byOp[s.OperationName], s)
+		byID[s.SpanID] = s
+	}
+	hName, sName, wName := funcName(uint32(idHandler)), funcName(uint32(idStep)), funcName(uint32(idWorker))
+	if len(byOp["request"]) != 1 || len(byOp[hName]) != 1 || len(byOp[sName]) != 3 || len(byOp[wName]) != 1 || len(byOp[SummaryName]) != 1 {
+		t.Fatalf("operations in jaeger: %v", byOp)
+	}
+	req, h, w := byOp["request"][0], byOp[hName][0], byOp[wName][0]
+	if h.parent() != req.SpanID || w.parent() != h.SpanID || byOp[SummaryName][0].parent() != req.SpanID {
+		t.Errorf("nesting: handler under %q (request %q), worker under %q (handler %q)", h.parent(), req.SpanID, w.parent(), h.SpanID)
+	}
+	underWorker := 0
+	for _, s := range byOp[sName] {
+		if s.parent() == w.SpanID {
+			underWorker++
+		} else if s.parent() != h.SpanID {
+			t.Errorf("a step under %q", s.parent())
+		}
+	}
+	if underWorker != 1 {
+		t.Errorf("%d steps under the worker, want 1", underWorker)
+	}
+	// Timing: each function span inside its parent (Jaeger keeps
+	// microseconds; the TSC↔wall mapping may be off by a few).
+	const slackUS = 200
+	for _, s := range spans {
+		p, ok := byID[s.parent()]
+		if s.OperationName == "request" || !ok {
+			continue
+		}
+		if s.StartTime < p.StartTime-slackUS || s.StartTime+s.Duration > p.StartTime+p.Duration+slackUS {
+			t.Errorf("%s [%d, +%d µs] outside its parent %s [%d, +%d µs]", s.OperationName, s.StartTime, s.Duration, p.OperationName, p.StartTime, p.Duration)
+		}
+	}
+	for _, s := range byOp[sName] {
+		if s.Duration < 3000 {
+			t.Errorf("a step lasted %d µs, it sleeps at least 3 ms", s.Duration)
+		}
+	}
+	if v := byOp[SummaryName][0].tag("goxray.exported"); fmt.Sprint(v) != "5" {
+		t.Errorf("summary goxray.exported = %v, want 5", v)
+	}
+}
