@@ -8,28 +8,38 @@ FUZZTIME ?= 15s
 .PHONY: test demo demo-otel docs bench lint vet staticcheck race interop19 realmod soak
 
 # test: lint, then every test under the race detector against llvm-xray
-# (LLVM_XRAY, default llvm-xray), the whole suite again against
-# llvm-xray-19 when it is installed, cross-builds, the clock paths this
-# CPU does not take under qemu-user (scripts/test-emulated.sh: arm64, an
-# amd64 without RDTSCP or invariant TSC, one with RDTSCP), and every fuzz
-# target for FUZZTIME (a crasher is kept in testdata/fuzz and fails the run).
-# The xrayotel module's tests run against a real Jaeger, built once by
-# scripts/build-jaeger.sh into a cache outside the clone (about 150 s cold).
+# (LLVM_XRAY, default llvm-xray), the whole suite again with -tags purego
+# and against llvm-xray-19, the API, runtime, asm, fdr and instrumentation
+# suites on the other supported Go release (GO_NEXT, fetched by the go
+# command), cross-builds, the clock paths this CPU does not take under
+# qemu-user (scripts/test-emulated.sh: arm64, an amd64 without RDTSCP or
+# invariant TSC, one with RDTSCP), the xrayotel module against a real
+# Jaeger (built once by scripts/build-jaeger.sh into a cache outside the
+# clone, about 150 s cold), and every fuzz target for FUZZTIME (a crasher
+# is kept in testdata/fuzz and fails the run).
+# Each configuration runs through scripts/gotest.sh, which records every
+# test's outcome; at the end a test skipped in every configuration fails
+# the run unless .ci/skip-ledger.txt lists it with its reason.
 # GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
+GO_NEXT ?= go1.27.3
 test: export GOXRAY_REQUIRE_TOOLS := 1
+test: export GO := $(GO)
 test: lint
 	@scripts/need-llvm-xray.sh >/dev/null
-	$(GO) test -race -count=1 -timeout 25m ./...
-	$(GO) test -tags purego -count=1 -timeout 30m ./...
-	@if command -v llvm-xray-19 >/dev/null 2>&1; then \
-		echo "LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -timeout 30m ./..."; \
-		LLVM_XRAY=llvm-xray-19 $(GO) test -count=1 -timeout 30m ./...; \
-	else echo "note: llvm-xray-19 not installed (apt-get install -y llvm-19); interop ran against llvm-xray only"; fi
+	@command -v llvm-xray-19 >/dev/null 2>&1 || { echo "error: llvm-xray-19 is missing; install it with: apt-get install -y llvm-19" >&2; exit 1; }
+	@GOTOOLCHAIN=$(GO_NEXT) $(GO) version >/dev/null || { echo "error: Go $(GO_NEXT) is not available; fetch it with: GOTOOLCHAIN=$(GO_NEXT) go version" >&2; exit 1; }
+	@rm -rf out/testledger
+	scripts/gotest.sh race -race -count=1 -timeout 25m ./...
+	scripts/gotest.sh purego -tags purego -count=1 -timeout 30m ./...
+	LLVM_XRAY=llvm-xray-19 scripts/gotest.sh llvm-xray-19 -count=1 -timeout 30m ./...
+	GOTOOLCHAIN=$(GO_NEXT) scripts/gotest.sh $(GO_NEXT) -count=1 -timeout 30m . ./runtime/... ./asm/... ./fdr/... ./internal/instrument/... ./cmd/goxray
 	GOARCH=arm64 $(GO) build ./...
 	GOARCH=386 $(GO) build ./...
-	cd xrayotel && $(GO) vet ./... && $(GOBIN)/staticcheck ./... && GOXRAY_JAEGER=$$(GO=$(GO) ../scripts/build-jaeger.sh) $(GO) test -race -count=1 -timeout 10m ./...
-	GO=$(GO) scripts/test-emulated.sh
+	cd xrayotel && $(GO) vet ./... && $(GOBIN)/staticcheck ./...
+	GOXRAY_JAEGER=$$(scripts/build-jaeger.sh) scripts/gotest.sh xrayotel -C xrayotel -race -count=1 -timeout 10m ./...
+	scripts/test-emulated.sh
+	out/testledger/testledger check -ledger .ci/skip-ledger.txt out/testledger/*.jsonl
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # soak: minutes of randomized workloads (not in CI): concurrent flushes,

@@ -15,6 +15,7 @@
 # GOXRAY_EMULATOR tells tests that cannot hold under emulation (RSS, child
 # processes, /proc/cpuinfo against CPUID) to skip, saying why.
 # qemu-user runs host binaries that tests exec (llvm-xray) natively.
+# Each run records its outcomes for make test's skip ledger (scripts/gotest.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -25,14 +26,11 @@ for q in qemu-aarch64-static qemu-x86_64-static; do
   fi
 done
 run() {
-  local emu=$1 arch=$2; shift 2
-  echo "GOARCH=$arch $GO test -count=1 -timeout 30m -exec '$emu' $*"
-  local start=$SECONDS
-  GOXRAY_EMULATOR="$emu" GOARCH=$arch $GO test -count=1 -timeout 30m -exec "$emu" "$@"
-  echo "  ($((SECONDS - start)) s under $emu)"
+  local config=$1 emu=$2 arch=$3; shift 3
+  GOXRAY_EMULATOR="$emu" GOARCH=$arch GO=$GO scripts/gotest.sh "$config" -count=1 -timeout 30m -exec "$emu" "$@"
 }
-run "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
-run "qemu-x86_64-static -cpu qemu64" amd64 ./asm/... ./runtime/...
-run "qemu-x86_64-static -cpu max" amd64 ./asm/... ./runtime/tsc ./runtime
-run "qemu-x86_64-static -cpu qemu64" amd64 -run Interop .
-run "qemu-x86_64-static -cpu max" amd64 -run Interop .
+run arm64 "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
+run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 ./asm/... ./runtime/...
+run qemu-max "qemu-x86_64-static -cpu max" amd64 ./asm/... ./runtime/tsc ./runtime
+run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 -run Interop .
+run qemu-max "qemu-x86_64-static -cpu max" amd64 -run Interop .

@@ -1,0 +1,85 @@
+// Command testledger is make test's record of which tests ran where.
+//
+//	go test -json ... | testledger record -config NAME -o DIR/NAME.jsonl
+//	testledger check -ledger .ci/skip-ledger.txt DIR/*.jsonl
+//
+// record prints what a plain go test would and keeps every test's outcome;
+// it exits 1 when a test or package failed, so a shell without pipefail
+// still fails. check fails when a test was skipped in every configuration
+// and the ledger does not list it (see package testledger).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/goxray/xray/internal/testledger"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	switch os.Args[1] {
+	case "record":
+		fs := flag.NewFlagSet("record", flag.ExitOnError)
+		config := fs.String("config", "", "the configuration's name (native, purego, arm64, …)")
+		out := fs.String("o", "", "file to append the outcomes to")
+		fs.Parse(os.Args[2:])
+		if *config == "" || *out == "" {
+			usage()
+		}
+		f, err := os.OpenFile(*out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fatal(err)
+		}
+		failed, err := testledger.Record(*config, os.Stdin, f, os.Stdout)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fatal(err)
+		}
+		if failed {
+			os.Exit(1)
+		}
+	case "check":
+		fs := flag.NewFlagSet("check", flag.ExitOnError)
+		ledger := fs.String("ledger", "", "the ledger file")
+		fs.Parse(os.Args[2:])
+		if *ledger == "" || fs.NArg() == 0 {
+			usage()
+		}
+		lf, err := os.Open(*ledger)
+		if err != nil {
+			fatal(err)
+		}
+		l, err := testledger.ParseLedger(*ledger, lf)
+		lf.Close()
+		if err != nil {
+			fatal(err)
+		}
+		all, err := testledger.Load(fs.Args()...)
+		if err != nil {
+			fatal(err)
+		}
+		r := testledger.Check(all, l)
+		r.Write(os.Stdout, *ledger)
+		if !r.OK() {
+			os.Exit(1)
+		}
+	default:
+		usage()
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: testledger record -config NAME -o FILE < go-test-json\n       testledger check -ledger FILE OUTCOMES...")
+	os.Exit(2)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "testledger:", err)
+	os.Exit(2)
+}
