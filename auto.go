@@ -77,5 +77,9 @@ func AutoStopAny(v any) any { AutoStop(); return v }
 // AutoStopArgs: see AutoStopAny.
 func AutoStopArgs(v []any) []any { AutoStop(); return v }
 
+// AutoStopAll is AutoStop, then its arguments: log.Fatal(f()) becomes
+// log.Fatal(AutoStopAll(f())...), which compiles whatever f returns.
+func AutoStopAll(v ...any) []any { AutoStop(); return v }
+
 // AutoStopFormat: see AutoStopAny.
 func AutoStopFormat(format string) string { AutoStop(); return format }

@@ -459,6 +459,11 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 			s.wrapArg(c.Args[0], "AutoExit")
 		case x.Name == logName && (sel.Sel.Name == "Fatal" || sel.Sel.Name == "Fatalln"):
 			switch {
+			case len(c.Args) == 1 && isCall(c.Args[0]) && !c.Ellipsis.IsValid():
+				// Maybe multi-valued (log.Fatal(f())): only a variadic
+				// parameter takes all of f's results.
+				s.wrapArg(c.Args[0], "AutoStopAll")
+				s.insert(s.tf.Offset(c.Args[0].End()), "...")
 			case len(c.Args) == 0:
 				s.insert(s.tf.Offset(c.Lparen)+1, s.xr+".AutoStopArgs(nil)...")
 			case c.Ellipsis.IsValid():
@@ -468,6 +473,14 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 			}
 		case x.Name == logName && sel.Sel.Name == "Fatalf" && len(c.Args) > 0:
 			switch {
+			case len(c.Args) == 1 && isCall(c.Args[0]) && !c.Ellipsis.IsValid():
+				// Maybe multi-valued (log.Fatalf(g()) with g returning the
+				// format and its operands): no function can pass them on
+				// spread, so the call goes through a literal of Fatalf's
+				// own signature, on the same line, which log's file:line
+				// therefore still names.
+				s.insert(s.tf.Offset(c.Fun.Pos()), "func(__xrayFormat string, __xrayArgs ...any) { "+s.xr+".AutoStop(); ")
+				s.insert(s.tf.Offset(c.Fun.End()), "(__xrayFormat, __xrayArgs...) }")
 			case len(c.Args) == 1:
 				s.wrapArg(c.Args[0], "AutoStopFormat")
 			case c.Ellipsis.IsValid():
@@ -520,6 +533,13 @@ func declares(d *ast.FuncDecl, name string) bool {
 }
 
 // wrapArg turns the expression a into fn(a), fn a function of goxray.
+// isCall reports whether e is a call (or conversion): the one argument
+// shape that may stand for several values.
+func isCall(e ast.Expr) bool {
+	_, ok := e.(*ast.CallExpr)
+	return ok
+}
+
 func (s *fileState) wrapArg(a ast.Expr, fn string) {
 	s.insert(s.tf.Offset(a.Pos()), s.xr+"."+fn+"(")
 	s.insert(s.tf.Offset(a.End()), ")")

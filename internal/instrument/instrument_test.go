@@ -510,6 +510,11 @@ func B(stdlog fataler) { stdlog.Fatal(1) }
 
 func C() { os := 1; _ = os; stdlog.Fatalf("%d", 1) }
 
+func D() {
+	stdlog.Fatal(pair())
+	stdlog.Fatalf(format())
+}
+
 type fataler interface{ Fatal(int) }
 `
 	rs, err := Package("example.com/lib", []File{{Path: "l.go", Src: []byte(src)}}, Config{ExitHooks: true})
@@ -529,6 +534,8 @@ type fataler interface{ Fatal(int) }
 		"func B(stdlog fataler) {",
 		"stdlog.Fatal(1) }",
 		`stdlog.Fatalf("%d", __xray.AutoStopAny(`,
+		`stdlog.Fatal(__xray.AutoStopAll(/*line :24:15*/pair())/*line :24:21*/.../*line :24:21*/)`,
+		`func(__xrayFormat string, __xrayArgs ...any) { __xray.AutoStop(); /*line :25:2*/stdlog.Fatalf(__xrayFormat, __xrayArgs...) }/*line :25:15*/(format())`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s in:\n%s", want, out)
