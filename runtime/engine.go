@@ -8,6 +8,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -140,24 +141,42 @@ func now() (uint64, uint32) {
 
 // Start begins a session, after cfg.Validate.
 func Start(cfg Config) error {
+	logf, err := start(cfg)
+	if err == nil {
+		// Once per process: the reason does not change between sessions,
+		// and a program on a newer Go whose runtime layout moved should
+		// be told once why recording costs more, not at every Start.
+		fallbackOnce.Do(func() {
+			if src := fastSource(); fastPath && strings.HasPrefix(src, "Go (") && !strings.Contains(src, "MinDuration") {
+				logf("record path: %s; records take the portable Go path, which costs a few nanoseconds more per call", src)
+			}
+		})
+	}
+	return err
+}
+
+// fallbackOnce guards Start's log line about the portable record path.
+var fallbackOnce sync.Once
+
+func start(cfg Config) (logf func(string, ...any), err error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != nil {
-		return ErrRunning
+		return nil, ErrRunning
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
 	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
-		return err
+		return nil, err
 	}
 	asm.Calibrate() // goroutine id and P offsets: once, at the first Start
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
-		return fmt.Errorf("xray: %w", err)
+		return nil, fmt.Errorf("xray: %w", err)
 	}
 	s := &session{
 		cfg:        cfg,
@@ -192,7 +211,7 @@ func Start(cfg Config) error {
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
-	return nil
+	return cfg.Logf, nil
 }
 
 // memoryLimit is buffer.MemoryLimit; tests replace it.

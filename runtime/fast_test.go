@@ -6,6 +6,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -161,9 +162,32 @@ func fastPathMatchesGoPath(t *testing.T) {
 func TestFastPathFallback(t *testing.T) {
 	defer func(f func() (uintptr, uintptr, bool)) { schedOffsets = f }(schedOffsets)
 	schedOffsets = func() (uintptr, uintptr, bool) { return 0, 0, false }
-	startT(t, config(t))
+	fallbackOnce = sync.Once{}
+	var logged []string
+	var logMu sync.Mutex
+	c := config(t)
+	c.Logf = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}
+	// The reason is logged at the first Start only.
+	startT(t, c)
+	Stop()
+	startT(t, c)
 	if p := ReadStats().RecordPath; p != "Go (P offsets not found)" {
 		t.Fatalf("RecordPath %q", p)
+	}
+	logMu.Lock()
+	n := 0
+	for _, l := range logged {
+		if strings.HasPrefix(l, "record path: Go (P offsets not found)") {
+			n++
+		}
+	}
+	logMu.Unlock()
+	if n != 1 {
+		t.Errorf("the fallback was logged %d times in two sessions, want once: %q", n, logged)
 	}
 	slowCalls.Store(0)
 	slowWatch = true
