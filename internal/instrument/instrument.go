@@ -171,6 +171,7 @@ type pkgState struct {
 	// the aliased type.
 	aliases map[string]string
 	consts  map[string]constDecl // see deadcode.go
+	recv    string               // see recvName
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -211,6 +212,9 @@ type fileState struct {
 	isTest  bool
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
+	// siblings are the traced copies of the file's split functions,
+	// appended after its text (see split.go).
+	siblings []string
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -361,7 +365,13 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	case goDirective:
 		s.skipped["go: directive"]++
 	default:
-		s.maybe(name, d.Pos(), d.Body, always)
+		// main.main and TestMain run once and carry the AutoStop
+		// defer, which must stay in them: they keep the plain shape.
+		var sib *ast.FuncDecl
+		if !isMain && !isTestMain {
+			sib = d
+		}
+		s.maybe(name, d.Pos(), d.Body, always, d.Type, sib, nil)
 	}
 }
 
@@ -384,14 +394,16 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 		var inner int
 		s.literals(fl.Body, name, &inner, never, false)
 		if s.active && !never {
-			s.maybe(name, fl.Pos(), fl.Body, false)
+			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl)
 		}
 		return false
 	})
 }
 
-// maybe instruments body under name if it is big enough or forced.
-func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool) {
+// maybe instruments body under name if it is big enough or forced: in
+// the split shape (see split.go) when decl or lit allows it, else by an
+// Enter and a deferred Exit at the top of the body.
+func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
 	size := 0
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n != nil {
@@ -407,7 +419,15 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
-	s.insert(s.tf.Offset(body.Lbrace)+1, s.xr+".Enter("+id+"); defer "+s.xr+".Exit("+id+");")
+	if s.split(id, body, ft, decl, lit) {
+		return
+	}
+	s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
+}
+
+// enterExit is the traced prologue of the function with the given id.
+func (s *fileState) enterExit(id string) string {
+	return s.xr + ".Enter(" + id + "); defer " + s.xr + ".Exit(" + id + ");"
 }
 
 // wrapExits makes the calls that end the program write the final file
@@ -580,6 +600,10 @@ func (s *fileState) apply(name string) []byte {
 	b.Write(s.src[last:])
 	if len(s.funcs) == 0 {
 		return b.Bytes()
+	}
+	for _, sib := range s.siblings {
+		b.WriteString("\n\n")
+		b.WriteString(sib)
 	}
 	// The table: an array (declared in the package's first file, see
 	// Package) whose initializer is a declared function, not a literal,
