@@ -365,10 +365,11 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	case goDirective:
 		s.skipped["go: directive"]++
 	default:
-		// main.main and TestMain run once and carry the AutoStop
-		// defer, which must stay in them: they keep the plain shape.
+		// main.main and TestMain carry the AutoStop defer, which must
+		// stay in them, and they and init functions run once: they keep
+		// the Enter/defer Exit shape.
 		var sib *ast.FuncDecl
-		if !isMain && !isTestMain {
+		if !isMain && !isTestMain && (d.Recv != nil || d.Name.Name != "init") {
 			sib = d
 		}
 		s.maybe(name, d.Pos(), d.Body, always, d.Type, sib, nil)

@@ -35,8 +35,10 @@ import (
 // what a user sees, the function keeps the Enter/defer Exit shape: a
 // literal that holds literals (the copy would renumber them, as the
 // compiler names literals in source order), a function that calls
-// t.Helper() (the sibling, not the function, would be the helper), a
-// generic function with a blank type parameter, main.main and TestMain.
+// recover (a deferred function must call it itself), t.Helper() (the
+// sibling, not the function, would be the helper), runtime.Caller or
+// runtime.Callers (one frame more), a generic function with a blank type
+// parameter, init functions, main.main and TestMain.
 //
 // While tracing is on, stacks (panics, runtime.Caller, pprof) show the
 // sibling (pkg.__xray_F, pkg.F.func1.1 for a literal's copy) called by the
@@ -46,7 +48,7 @@ import (
 // split instruments the function in the split shape and reports whether it
 // did; decl or lit is the function (a declaration or a literal).
 func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) bool {
-	if decl == nil && lit == nil || callsHelper(body) {
+	if decl == nil && lit == nil || stackSensitive(body) {
 		return false
 	}
 	if lit != nil && hasFuncLit(body) {
@@ -60,7 +62,8 @@ func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl
 	copied := s.render(body, id)
 	var call, sib string
 	if lit != nil {
-		call = "func(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied + "(" + args + ")"
+		// The call is on the literal's first line, where the copy is.
+		call = "func(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied + s.lineAt(body.Lbrace) + "(" + args + ")"
 	} else {
 		tparams, targs := "", ""
 		if tp := decl.Type.TypeParams; tp != nil && len(tp.List) > 0 {
@@ -185,14 +188,25 @@ func (s *fileState) render(body *ast.BlockStmt, id string) string {
 	return b.String()
 }
 
-// callsHelper reports whether body calls a method Helper without
-// arguments (testing.TB's).
-func callsHelper(body *ast.BlockStmt) bool {
+// stackSensitive reports whether body itself (not its literals) makes a
+// call whose outcome depends on who called the function: recover (which
+// only stops a panic when called by the deferred function itself),
+// a method Helper without arguments (testing.TB's, which marks its
+// caller), runtime.Caller and runtime.Callers.
+func stackSensitive(body *ast.BlockStmt) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
-		if c, ok := n.(*ast.CallExpr); ok && len(c.Args) == 0 {
-			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Helper" {
-				found = true
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			switch f := ast.Unparen(n.Fun).(type) {
+			case *ast.Ident:
+				found = found || f.Name == "recover" && len(n.Args) == 0
+			case *ast.SelectorExpr:
+				x, _ := f.X.(*ast.Ident)
+				found = found || f.Sel.Name == "Helper" && len(n.Args) == 0 ||
+					x != nil && x.Name == "runtime" && (f.Sel.Name == "Caller" || f.Sel.Name == "Callers")
 			}
 		}
 		return !found
