@@ -403,7 +403,9 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 
 // maybe instruments body under name if it is big enough or forced: in
 // the split shape (see split.go) when decl or lit allows it, else by an
-// Enter and a deferred Exit at the top of the body.
+// Enter and a deferred Exit at the top of the body, made only while
+// tracing is on unless decl and lit are both nil (main.main, TestMain and
+// init functions, which run once).
 func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
 	size := 0
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -420,10 +422,13 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
-	if s.split(id, body, ft, decl, lit) {
-		return
+	switch {
+	case s.split(id, body, ft, decl, lit):
+	case decl == nil && lit == nil:
+		s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
+	default:
+		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.xr+".On() { "+s.enterExit(id)+" };")
 	}
-	s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
 }
 
 // enterExit is the traced prologue of the function with the given id.

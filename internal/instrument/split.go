@@ -32,13 +32,22 @@ import (
 //
 // Parameters that the body cannot name (blank or unnamed) are not passed
 // on; an unnamed or blank receiver gets a name. Where the copy would change
-// what a user sees, the function keeps the Enter/defer Exit shape: a
-// literal that holds literals (the copy would renumber them, as the
-// compiler names literals in source order), a function that calls
-// recover (a deferred function must call it itself), t.Helper() (the
-// sibling, not the function, would be the helper), runtime.Caller or
-// runtime.Callers (one frame more), a generic function with a blank type
-// parameter, init functions, main.main and TestMain.
+// what a program sees, the function gets the conditional shape instead,
+//
+//	func F(a A) (r R) { if __xray.On() { __xray.Enter(id); defer __xray.Exit(id) }; <body> }
+//
+// which records the same calls and costs, off, a branch and the open-coded
+// defer's bookkeeping (a bit cleared at entry and tested at each return;
+// the function is not inlinable and its frame holds the defer's state):
+// a function holding function literals (a literal in a copy is another
+// function, named pkg.__xray_F.func1, whose values reflection and
+// comparisons tell apart; a literal's copy would renumber the literals it
+// holds, as the compiler names literals in source order), a function that
+// calls recover (a deferred function must call it itself), t.Helper()
+// (the sibling, not the function, would be the helper), runtime.Caller or
+// runtime.Callers (one frame more), and a generic function with a blank
+// type parameter. init functions, main.main and TestMain, which run once,
+// keep the unconditional Enter/defer Exit.
 //
 // While tracing is on, stacks (panics, runtime.Caller, pprof) show the
 // sibling (pkg.__xray_F, pkg.F.func1.1 for a literal's copy) called by the
@@ -51,7 +60,7 @@ func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl
 	if decl == nil && lit == nil || stackSensitive(body) {
 		return false
 	}
-	if lit != nil && hasFuncLit(body) {
+	if hasFuncLit(body) {
 		return false
 	}
 	params, args := s.forward(ft.Params)
