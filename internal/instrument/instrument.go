@@ -26,6 +26,9 @@ type Config struct {
 	// Threshold is the smallest body size, in syntax nodes, that gets
 	// instrumented; 0 instruments every body. Directives override it.
 	Threshold int
+	// SkipInlinable leaves alone the bodies that the compiler would
+	// probably inline (see inline.go); directives override it.
+	SkipInlinable bool
 	// Generated instruments generated files too.
 	Generated bool
 	// Lang, e.g. "go1.18", pins every file's language version (see
@@ -87,6 +90,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		afs[i] = af
 	}
 	p.globBase = initLiteralBases(afs)
+	p.inline = newInlineInfo(afs)
 	p.consts = collectConsts(afs)
 	p.used = map[string]bool{}
 	p.aliases = map[string]string{}
@@ -172,6 +176,7 @@ type pkgState struct {
 	aliases map[string]string
 	consts  map[string]constDecl // see deadcode.go
 	recv    string               // see recvName
+	inline  *inlineInfo          // see inline.go
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -417,6 +422,10 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	size-- // the block itself
 	if !always && size < s.cfg.Threshold {
 		s.skipped["threshold"]++
+		return
+	}
+	if !always && s.cfg.SkipInlinable && s.inline.inlinable(body) {
+		s.skipped["inlinable"]++
 		return
 	}
 	i := len(s.funcs)

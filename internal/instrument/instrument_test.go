@@ -547,3 +547,28 @@ type fataler interface{ Fatal(int) }
 		t.Error("exit hooks without ExitHooks")
 	}
 }
+
+// TestSkipInlinable: with SkipInlinable, a body the compiler would inline
+// (no calls, a loop included) stays plain, while one of the same size that
+// calls other packages' functions, one that holds a defer, and one that
+// calls a large function of its own package are instrumented.
+func TestSkipInlinable(t *testing.T) {
+	body := "\tn := 0\n\tfor i := range xs {\n\t\tif xs[i] > 2 {\n\t\t\tn += xs[i] * 3\n\t\t}\n\t}\n"
+	big := strings.Repeat("\tn += len(xs) * 3 + len(xs) * 5 - len(xs)\n", 12)
+	src := "package q\n\nimport \"fmt\"\n\n" +
+		"func Leaf(xs []int) int {\n" + body + "\treturn n\n}\n\n" +
+		"func Calls(xs []int) int {\n" + body + "\tfmt.Println(n)\n\tfmt.Println(n)\n\treturn n\n}\n\n" +
+		"func Defers(xs []int) int {\n" + body + "\tdefer func() {}()\n\treturn n\n}\n\n" +
+		"func Large(xs []int) int {\n\tn := 0\n" + big + "\treturn n\n}\n\n" +
+		"func CallsLarge(xs []int) int {\n" + body + "\treturn n + Large(xs) + Large(xs[1:])\n}\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{Threshold: 20, SkipInlinable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"q.Calls", "q.Defers", "q.Large", "q.CallsLarge"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q (skipped %v)", got, want, rs[0].Skipped)
+	}
+	if rs[0].Skipped["inlinable"] != 1 {
+		t.Errorf("skipped %v", rs[0].Skipped)
+	}
+}
