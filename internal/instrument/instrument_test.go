@@ -572,3 +572,74 @@ func TestSkipInlinable(t *testing.T) {
 		t.Errorf("skipped %v", rs[0].Skipped)
 	}
 }
+
+// TestSplitShape: the original keeps its body behind one test of On and
+// passes what its body can name to the traced copy; the copy's tokens
+// carry the original's positions; functions whose copy would behave
+// differently get the conditional shape.
+func TestSplitShape(t *testing.T) {
+	src := `package q
+
+import "testing"
+
+type T[K comparable] struct{ k K }
+
+func (_ T[K]) Blank(_ int, xs ...K) (n int) { n = len(xs); return }
+
+func (T[K]) Unnamed(int) {}
+
+func Pair[A any, B comparable](a A, b B) (A, B) { return a, b }
+
+func Lit() func(int) int { return func(x int) int { return x + 1 } }
+
+func Recovers() (err error) { defer catch(&err); _ = recover(); return nil }
+
+func catch(*error) {}
+
+func Helper(t *testing.T) { t.Helper() }
+`
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	for _, want := range []string{
+		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if __xray.On() { return __xray_recv.__xray_Blank(xs...) };`,
+		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line q.go:7:45*/{__xray.Enter(`,
+		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if __xray.On() { __xray_recv.__xray_Unnamed(); return };`,
+		`{if __xray.On() { return __xray_Pair[A, B](a, b) };`,
+		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line q.go:11:49*/{`,
+		`return func(x int) int {if __xray.On() { return func(x int) int /*line q.go:13:51*/{__xray.Enter(`,
+		`func Recovers() (err error) {if __xray.On() { __xray.Enter(`,
+		`func Helper(t *testing.T) {if __xray.On() { __xray.Enter(`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "__xray_Recovers") || strings.Contains(out, "__xray_Helper") || strings.Contains(out, "__xray_Lit(") {
+		t.Errorf("a function whose copy would differ for its callers has one:\n%s", out)
+	}
+	// The copy's tokens have the original's positions: both returns of
+	// Blank's body are at 7:60.
+	fset := token.NewFileSet()
+	f := fset.AddFile("q.go", -1, len(rs[0].Src))
+	var sc scanner.Scanner
+	sc.Init(f, rs[0].Src, nil, 0)
+	var returns []string
+	for {
+		pos, tok, _ := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if p := fset.Position(pos); tok == token.RETURN && p.Line == 7 {
+			returns = append(returns, p.String())
+		}
+	}
+	if want := []string{"q.go:7:60", "q.go:7:60"}; len(returns) != 3 || !reflect.DeepEqual(returns[1:], want) {
+		t.Errorf("returns on line 7 at %q, want the forward's and then %q (the body's, the copy's)", returns, want)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "q.go", rs[0].Src, 0); err != nil {
+		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
+	}
+}
