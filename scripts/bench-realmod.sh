@@ -146,7 +146,9 @@ sed -i '$d' "$srv/server.txt" # the check run's rate is not a measurement
 for d in "$work"/*/; do
   [ -f "$d/plain.txt" ] || continue
   echo "== $(basename "$d")"
-  go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$d/plain.txt" "$d/off.txt" "$d/on.txt" 2>/dev/null | grep -E 'geomean|^ *│|sec/op' | head -5 || true
+  # Per benchmark: bin/realmod/*/benchstat.txt; here the time geomeans.
+  (cd "$d" && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da plain.txt off.txt on.txt >benchstat.txt 2>&1 &&
+    grep -m3 -E 'plain.txt|sec/op|geomean' benchstat.txt) || true
 done
 echo
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version | cut -d' ' -f3), $rounds rounds of $benchtime, $requests requests"
