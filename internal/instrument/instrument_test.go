@@ -643,3 +643,25 @@ func Helper(t *testing.T) { t.Helper() }
 		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
 	}
 }
+
+// TestSplitNames: methods of different types share their copies' name;
+// a name the package uses moves a copy's name, never onto another's.
+func TestSplitNames(t *testing.T) {
+	body := "{ n := 0; for i := range 3 { n += i * i; if n > 7 { n-- } }; println(n); println(n); return n }"
+	src := "package q\n\ntype A struct{}\ntype B struct{}\n\n" +
+		"func (A) M() int " + body + "\nfunc (B) M() int " + body + "\n" +
+		"func F() int " + body + "\nfunc F1() int " + body + "\nvar __xray_F = 1\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	for _, want := range []string{"A) __xray_M() int", "B) __xray_M() int", "func __xray_F1() int", "func __xray_F11() int"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "q.go", rs[0].Src, 0); err != nil {
+		t.Fatal(err)
+	}
+}

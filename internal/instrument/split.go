@@ -88,8 +88,13 @@ func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl
 			tparams = s.text(tp.Opening, tp.Closing+1)
 			targs = "[" + strings.Join(names, ", ") + "]"
 		}
+		// Functions share the package's name space, where a name the
+		// user took moves a copy's name to one another copy could want;
+		// methods have their type's.
 		name := s.fresh("__xray_" + decl.Name.Name)
-		s.used[name] = true
+		if decl.Recv == nil {
+			s.used[name] = true
+		}
 		recv := ""
 		if decl.Recv != nil {
 			f := decl.Recv.List[0]
