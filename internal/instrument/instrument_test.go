@@ -605,11 +605,11 @@ func Helper(t *testing.T) { t.Helper() }
 	out := string(rs[0].Src)
 	for _, want := range []string{
 		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if __xray.On() { return __xray_recv.__xray_Blank(xs...) };`,
-		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line q.go:7:45*/{__xray.Enter(`,
+		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line :7:45*/{__xray.Enter(`,
 		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if __xray.On() { __xray_recv.__xray_Unnamed(); return };`,
 		`{if __xray.On() { return __xray_Pair[A, B](a, b) };`,
-		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line q.go:11:49*/{`,
-		`return func(x int) int {if __xray.On() { return func(x int) int /*line q.go:13:51*/{__xray.Enter(`,
+		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line :11:49*/{`,
+		`return func(x int) int {if __xray.On() { return func(x int) int /*line :13:51*/{__xray.Enter(`,
 		`func Recovers() (err error) {if __xray.On() { __xray.Enter(`,
 		`func Helper(t *testing.T) {if __xray.On() { __xray.Enter(`,
 	} {

@@ -166,10 +166,12 @@ func (s *fileState) text(from, to token.Pos) string {
 	return string(s.src[s.tf.Offset(from):s.tf.Offset(to)])
 }
 
-// lineAt is a line directive that gives what follows the position of pos.
+// lineAt is a line directive that gives what follows the position of pos,
+// in the file named by the directive that opens the rewrite (an empty
+// name keeps the previous one), as insert's do.
 func (s *fileState) lineAt(pos token.Pos) string {
 	p := s.tf.Position(pos)
-	return fmt.Sprintf("/*line %s:%d:%d*/", p.Filename, p.Line, p.Column)
+	return fmt.Sprintf("/*line :%d:%d*/", p.Line, p.Column)
 }
 
 // render is the text of body, braces included, with the edits made inside
