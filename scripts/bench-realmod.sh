@@ -5,9 +5,10 @@
 # package's test binary twice, plain (go test -c) and instrumented at the
 # default settings (goxray test -c), and runs the module's own benchmarks
 # in ROUNDS rounds; each round runs every package's benchmarks plain,
-# instrumented with tracing off, and instrumented with tracing on
-# (XRAY_OPTIONS, every other setting the runtime's default), in an order
-# that rotates from round to round. Then an Echo server
+# instrumented with tracing off, instrumented with tracing on
+# (XRAY_OPTIONS, every other setting the runtime's default), and plain
+# again (the A/A ratio: what noise alone makes), in an order that rotates
+# from round to round. Then an Echo server
 # (github.com/labstack/echo/v4, pinned below) built plain and instrumented
 # (-xray.pkgs=echo, from a local copy) answers a bounded loopback load (bench/realmod/load:
 # at most REQUESTS requests, at most 60 s, 127.0.0.1 only) in each of the
@@ -15,8 +16,8 @@
 # trace counts one call of echo's request handler per request served.
 #
 # It prints benchstat's comparison per module and bench/realmod/table's
-# summary: benchmarks, off/plain and on/plain geomeans of the per-benchmark
-# median ratios, the budget in force and the functions shed while traced
+# summary: benchmarks, off/plain, on/plain and plain/plain geomeans of the
+# per-benchmark median ratios, the budget in force and the functions shed while traced
 # (as the runtime's log lines report them; n/a when it reports none).
 #
 # QUICK=1 (or ROUNDS, BENCHTIME, REQUESTS) makes it short: 2 rounds of
@@ -61,7 +62,9 @@ run() {
   rm -f "$traces"/*
 }
 
-configs=(plain off on)
+# plain2 runs the plain binary again: the plain / plain ratio (A/A) shows
+# how much of a ratio the machine's noise alone makes.
+configs=(plain off on plain2)
 while read -r mv skip; do
   case "$mv" in ''|'#'*) continue ;; esac
   name=$(echo "$mv" | tr '/@' '__')
@@ -81,10 +84,10 @@ while read -r mv skip; do
     echo "== $mv: round $r of $rounds" >&2
     for p in "${pkgs[@]}"; do
       read -r b dir <<<"$p"
-      for i in 0 1 2; do
-        cfg=${configs[$(((i + r) % 3))]}
+      for i in 0 1 2 3; do
+        cfg=${configs[$(((i + r) % 4))]}
         bin=$out/bin/$b.instr
-        [ "$cfg" = plain ] && bin=$out/bin/$b.plain
+        case "$cfg" in plain*) bin=$out/bin/$b.plain ;; esac
         run "$cfg" "$bin" "$dir" "$out"
       done
     done
@@ -109,7 +112,7 @@ serve() {
   local cfg=$1
   shift
   local bin=$srv/instr
-  [ "$cfg" = plain ] && bin=$srv/plain
+  case "$cfg" in plain*) bin=$srv/plain ;; esac
   env "$@" "$bin" >"$srv/serve.out" 2>>"$srv/$cfg.err" &
   local pid=$! addr=""
   for _ in $(seq 100); do
@@ -126,8 +129,8 @@ serve() {
   echo "$cfg $(echo "$res" | sed -n 's/.* RPS \([0-9.]*\)$/\1/p') $res" >>"$srv/server.txt"
 }
 for r in $(seq "$rounds"); do
-  for i in 0 1 2; do
-    cfg=${configs[$(((i + r) % 3))]}
+  for i in 0 1 2 3; do
+    cfg=${configs[$(((i + r) % 4))]}
     if [ "$cfg" = on ]; then serve on "${on_env[@]}"; else serve "$cfg"; fi
     rm -f "$traces"/*
   done
@@ -147,7 +150,7 @@ for d in "$work"/*/; do
   [ -f "$d/plain.txt" ] || continue
   echo "== $(basename "$d")"
   # Per benchmark: bin/realmod/*/benchstat.txt; here the time geomeans.
-  (cd "$d" && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da plain.txt off.txt on.txt >benchstat.txt 2>&1 &&
+  (cd "$d" && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da plain.txt off.txt on.txt plain2.txt >benchstat.txt 2>&1 &&
     grep -m3 -E 'plain.txt|sec/op|geomean' benchstat.txt) || true
 done
 echo

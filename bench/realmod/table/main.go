@@ -1,7 +1,8 @@
 // Command table summarises scripts/bench-realmod.sh's results (its
 // argument is their directory, bin/realmod): per module, the benchmarks
 // measured in all three configurations, the geometric means over them of
-// the off/plain and on/plain ratios of median ns/op, the budget in force
+// the off/plain, on/plain and plain/plain (the plain binary run again: the
+// noise) ratios of median ns/op, the budget in force
 // and the functions shed while traced (from the runtime's log lines, n/a
 // when it printed none); then the server's median req/s ratios and its
 // trace check.
@@ -88,9 +89,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("| module | benchmarks | off / plain | on / plain | budget | functions shed |")
-	fmt.Println("| --- | ---: | ---: | ---: | --- | --- |")
-	var allOff, allOn []float64
+	fmt.Println("| module | benchmarks | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
+	fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+	var allOff, allOn, allAA []float64
 	for _, e := range ents {
 		d := filepath.Join(dir, e.Name())
 		plain := medians(filepath.Join(d, "plain.txt"))
@@ -98,13 +99,14 @@ func main() {
 			continue
 		}
 		off, on := medians(filepath.Join(d, "off.txt")), medians(filepath.Join(d, "on.txt"))
+		again := medians(filepath.Join(d, "plain2.txt"))
 		var skip *regexp.Regexp
 		if b, err := os.ReadFile(filepath.Join(d, "skip")); err == nil {
 			if s := strings.TrimSpace(string(b)); s != "" && s != "-" {
 				skip = regexp.MustCompile(s)
 			}
 		}
-		var ro, rn []float64
+		var ro, rn, ra []float64
 		for name, p := range plain {
 			o, ok1 := off[name]
 			n, ok2 := on[name]
@@ -117,12 +119,15 @@ func main() {
 				continue
 			}
 			ro, rn = append(ro, o/p), append(rn, n/p)
+			if a, ok := again[name]; ok {
+				ra = append(ra, a/p)
+			}
 		}
-		allOff, allOn = append(allOff, ro...), append(allOn, rn...)
+		allOff, allOn, allAA = append(allOff, ro...), append(allOn, rn...), append(allAA, ra...)
 		budget, shed := governor(filepath.Join(d, "on.err"))
-		fmt.Printf("| %s | %d | %.3f | %.3f | %s | %s |\n", e.Name(), len(ro), geomean(ro), geomean(rn), budget, shed)
+		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %s | %s |\n", e.Name(), len(ro), geomean(ro), geomean(rn), geomean(ra), budget, shed)
 	}
-	fmt.Printf("| all | %d | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn))
+	fmt.Printf("| all | %d | %.3f | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn), geomean(allAA))
 
 	srv := filepath.Join(dir, "server")
 	if b, err := os.ReadFile(filepath.Join(srv, "server.txt")); err == nil {
@@ -137,11 +142,15 @@ func main() {
 		}
 		budget, shed := governor(filepath.Join(srv, "on.err"))
 		fmt.Println()
-		fmt.Println("| server | runs | plain req/s | off / plain | on / plain | budget | functions shed |")
-		fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+		fmt.Println("| server | runs | plain req/s | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
+		fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 		if len(rps["plain"]) > 0 && len(rps["off"]) > 0 && len(rps["on"]) > 0 {
 			p := median(rps["plain"])
-			fmt.Printf("| echo v4 (loopback) | %d | %.0f | %.3f | %.3f | %s | %s |\n", len(rps["plain"]), p, median(rps["off"])/p, median(rps["on"])/p, budget, shed)
+			aa := math.NaN()
+			if len(rps["plain2"]) > 0 {
+				aa = median(rps["plain2"]) / p
+			}
+			fmt.Printf("| echo v4 (loopback) | %d | %.0f | %.3f | %.3f | %.3f | %s | %s |\n", len(rps["plain"]), p, median(rps["off"])/p, median(rps["on"])/p, aa, budget, shed)
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(srv, "check.txt")); err == nil {
