@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	xrt "github.com/goxray/xray/runtime"
 	"github.com/goxray/xray/runtime/registry"
 )
 
@@ -46,6 +47,14 @@ func RegisterTable(ids []ID, file, table string) {
 		ids[i] = ID(id)
 	}
 }
+
+// On reports whether tracing is on: one load of a global word, which the
+// compiler inlines. Every automatically instrumented function tests it once
+// per call, running its original body when it is false and its traced
+// copy when it is true (see internal/instrument), so that code built with
+// `goxray build` costs one predictable branch per call while tracing is
+// off. Programs may use it to skip work that only feeds a trace.
+func On() bool { return xrt.On() }
 
 // AutoStop stops tracing, writing the final file, if tracing is on. The
 // instrumenter defers it at the top of main.main and of TestMain (its own

@@ -7,21 +7,38 @@ import (
 )
 
 // Per-call cost of an automatically instrumented function (the code `goxray
-// build` inserts, written out here in gofmt's layout: the same statements
-// the rewriter puts on the line of the opening brace, with the id read
-// from the file's table array), beside the same function instrumented by
-// hand, left alone but not inlined, and left alone and inlined.
+// build` inserts, written out here in gofmt's layout: the split shape, the
+// original body behind a test of On and a traced copy, with the id read
+// from the file's table array; and the conditional shape), beside the same
+// function instrumented by hand, left alone but not inlined, and left
+// alone and inlined. (The default selection would leave a leaf this small
+// alone: the compiler inlines it.)
 
 var autoIDs = autoTable()
 
-func autoTable() (ids [1]__xray.ID) {
-	__xray.RegisterTable(ids[:], "bench/auto_test.go", "github.com/goxray/xray/bench.autoLeaf\t27\n")
+func autoTable() (ids [2]__xray.ID) {
+	__xray.RegisterTable(ids[:], "bench/auto_test.go", "github.com/goxray/xray/bench.autoLeaf\t24\ngithub.com/goxray/xray/bench.condLeaf\t37\n")
 	return
 }
 
 func autoLeaf(a, b int) int {
+	if __xray.On() {
+		return __xray_autoLeaf(a, b)
+	}
+	return a*b + a
+}
+
+func __xray_autoLeaf(a, b int) int {
 	__xray.Enter(autoIDs[0])
 	defer __xray.Exit(autoIDs[0])
+	return a*b + a
+}
+
+func condLeaf(a, b int) int {
+	if __xray.On() {
+		__xray.Enter(autoIDs[1])
+		defer __xray.Exit(autoIDs[1])
+	}
 	return a*b + a
 }
 
@@ -60,6 +77,14 @@ func BenchmarkLeafAutoOff(b *testing.B) {
 	s := 0
 	for i := 0; b.Loop(); i++ {
 		s += autoLeaf(i, 3)
+	}
+	leafSink = s
+}
+
+func BenchmarkLeafCondOff(b *testing.B) {
+	s := 0
+	for i := 0; b.Loop(); i++ {
+		s += condLeaf(i, 3)
 	}
 	leafSink = s
 }

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"strings"
+
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/runtime/registry"
 )
@@ -18,6 +20,12 @@ func spawnID(pc uint64) uint32 {
 	if f == nil {
 		return 0
 	}
-	id, _ := registry.ID(f.Name())
+	id, ok := registry.ID(f.Name())
+	if !ok && strings.Contains(f.Name(), "__xray_") {
+		// The traced copy of an automatically instrumented function F
+		// is __xray_F, its literals __xray_F.func1…
+		// (internal/instrument's split shape): the go statement is F's.
+		id, _ = registry.ID(strings.ReplaceAll(f.Name(), "__xray_", ""))
+	}
 	return id
 }

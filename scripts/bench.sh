@@ -36,3 +36,8 @@ echo
 # The clock and record path the rows measure (printed by bench's TestMain).
 grep -m1 '^# clock: ' "$out" || true
 go run ./bench/table < "$out"
+echo
+# The real-module rows: tracing off and on against plain builds of real
+# modules' own benchmark suites and of an HTTP server (QUICK=1 for a short
+# run). See bench/README.md, "Real modules".
+scripts/bench-realmod.sh

@@ -68,6 +68,7 @@ code, and at the end of each test binary.
 
 goxray flags (anywhere among the arguments):
   -xray.threshold=N    smallest body (syntax nodes) instrumented; default %d, 0 = all
+                       (above 0, functions the compiler would probably inline are not)
   -xray.pkgs=P1,P2     also instrument these package patterns (e.g. example.com/dep/...)
   -xray.generated      also instrument generated files (// Code generated … DO NOT EDIT.)
   -xray.noexit         no final flush at the end of main/TestMain
@@ -386,7 +387,7 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	pruneOverlays()
 	units := collectUnits(list, extraPkgs)
-	cfg := instrument.Config{Threshold: o.threshold, Generated: o.generated, ExitHooks: !o.noHooks}
+	cfg := instrument.Config{Threshold: o.threshold, SkipInlinable: o.threshold > 0, Generated: o.generated, ExitHooks: !o.noHooks}
 	// The target's runtime.GOOS and GOARCH decide which code is dead.
 	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE string }]("env", "-json", "GOOS", "GOARCH", "GOMODCACHE")
 	if err != nil {

@@ -266,6 +266,11 @@ func TestAutoFixture(t *testing.T) {
 		if len(probes) < 15 {
 			t.Fatalf("only %d probes:\n%s", len(probes), out)
 		}
+		// Traced, the functions ran their traced copies (see the
+		// split shape in internal/instrument).
+		if strings.Contains(out, "COPIES\t0\n") || !strings.Contains(out, "COPIES\t") {
+			t.Errorf("no probed call ran a traced copy:\n%s", out)
+		}
 		ts := autoTraces(t, traces)
 		if len(ts) != 1 {
 			t.Fatalf("want one final trace (os.Exit in main), got %v", ts)

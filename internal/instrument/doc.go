@@ -21,22 +21,31 @@
 // coverage profiles and compiler and vet messages therefore report the
 // original file:line:column.
 //
-// In each instrumented function body the rewrite inserts, on the line of
-// the opening brace,
+// Each instrumented function keeps its body, which is what runs while
+// tracing is off, behind one test of xray.On() inserted on the line of the
+// opening brace; while tracing is on it runs a traced copy of itself
+// instead (the split shape; see split.go for its rules):
 //
-//	__xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]);
+//	func F(a A) (r R) { if __xray.On() { return __xray_F(a) }; <body> }
+//	func __xray_F(a A) (r R) { __xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]); <body> }
 //
 // where __xray is the file's import of github.com/goxray/xray and
-// __xray_ids_F a package-level array appended at the end of the file
-// (both take a numeric suffix when the package already uses the name). The
-// array's initializer registers the file's table with xray.RegisterTable;
+// __xray_ids_F a package-level array appended at the end of the file, with
+// the copies (all take a numeric suffix when the package already uses the
+// name). A function literal calls a copy nested in it. Functions whose copy
+// would behave differently for their callers (they hold literals, call
+// recover, t.Helper, runtime.Caller) get `if __xray.On() { Enter; defer
+// Exit }` instead, and init functions, main.main and TestMain the
+// unconditional Enter and deferred Exit. The array's initializer
+// registers the file's table with xray.RegisterTable;
 // since every instrumented function reads the array, Go's package
 // initialization order computes it before any initializer that can reach
 // one of those functions runs. Exit is deferred first, so it runs after
 // every deferred call of the function, also while a panic unwinds: a
 // recovered or unrecovered panic records the Exit of every instrumented
 // frame it leaves. recover, named results set by deferred calls, and
-// goroutines behave as before.
+// goroutines behave as before. While tracing is on, stacks show the copy
+// (pkg.__xray_F, pkg.F.func1.1 for a literal's) called by the original.
 //
 // # What is instrumented
 //

@@ -26,6 +26,9 @@ type Config struct {
 	// Threshold is the smallest body size, in syntax nodes, that gets
 	// instrumented; 0 instruments every body. Directives override it.
 	Threshold int
+	// SkipInlinable leaves alone the bodies that the compiler would
+	// probably inline (see inline.go); directives override it.
+	SkipInlinable bool
 	// Generated instruments generated files too.
 	Generated bool
 	// Lang, e.g. "go1.18", pins every file's language version (see
@@ -87,6 +90,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		afs[i] = af
 	}
 	p.globBase = initLiteralBases(afs)
+	p.inline = newInlineInfo(afs)
 	p.consts = collectConsts(afs)
 	p.used = map[string]bool{}
 	p.aliases = map[string]string{}
@@ -171,6 +175,8 @@ type pkgState struct {
 	// the aliased type.
 	aliases map[string]string
 	consts  map[string]constDecl // see deadcode.go
+	recv    string               // see recvName
+	inline  *inlineInfo          // see inline.go
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -211,6 +217,9 @@ type fileState struct {
 	isTest  bool
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
+	// siblings are the traced copies of the file's split functions,
+	// appended after its text (see split.go).
+	siblings []string
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -361,7 +370,14 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	case goDirective:
 		s.skipped["go: directive"]++
 	default:
-		s.maybe(name, d.Pos(), d.Body, always)
+		// main.main and TestMain carry the AutoStop defer, which must
+		// stay in them, and they and init functions run once: they keep
+		// the Enter/defer Exit shape.
+		var sib *ast.FuncDecl
+		if !isMain && !isTestMain && (d.Recv != nil || d.Name.Name != "init") {
+			sib = d
+		}
+		s.maybe(name, d.Pos(), d.Body, always, d.Type, sib, nil)
 	}
 }
 
@@ -384,14 +400,18 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 		var inner int
 		s.literals(fl.Body, name, &inner, never, false)
 		if s.active && !never {
-			s.maybe(name, fl.Pos(), fl.Body, false)
+			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl)
 		}
 		return false
 	})
 }
 
-// maybe instruments body under name if it is big enough or forced.
-func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool) {
+// maybe instruments body under name if it is big enough or forced: in
+// the split shape (see split.go) when decl or lit allows it, else by an
+// Enter and a deferred Exit at the top of the body, made only while
+// tracing is on unless decl and lit are both nil (main.main, TestMain and
+// init functions, which run once).
+func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
 	size := 0
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n != nil {
@@ -404,10 +424,25 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 		s.skipped["threshold"]++
 		return
 	}
+	if !always && s.cfg.SkipInlinable && s.inline.inlinable(body) {
+		s.skipped["inlinable"]++
+		return
+	}
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
-	s.insert(s.tf.Offset(body.Lbrace)+1, s.xr+".Enter("+id+"); defer "+s.xr+".Exit("+id+");")
+	switch {
+	case s.split(id, body, ft, decl, lit):
+	case decl == nil && lit == nil:
+		s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
+	default:
+		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.xr+".On() { "+s.enterExit(id)+" };")
+	}
+}
+
+// enterExit is the traced prologue of the function with the given id.
+func (s *fileState) enterExit(id string) string {
+	return s.xr + ".Enter(" + id + "); defer " + s.xr + ".Exit(" + id + ");"
 }
 
 // wrapExits makes the calls that end the program write the final file
@@ -600,6 +635,10 @@ func (s *fileState) apply(name string) []byte {
 	b.Write(s.src[last:])
 	if len(s.funcs) == 0 {
 		return b.Bytes()
+	}
+	for _, sib := range s.siblings {
+		b.WriteString("\n\n")
+		b.WriteString(sib)
 	}
 	// The table: an array (declared in the package's first file, see
 	// Package) whose initializer is a declared function, not a literal,

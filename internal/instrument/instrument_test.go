@@ -541,8 +541,9 @@ type fataler interface{ Fatal(int) }
 			t.Errorf("missing %s in:\n%s", want, out)
 		}
 	}
-	if strings.Count(out, "AutoExit(") != 1 {
-		t.Errorf("want exactly one os.Exit wrapped (C shadows os):\n%s", out)
+	// A's os.Exit is wrapped in A and in its traced copy, C's not at all.
+	if orig, _, _ := strings.Cut(out, "func __xray_A("); strings.Count(orig, "AutoExit(") != 1 || strings.Count(out, "AutoExit(") != 2 {
+		t.Errorf("want exactly one os.Exit wrapped (C shadows os), in A and its traced copy:\n%s", out)
 	}
 	// Positions: every original token where it was.
 	if _, err := parser.ParseFile(token.NewFileSet(), "l.go", rs[0].Src, 0); err != nil {
@@ -551,5 +552,123 @@ type fataler interface{ Fatal(int) }
 	rs, _ = Package("example.com/lib", []File{{Path: "l.go", Src: []byte(src)}}, Config{})
 	if strings.Contains(string(rs[0].Src), "AutoStop") || strings.Contains(string(rs[0].Src), "AutoExit") {
 		t.Error("exit hooks without ExitHooks")
+	}
+}
+
+// TestSkipInlinable: with SkipInlinable, a body the compiler would inline
+// (no calls, a loop included) stays plain, while one of the same size that
+// calls other packages' functions, one that holds a defer, and one that
+// calls a large function of its own package are instrumented.
+func TestSkipInlinable(t *testing.T) {
+	body := "\tn := 0\n\tfor i := range xs {\n\t\tif xs[i] > 2 {\n\t\t\tn += xs[i] * 3\n\t\t}\n\t}\n"
+	big := strings.Repeat("\tn += len(xs) * 3 + len(xs) * 5 - len(xs)\n", 12)
+	src := "package q\n\nimport \"fmt\"\n\n" +
+		"func Leaf(xs []int) int {\n" + body + "\treturn n\n}\n\n" +
+		"func Calls(xs []int) int {\n" + body + "\tfmt.Println(n)\n\tfmt.Println(n)\n\treturn n\n}\n\n" +
+		"func Defers(xs []int) int {\n" + body + "\tdefer func() {}()\n\treturn n\n}\n\n" +
+		"func Large(xs []int) int {\n\tn := 0\n" + big + "\treturn n\n}\n\n" +
+		"func CallsLarge(xs []int) int {\n" + body + "\treturn n + Large(xs) + Large(xs[1:])\n}\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{Threshold: 20, SkipInlinable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"q.Calls", "q.Defers", "q.Large", "q.CallsLarge"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q (skipped %v)", got, want, rs[0].Skipped)
+	}
+	if rs[0].Skipped["inlinable"] != 1 {
+		t.Errorf("skipped %v", rs[0].Skipped)
+	}
+}
+
+// TestSplitShape: the original keeps its body behind one test of On and
+// passes what its body can name to the traced copy; the copy's tokens
+// carry the original's positions; functions whose copy would behave
+// differently get the conditional shape.
+func TestSplitShape(t *testing.T) {
+	src := `package q
+
+import "testing"
+
+type T[K comparable] struct{ k K }
+
+func (_ T[K]) Blank(_ int, xs ...K) (n int) { n = len(xs); return }
+
+func (T[K]) Unnamed(int) {}
+
+func Pair[A any, B comparable](a A, b B) (A, B) { return a, b }
+
+func Lit() func(int) int { return func(x int) int { return x + 1 } }
+
+func Recovers() (err error) { defer catch(&err); _ = recover(); return nil }
+
+func catch(*error) {}
+
+func Helper(t *testing.T) { t.Helper() }
+`
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	for _, want := range []string{
+		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if __xray.On() { return __xray_recv.__xray_Blank(xs...) };`,
+		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line :7:45*/{__xray.Enter(`,
+		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if __xray.On() { __xray_recv.__xray_Unnamed(); return };`,
+		`{if __xray.On() { return __xray_Pair[A, B](a, b) };`,
+		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line :11:49*/{`,
+		`return func(x int) int {if __xray.On() { return func(x int) int /*line :13:51*/{__xray.Enter(`,
+		`func Recovers() (err error) {if __xray.On() { __xray.Enter(`,
+		`func Helper(t *testing.T) {if __xray.On() { __xray.Enter(`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "__xray_Recovers") || strings.Contains(out, "__xray_Helper") || strings.Contains(out, "__xray_Lit(") {
+		t.Errorf("a function whose copy would differ for its callers has one:\n%s", out)
+	}
+	// The copy's tokens have the original's positions: both returns of
+	// Blank's body are at 7:60.
+	fset := token.NewFileSet()
+	f := fset.AddFile("q.go", -1, len(rs[0].Src))
+	var sc scanner.Scanner
+	sc.Init(f, rs[0].Src, nil, 0)
+	var returns []string
+	for {
+		pos, tok, _ := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if p := fset.Position(pos); tok == token.RETURN && p.Line == 7 {
+			returns = append(returns, p.String())
+		}
+	}
+	if want := []string{"q.go:7:60", "q.go:7:60"}; len(returns) != 3 || !reflect.DeepEqual(returns[1:], want) {
+		t.Errorf("returns on line 7 at %q, want the forward's and then %q (the body's, the copy's)", returns, want)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "q.go", rs[0].Src, 0); err != nil {
+		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
+	}
+}
+
+// TestSplitNames: methods of different types share their copies' name;
+// a name the package uses moves a copy's name, never onto another's.
+func TestSplitNames(t *testing.T) {
+	body := "{ n := 0; for i := range 3 { n += i * i; if n > 7 { n-- } }; println(n); println(n); return n }"
+	src := "package q\n\ntype A struct{}\ntype B struct{}\n\n" +
+		"func (A) M() int " + body + "\nfunc (B) M() int " + body + "\n" +
+		"func F() int " + body + "\nfunc F1() int " + body + "\nvar __xray_F = 1\n"
+	rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	for _, want := range []string{"A) __xray_M() int", "B) __xray_M() int", "func __xray_F1() int", "func __xray_F11() int"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "q.go", rs[0].Src, 0); err != nil {
+		t.Fatal(err)
 	}
 }

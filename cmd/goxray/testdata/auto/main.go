@@ -105,6 +105,7 @@ func main() {
 	bi.Put(1)
 	bs.Put("x")
 	check(Gen(3) == 3 && Gen("s") == "s", "generics")
+	check(shapes(), "forwarded parameters")
 	q, err := divide(6, 3)
 	check(q == 2 && err == nil, "divide")
 	q, err = divide(1, 0)
@@ -131,4 +132,28 @@ func main() {
 	fmt.Println("CALLER", line)
 	lib.Report(os.Stdout)
 	os.Exit(status)
+}
+
+// Signatures whose parameters the traced copy receives: blank, unnamed
+// and variadic parameters, named results set before a bare return, a
+// blank receiver, two type parameters, a method value.
+
+func variadic(_ int, xs ...int) (n int, err error) {
+	lib.Probe()
+	n = len(xs)
+	return
+}
+
+func unnamed(int, string) int { lib.Probe(); return 4 }
+
+func (_ T) blankRecv(k int) int { lib.Probe(); return k + 1 }
+
+func pair[A any, B comparable](a A, b B) (A, B) { lib.Probe(); return a, b }
+
+func shapes() bool {
+	n, err := variadic(0, 1, 2, 3)
+	var t T
+	f := t.blankRecv
+	a, b := pair(1, "b")
+	return n == 3 && err == nil && unnamed(1, "") == 4 && f(4) == 5 && a == 1 && b == "b"
 }

@@ -8,6 +8,7 @@ import (
 	"log"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	_ "unsafe" // go:linkname
 )
@@ -22,24 +23,43 @@ var (
 )
 
 // Probe records its caller's function name and declaration line as the
-// runtime sees them.
+// runtime sees them. While tracing is on, an instrumented function runs
+// its traced copy: pkg.__xray_F for F (its literals pkg.__xray_F.func1…),
+// for a literal L a literal nested in L that L calls on its first line.
+// Probe names the copy as its original, by that rule, and counts how
+// many calls came through copies.
 //
 //xray:never
 func Probe() {
-	var pcs [1]uintptr
-	runtime.Callers(2, pcs[:])
-	fr, _ := runtime.CallersFrames(pcs[:]).Next()
+	var pcs [2]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	fr, more := frames.Next()
 	f := runtime.FuncForPC(fr.Entry)
 	_, line := f.FileLine(fr.Entry)
+	name := strings.ReplaceAll(fr.Function, "__xray_", "")
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	literal := strings.HasPrefix(last, "func") || strings.Trim(last, "0123456789") == ""
+	if up, _ := frames.Next(); more && literal && up.File == fr.File && up.Line == line {
+		// A literal's copy, called by the literal on its first line
+		// (under the inliner's name for it if the literal was inlined).
+		name = strings.ReplaceAll(up.Function, "__xray_", "")
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	p := probes[fr.Function]
+	if name != fr.Function {
+		Copies++
+	}
+	p := probes[name]
 	if p == nil {
 		p = &probe{line: line}
-		probes[fr.Function] = p
+		probes[name] = p
 	}
 	p.count++
 }
+
+// Copies counts the probed calls that ran a traced copy.
+var Copies int
 
 // Report prints one "PROBE name line count" line per probed function.
 //
@@ -55,6 +75,7 @@ func Report(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "PROBE\t%s\t%d\t%d\n", n, probes[n].line, probes[n].count)
 	}
+	fmt.Fprintf(w, "COPIES\t%d\n", Copies)
 }
 
 // Early is initialized by an instrumented function before main runs.
