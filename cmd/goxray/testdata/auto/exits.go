@@ -9,14 +9,14 @@ import (
 // wrap log.Fatal*'s arguments, and every argument shape must still
 // compile, multi-valued calls included.
 func fatalShapes() {
-	log.Fatal(pair())
-	log.Fatalln(pair())
-	log.Fatalf(format())
+	log.Fatal(fatalPair())
+	log.Fatalln(fatalPair())
+	log.Fatalf(fatalFormat())
 	log.Fatalf(fmt.Sprint("%d"), 1)
 	log.Fatalf(fmt.Sprint("plain"))
 	log.Fatal(fmt.Sprint("one"))
 }
 
-func pair() (int, error) { return 0, nil }
+func fatalPair() (int, error) { return 0, nil }
 
-func format() (string, int, error) { return "%d %v", 1, nil }
+func fatalFormat() (string, int, error) { return "%d %v", 1, nil }
