@@ -395,6 +395,9 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	if len(target) == 1 {
 		cfg.GOOS, cfg.GOARCH = target[0].GOOS, target[0].GOARCH
+		if !supportedOS[cfg.GOOS] {
+			return nil, cleanup, fmt.Errorf("GOOS=%s/GOARCH=%s is not supported: goxray records on linux (every GOARCH; assembly on amd64 and arm64) and darwin; build for %s with plain go build", cfg.GOOS, cfg.GOARCH, cfg.GOOS)
+		}
 		if err := outsideModCache(units, target[0].GOMODCACHE); err != nil {
 			return nil, cleanup, err
 		}
@@ -540,6 +543,10 @@ func selected(p listPackage, extra map[string]bool) bool {
 	}
 	return extra[p.ImportPath] || p.Module != nil && p.Module.Main
 }
+
+// supportedOS are the systems the runtime builds for: it needs
+// Unix signals, mmap and a monotonic raw clock.
+var supportedOS = map[string]bool{"linux": true, "darwin": true}
 
 func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 	byPath := map[string]*unit{}

@@ -752,3 +752,25 @@ func TestAutoUserOverlay(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoUnsupportedGOOS: a target the runtime does not build for is
+// refused before any compiling, naming it, instead of failing with compile
+// errors inside goxray.
+func TestAutoUnsupportedGOOS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	for _, goos := range []string{"windows", "freebsd"} {
+		_, e, code := autoRun(t, mod, nil, tool, "build", "-xray.goos="+goos, "-o", os.DevNull, ".")
+		if code == 0 || !strings.Contains(e, "GOOS="+goos+"/GOARCH=") || !strings.Contains(e, "not supported") || strings.Contains(e, ".go:") {
+			t.Errorf("-xray.goos=%s: exit %d:\n%s\nwant a refusal naming GOOS and no compile error", goos, code, e)
+		}
+	}
+	// darwin builds (it is not run here).
+	if _, e, code := autoRun(t, mod, nil, tool, "build", "-xray.goos=darwin", "-o", os.DevNull, "."); code != 0 {
+		t.Errorf("-xray.goos=darwin: exit %d:\n%s", code, e)
+	}
+}
