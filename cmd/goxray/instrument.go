@@ -200,6 +200,23 @@ func withoutFlags(args []string, names ...string) []string {
 }
 
 // flagValue returns the last value of -name in flags.
+// coverFlag returns the first flag that turns on coverage
+// instrumentation (-cover, -coverpkg, -covermode, -coverprofile), or "".
+func coverFlag(flags []string) string {
+	for _, f := range flags {
+		name, val, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		switch name {
+		case "cover":
+			if val != "false" {
+				return "-cover"
+			}
+		case "coverpkg", "covermode", "coverprofile":
+			return "-" + name
+		}
+	}
+	return ""
+}
+
 func flagValue(flags []string, name string) (string, bool) {
 	val, found := "", false
 	for i := 0; i < len(flags); i++ {
@@ -303,6 +320,9 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 func prepare(verb string, o options, args []string) (extra []string, cleanup func(), err error) {
 	cleanup = func() {}
 	flags, pkgs, _ := splitArgs(verb, args)
+	if f := coverFlag(flags); f != "" {
+		return nil, cleanup, fmt.Errorf("%s asks for coverage, and the go command builds covered packages from their files on disk, ignoring the -overlay that carries goxray's instrumentation: the binary would record nothing. Measure coverage with plain go %s, and trace without %s", f, verb, f)
+	}
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}

@@ -774,3 +774,29 @@ func TestAutoUnsupportedGOOS(t *testing.T) {
 		t.Errorf("-xray.goos=darwin: exit %d:\n%s", code, e)
 	}
 }
+
+// TestAutoRefusesCoverage: the go command ignores -overlay for packages it
+// instruments for coverage, so a covered build would silently trace
+// nothing: goxray refuses it, naming the flag.
+func TestAutoRefusesCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	for _, args := range [][]string{
+		{"build", "-cover", "-o", os.DevNull, "."},
+		{"build", "-coverpkg=./...", "-o", os.DevNull, "."},
+		{"test", "-covermode=atomic", "-run=^$", "."},
+		{"test", "-coverprofile", filepath.Join(t.TempDir(), "c.out"), "-run=^$", "."},
+	} {
+		_, e, code := autoRun(t, mod, nil, tool, args...)
+		if code == 0 || !strings.Contains(e, args[1]+" asks for coverage") && !strings.Contains(e, strings.SplitN(args[1], "=", 2)[0]+" asks for coverage") {
+			t.Errorf("goxray %v: exit %d:\n%s\nwant a refusal naming the flag", args, code, e)
+		}
+	}
+	if _, e, code := autoRun(t, mod, nil, tool, "build", "-cover=false", "-o", os.DevNull, "."); code != 0 {
+		t.Errorf("-cover=false: exit %d:\n%s", code, e)
+	}
+}
