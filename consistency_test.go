@@ -201,7 +201,7 @@ func checkFile(evs map[int32][]seqEvent, ws []*seqWorker, callID, innerID uint32
 	return fc
 }
 
-// TestConsistentCutUnderMigration is issue 13's finding 1 as a test: 8 Ps
+// TestConsistentCutUnderMigration: 8 Ps
 // on however few CPUs, 64 goroutines yielding inside numbered calls,
 // flushes while they run. Every file, read by our strict reader and by
 // llvm-xray, must hold for each goroutine an unbroken run of calls with no
@@ -323,10 +323,10 @@ func runConsistency(t *testing.T, bin string, o Options, callID, innerID ID, inn
 	t.Logf("%d calls made; drops %+v, recycled %d", total, st.Drops, st.BuffersRecycled)
 }
 
-// TestMinDurationFinishedCallInFlush is issue 13's finding 3: with
-// MinDuration, a long call whose Entry was recorded on a P that then went
-// idle (the goroutine slept and woke up elsewhere) must be whole in a flush
-// taken after it returned. Its Entry used to stay unpublished on that P.
+// TestMinDurationFinishedCallInFlush: with MinDuration, a long call whose
+// Entry was recorded on a P that then went idle (the goroutine slept and
+// woke up elsewhere) must be whole in a flush taken after it returned,
+// though that P published nothing since.
 func TestMinDurationFinishedCallInFlush(t *testing.T) {
 	old := goruntime.GOMAXPROCS(8)
 	defer goruntime.GOMAXPROCS(old)
@@ -365,7 +365,7 @@ func TestMinDurationFinishedCallInFlush(t *testing.T) {
 	}
 }
 
-// TestGOMAXPROCSShrinkUnderLoad is issue 13's finding 2: GOMAXPROCS raised
+// TestGOMAXPROCSShrinkUnderLoad: GOMAXPROCS raised
 // to 128 while 256 goroutines record, then back to 2. The buffers the
 // vanished Ps held must come back (the writers are retired), so that the
 // flight recorder does not drop records as Full from then on; and a flush
@@ -464,7 +464,7 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 // busy Ps, flight-recorder Acquires fail now and then and records are
 // dropped (Drops.Full). Each drop is a hole in one goroutine's records, so
 // only that goroutine's window may start after it; cutting every
-// goroutine's window there used to leave files empty, Stop's included.
+// goroutine's window there would leave files empty, Stop's included.
 func TestFlightRecorderDropsCutOnlyTheirGoroutine(t *testing.T) {
 	bin := xraytool.Bin(t)
 	old := goruntime.GOMAXPROCS(16)

@@ -13,9 +13,8 @@ import (
 	"github.com/goxray/xray/internal/emulated"
 )
 
-// TestStopLogfMayFlush is issue 13's finding 5: Stop called Logf while
-// holding the flush lock, so a Logf that flushes deadlocked Stop and every
-// later flush. No user callback may run under a lock.
+// TestStopLogfMayFlush: a Logf that flushes must not
+// deadlock Stop or later flushes, so no user callback runs under a lock.
 func TestStopLogfMayFlush(t *testing.T) {
 	var logged []string
 	var flushErr, writeErr error
@@ -66,7 +65,7 @@ func (w *refusingWriter) Write(b []byte) (int, error) {
 	return k, errRefused
 }
 
-// TestWriteToCountsAcceptedBytes is finding 11: WriteTo returns the bytes
+// TestWriteToCountsAcceptedBytes: WriteTo returns the bytes
 // the writer accepted, not those its internal buffer took.
 func TestWriteToCountsAcceptedBytes(t *testing.T) {
 	start(t, Options{IgnoreEnv: true})
@@ -87,7 +86,7 @@ func TestWriteToCountsAcceptedBytes(t *testing.T) {
 	}
 }
 
-// TestFlushOnExitRespectsIgnoredSIGINT is finding 8: a process started
+// TestFlushOnExitRespectsIgnoredSIGINT: a process started
 // with SIGINT ignored (nohup, a background job) keeps ignoring it with
 // FlushOnExit; SIGTERM still writes the final file and kills it.
 func TestFlushOnExitRespectsIgnoredSIGINT(t *testing.T) {

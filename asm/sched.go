@@ -28,7 +28,7 @@ import (
 //     candidates (127 words) of the one g.m that survives and, for those
 //     that look like pointers, the word they point at. Measured: about 165
 //     preads per sample, 1 300 for the 8 samples (TestSchedCalibrationCost
-//     logs it; issue 12 guessed 2 000 per sample), about a millisecond in
+//     logs it), about a millisecond in
 //     all, once per process, at the first Start.
 //   - A candidate must lead to our P in the _Prunning state, read while
 //     pinned to it. The read is done by the pread system call, so the P is

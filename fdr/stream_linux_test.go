@@ -12,9 +12,9 @@ import (
 	"testing"
 )
 
-// TestVerifyStrictFileBoundedMemory is issue 13's finding 7: verifying a
-// file must not cost memory in proportion to it (ParseStrict held ~40×
-// the file). A 96 MiB file, one block of 12 M function records, is
+// TestVerifyStrictFileBoundedMemory: verifying a file must not
+// cost memory in proportion to it (a reader that held the whole file would
+// need ~40× its size). A 96 MiB file, one block of 12 M function records, is
 // checked with a few KiB of heap and a resident set that grows by far less
 // than the file.
 func TestVerifyStrictFileBoundedMemory(t *testing.T) {

@@ -791,8 +791,7 @@ const SpareBuffers = 2
 // are sealed, so the flight recorder can recycle them and flushes see them
 // as sealed. Without it, a GOMAXPROCS that grew and shrank back (which Go
 // 1.25 does by itself when a container's CPU limit changes) leaves buffers
-// held by writers no goroutine will ever use again, and recording starves
-// (issue 13, finding 2).
+// held by writers no goroutine will ever use again, and recording starves.
 //
 // Why it is safe although GOMAXPROCS may grow again at any moment: the
 // recording set is replaced by a shorter one first, so from then on a

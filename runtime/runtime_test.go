@@ -511,8 +511,7 @@ func TestStartStopCyclesReleaseMemory(t *testing.T) {
 
 func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
 
-// TestStartRefusesArenaOverMemoryLimit is issue 13's finding 6: an arena
-// above half the cgroup memory limit is refused at Start with a clear
+// TestStartRefusesArenaOverMemoryLimit: an arena above half the cgroup memory limit is refused at Start with a clear
 // error, before anything is mapped.
 func TestStartRefusesArenaOverMemoryLimit(t *testing.T) {
 	old := memoryLimit

@@ -227,7 +227,7 @@ const latestBits = 12
 //
 // The erasable Entries are published as held records (buffer.PublishHeld):
 // a flush copies them, so a call whose Exit landed on another P is whole in
-// the file even while this P stays idle (issue 13, finding 3), and a
+// the file even while this P stays idle, and a
 // rewind retracts them (buffer.Retract) before their bytes are reused, so
 // a flush that overlaps it leaves them out rather than copy torn bytes.
 // Why a flush may show an Entry that a later rewind erases: the Exit that

@@ -221,7 +221,7 @@ func autoXrayEnv(dir string) []string {
 }
 
 // TestAutoFixture builds testdata/auto with `goxray build` and checks the
-// contract of issue 10 on it: names and declaration lines in the map are
+// instrumenter's contract on it: names and declaration lines in the map are
 // the runtime's, call counts in llvm-xray are exact, semantics and
 // positions are unchanged, the user's tree is untouched, the build cache
 // stays honest, and `goxray test` traces tests with unchanged failures and

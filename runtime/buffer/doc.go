@@ -73,9 +73,9 @@
 //     in the sealed FIFO, that buffer is sealed (Snapshot sees it) but not
 //     yet recyclable, like a buffer a writer holds; buffers sealed after it
 //     are recyclable meanwhile. Once it is in, the next Seal moves the
-//     FIFO's tail past it (helping). (The FIFO used to reserve the position
-//     first and fill it later; a sealer descheduled in between made every
-//     FlightRecorder Acquire that found no free buffer fail until it ran
+//     FIFO's tail past it (helping). (Reserving the position first and filling it later would
+//     let a sealer descheduled in between make every FlightRecorder
+//     Acquire that found no free buffer fail until it ran
 //     again, which at GOMAXPROCS 16 on two vCPUs dropped tens of thousands of
 //     records a second.)
 //   - A writer stalled inside Acquire holds nothing that others need: the
