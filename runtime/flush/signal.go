@@ -32,30 +32,53 @@ func Notify(sig os.Signal, fn func()) (stop func()) {
 }
 
 // NotifyExit calls fn (on a goroutine of its own) when one of sigs arrives,
-// then restores the signal's default action and sends it to the process
-// again, so that the process ends as it would have without us (exit
-// status, core dump rules, a parent's wait status). The returned function
-// stops listening; after it, fn is not called.
+// then restores the signals' default action and sends the first one to the
+// process again, so that the process ends as it would have without us
+// (exit status, core dump rules, a parent's wait status). The returned
+// function stops listening; after it, fn is not called.
+//
+// While fn runs, the signals stay caught, and more of them are dropped: an
+// impatient operator's second SIGTERM (or a supervisor sending SIGTERM then
+// SIGINT) would otherwise take the default action mid-flush and lose the
+// final file that fn is writing. So the stop function does nothing once fn
+// has begun (fn typically ends by stopping the session, which calls it);
+// the goroutine restores the defaults itself after fn. SIGKILL still ends
+// a flush that hangs.
 func NotifyExit(fn func(), sigs ...os.Signal) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	done := make(chan struct{})
+	var mu sync.Mutex
+	firing, stopped := false, false
 	signal.Notify(ch, sigs...)
 	go func() {
 		select {
 		case sig := <-ch:
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				return
+			}
+			firing = true
+			mu.Unlock()
 			fn()
-			signal.Reset(sig)
+			signal.Stop(ch)
+			for _, s := range sigs {
+				signal.Reset(s)
+			}
 			if s, ok := sig.(syscall.Signal); ok {
 				syscall.Kill(os.Getpid(), s)
 			}
 		case <-done:
 		}
 	}()
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			signal.Stop(ch)
-			close(done)
-		})
+		mu.Lock()
+		defer mu.Unlock()
+		if firing || stopped {
+			return
+		}
+		stopped = true
+		signal.Stop(ch)
+		close(done)
 	}
 }
