@@ -479,22 +479,6 @@ func TestAutoFixture(t *testing.T) {
 		}
 	})
 
-	t.Run("coverage", func(t *testing.T) {
-		dir := t.TempDir()
-		plain, auto := filepath.Join(dir, "plain.out"), filepath.Join(dir, "auto.out")
-		if o, e, code := autoRun(t, mod, nil, "go", "test", "-count=1", "-coverprofile="+plain, "./lib.x"); code != 0 {
-			t.Fatalf("go test -cover: %s%s", o, e)
-		}
-		if o, e, code := autoRun(t, mod, nil, tool, "test", "-count=1", "-coverprofile="+auto, "./lib.x"); code != 0 {
-			t.Fatalf("goxray test -cover: %s%s", o, e)
-		}
-		p, _ := os.ReadFile(plain)
-		a, _ := os.ReadFile(auto)
-		if len(p) < 50 || !bytes.Equal(p, a) {
-			t.Errorf("coverage profiles differ:\nplain:\n%s\ninstrumented:\n%s", p, a)
-		}
-	})
-
 	if after := autoTreeHash(t, mod); after != before {
 		t.Error("the user's module tree changed")
 	}
