@@ -18,7 +18,8 @@ import (
 
 // RegisterTable registers the functions of one automatically instrumented
 // source file and stores their ids in ids, in table order. table holds one
-// line per function, "name\tline\n", all declared in file. It runs from
+// line per function, "name\tline\n", all declared in file, or
+// "name\tline\tfile\n" where a line directive names another file. It runs from
 // the initializer of a package-level array that every instrumented
 // function of the file reads, so Go's initialization order assigns the
 // ids before any of those functions can run, including from other
@@ -35,11 +36,17 @@ func RegisterTable(ids []ID, file, table string) {
 	fs := make([]registry.Func, len(lines))
 	for i, l := range lines {
 		name, ln, ok := strings.Cut(l, "\t")
+		// A third field names the file a line directive gave the
+		// function (generated code), which the runtime reports too.
+		ln, f, named := strings.Cut(ln, "\t")
 		n, err := strconv.Atoi(ln)
-		if !ok || err != nil || name == "" {
+		if !ok || err != nil || name == "" || named && f == "" {
 			panic(fmt.Sprintf("xray: instrumentation table of %s: bad entry %q", file, l))
 		}
-		fs[i] = registry.Func{Name: name, File: file, Line: n}
+		if !named {
+			f = file
+		}
+		fs[i] = registry.Func{Name: name, File: f, Line: n}
 	}
 	raw := make([]uint32, len(fs))
 	registry.RegisterAll(fs, raw)

@@ -409,12 +409,12 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	units := collectUnits(list, extraPkgs)
 	cfg := instrument.Config{Threshold: o.threshold, SkipInlinable: o.threshold > 0, Generated: o.generated, ExitHooks: !o.noHooks}
 	// The target's runtime.GOOS and GOARCH decide which code is dead.
-	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE string }]("env", "-json", "GOOS", "GOARCH", "GOMODCACHE")
+	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE, GOVERSION string }]("env", "-json", "GOOS", "GOARCH", "GOMODCACHE", "GOVERSION")
 	if err != nil {
 		return nil, cleanup, err
 	}
 	if len(target) == 1 {
-		cfg.GOOS, cfg.GOARCH = target[0].GOOS, target[0].GOARCH
+		cfg.GOOS, cfg.GOARCH, cfg.GoVersion = target[0].GOOS, target[0].GOARCH, target[0].GOVERSION
 		if !supportedOS[cfg.GOOS] {
 			return nil, cleanup, fmt.Errorf("GOOS=%s/GOARCH=%s is not supported: goxray records on linux (every GOARCH; assembly on amd64 and arm64) and darwin; build for %s with plain go build", cfg.GOOS, cfg.GOARCH, cfg.GOOS)
 		}

@@ -784,3 +784,85 @@ func TestAutoRefusesCoverage(t *testing.T) {
 		t.Errorf("-cover=false: exit %d:\n%s", code, e)
 	}
 }
+
+// TestAutoLineDirectives: generated code's own line directives keep their
+// meaning in the instrumented build, on each Go release: one without a
+// column builds, runtime.Caller reports what the plain build reports
+// (a relative name is not resolved against the overlay's copy), and the
+// map names the file and line the directive gave.
+func TestAutoLineDirectives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := autoRepoRoot(t)
+	tool := autoBuildTool(t, t.TempDir())
+	mod := autoModule(t, root, true)
+	src := `package main
+
+import (
+	"fmt"
+	"runtime"
+)
+
+func here() string {
+	_, file, line, _ := runtime.Caller(1)
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
+//line gen.y:100
+func Alpha() string {
+	return here()
+}
+
+//line gen.y:200:1
+func Beta() string {
+	return here()
+}
+
+/*line sub/other.y:300*/ func Gamma() string { return here() }
+
+func main() {
+	fmt.Println(Alpha())
+	fmt.Println(Beta())
+	fmt.Println(Gamma())
+}
+`
+	if err := os.MkdirAll(filepath.Join(mod, "gen"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "gen", "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, e, code := autoRun(t, mod, nil, "go", "run", "./gen")
+	if code != 0 {
+		t.Fatalf("go run: %s", e)
+	}
+	bin := filepath.Join(t.TempDir(), "gen")
+	if _, e, code := autoRun(t, mod, nil, tool, "build", "-xray.threshold=0", "-o", bin, "./gen"); code != 0 {
+		t.Fatalf("goxray build: %s", e)
+	}
+	traces := t.TempDir()
+	got, e, code := autoRun(t, mod, autoXrayEnv(traces), bin)
+	if code != 0 {
+		t.Fatalf("instrumented run: %s", e)
+	}
+	if got != plain {
+		t.Errorf("runtime.Caller instrumented:\n%s\nplain:\n%s", got, plain)
+	}
+	ts := autoTraces(t, traces)
+	if len(ts) == 0 {
+		t.Fatal("no trace")
+	}
+	for bin, rows := range autoAccount(t, ts[len(ts)-1]) {
+		for name, want := range map[string]autoRow{
+			"main.Alpha": {1, "gen.y", 100},
+			"main.Beta":  {1, "gen.y", 200},
+			"main.Gamma": {1, "other.y", 300},
+		} {
+			r, ok := rows[name]
+			if !ok || r.count != want.count || filepath.Base(r.file) != want.file || r.line != want.line {
+				t.Errorf("%s account: %s is %+v, want %+v", bin, name, r, want)
+			}
+		}
+	}
+}

@@ -44,6 +44,10 @@ type Config struct {
 	// runtime.GOOS and runtime.GOARCH in constant conditions (see
 	// deadcode.go); the running program's when empty.
 	GOOS, GOARCH string
+	// GoVersion is the compiler's (go env GOVERSION, e.g. "go1.27.3"):
+	// line directives with relative file names mean different things to
+	// different releases (see linedir.go).
+	GoVersion string
 }
 
 // File is one source file of a package.
@@ -59,6 +63,7 @@ type File struct {
 // Func is one instrumented function.
 type Func struct {
 	Name string // linker symbol name, e.g. example.com/p.(*T).M
+	File string // the file the runtime reports when a line directive names one, else ""
 	Line int    // line of its func keyword
 	Size int    // body size in syntax nodes
 }
@@ -220,6 +225,11 @@ type fileState struct {
 	// siblings are the traced copies of the file's split functions,
 	// appended after its text (see split.go).
 	siblings []string
+	// lineDirs are the file's own line directives that name a file, in
+	// order (see linedir.go); origName is the name the file has without
+	// them.
+	lineDirs []lineDirective
+	origName string
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -236,6 +246,11 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
 	}
 	s.xr = p.fresh("__xray")
+	s.origName = f.Name
+	if s.origName == "" {
+		s.origName = f.Path
+	}
+	s.scanLineDirectives(af, f.Path)
 	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, imports: fileImports(af)}
 	if s.dead.goos == "" {
 		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
@@ -429,7 +444,7 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 		return
 	}
 	i := len(s.funcs)
-	s.funcs = append(s.funcs, Func{Name: name, Line: s.fset.Position(pos).Line, Size: size})
+	s.funcs = append(s.funcs, Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size})
 	id := fmt.Sprintf("%s[%d]", s.ids, i)
 	switch {
 	case s.split(id, body, ft, decl, lit):
@@ -613,8 +628,7 @@ func (s *fileState) pinLang(af *ast.File, name string) {
 // insert records text to insert at off, followed by a line directive
 // that gives what follows its original position back.
 func (s *fileState) insert(off int, text string) {
-	p := s.tf.Position(s.tf.Pos(off))
-	text += fmt.Sprintf("/*line :%d:%d*/", p.Line, p.Column)
+	text += s.lineBack(off, false)
 	s.edits = append(s.edits, edit{off: off, text: text, seq: len(s.edits)})
 }
 
@@ -645,7 +659,11 @@ func (s *fileState) apply(name string) []byte {
 	// so it takes no number from the package's literals.
 	var tab strings.Builder
 	for _, f := range s.funcs {
-		fmt.Fprintf(&tab, "%s\t%d\n", f.Name, f.Line)
+		if f.File != "" {
+			fmt.Fprintf(&tab, "%s\t%d\t%s\n", f.Name, f.Line, f.File)
+		} else {
+			fmt.Fprintf(&tab, "%s\t%d\n", f.Name, f.Line)
+		}
 	}
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')

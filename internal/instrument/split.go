@@ -1,7 +1,6 @@
 package instrument
 
 import (
-	"fmt"
 	"go/ast"
 	"go/token"
 	"sort"
@@ -170,8 +169,7 @@ func (s *fileState) text(from, to token.Pos) string {
 // in the file named by the directive that opens the rewrite (an empty
 // name keeps the previous one), as insert's do.
 func (s *fileState) lineAt(pos token.Pos) string {
-	p := s.tf.Position(pos)
-	return fmt.Sprintf("/*line :%d:%d*/", p.Line, p.Column)
+	return s.lineBack(s.tf.Offset(pos), true)
 }
 
 // render is the text of body, braces included, with the edits made inside
@@ -185,8 +183,7 @@ func (s *fileState) render(body *ast.BlockStmt, id string) string {
 			in = append(in, e)
 		}
 	}
-	p := s.tf.Position(s.tf.Pos(from + 1))
-	in = append(in, edit{off: from + 1, text: s.enterExit(id) + fmt.Sprintf("/*line :%d:%d*/", p.Line, p.Column), seq: -1})
+	in = append(in, edit{off: from + 1, text: s.enterExit(id) + s.lineBack(from+1, true), seq: -1})
 	sort.SliceStable(in, func(i, j int) bool {
 		if in[i].off != in[j].off {
 			return in[i].off < in[j].off
