@@ -4,7 +4,8 @@
 # own views (the same table, the hottest paths with goroutines nested under
 # the call that spawned them, a goroutine-aware flame graph, a pprof profile,
 # a Perfetto timeline); then build the same service from sources with no
-# goxray line (`goxray build`) and trace it with XRAY_OPTIONS alone.
+# goxray line (`goxray build`) and trace it with XRAY_OPTIONS alone; last, a
+# slow request of an OpenTelemetry-traced service as Jaeger stores it.
 #
 # Everything goes to $DEMO_OUT (default out/demo, ignored by git; emptied
 # first), so the demo never changes tracked files. Chromium, when installed,
@@ -22,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-STEPS=(tools build service account top flame pprof timeline auto)
+STEPS=(tools build service account top flame pprof timeline auto otel)
 DOCS=0
 [ "${1:-}" = --docs ] && DOCS=1
 
@@ -178,6 +179,18 @@ step_timeline() {
 # step_auto: cmd/goxray/testdata/autodemo is the same service with every
 # goxray line removed; goxray build instruments it, XRAY_OPTIONS starts the
 # recorder, SIGUSR1 flushes it.
+# step_otel: a slow request of an OpenTelemetry-traced service, as Jaeger
+# stores it (the function spans xrayotel exported, read back from Jaeger's
+# API), then the same request in goxray top -trace (scripts/demo-otel.sh;
+# it builds Jaeger once, a few minutes the first time).
+step_otel() {
+  say "# A slow request in the tracing backend: xrayotel exports its function calls as spans to Jaeger"
+  DEMO_OUT=$OUT GO=${GO:-go} scripts/demo-otel.sh >/dev/null
+  cat "$OUT/otel/demo.txt" | tee -a "$OUT/demo.txt"
+  say ""
+  artifact "$OUT/otel/" "the slow request: Jaeger's copy (demo.txt) and goxray's trace file"
+}
+
 step_auto() {
   local dir=$OUT/auto
   mkdir -p "$dir"
