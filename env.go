@@ -31,6 +31,7 @@ import (
 //	buffer_size, buffer_max      Options.BufferSize, BufferCount
 //	no_file_flush                Options.NoFinalFile
 //	flush_on_exit                Options.FlushOnExit (goxray's: a final file on SIGTERM/SIGINT)
+//	fast_clock                   Options.FastClock (goxray's: RDTSC without a fence)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
 //	flush_signal                 Options.FlushSignal (ours: USR1, USR2, HUP, none, or a number)
 //	verbosity                    ≥ 1 logs the configuration at Start
@@ -79,6 +80,9 @@ func envDefaults(o Options) Options {
 	}
 	if !o.FlushOnExit && env.Has(xrayflags.FieldFlushOnExit) {
 		o.FlushOnExit = env.FlushOnExit
+	}
+	if !o.FastClock && env.Has(xrayflags.FieldFastClock) {
+		o.FastClock = env.FastClock
 	}
 	if !o.NoFinalFile && env.Has(xrayflags.FieldNoFileFlush) {
 		o.NoFinalFile = env.NoFileFlush

@@ -127,6 +127,13 @@ type Options struct {
 	// signals themselves; programs that do should call Stop on their way
 	// out.
 	FlushOnExit bool
+	// FastClock reads the TSC without a fence (RDTSC alone), on amd64 CPUs
+	// with an invariant TSC: each Enter or Exit costs several nanoseconds
+	// less, and each timestamp may be taken up to tens of cycles early or
+	// late against the code around it (never out of order on one CPU, and
+	// never backwards within a goroutine's records). Elsewhere Start logs
+	// why and records with the usual clock; Stats().Clock says which.
+	FastClock bool
 	// IgnoreEnv makes Start ignore XRAY_OPTIONS and XRAY_FDR_OPTIONS.
 	// Otherwise the environment fills the fields left zero (see env.go):
 	// built-in defaults < environment < Options.
@@ -144,6 +151,7 @@ func (o Options) config() (xrt.Config, error) {
 		MinDuration: max(o.MinDuration, 0),
 		NoFinalFile: o.NoFinalFile,
 		FlushOnExit: o.FlushOnExit,
+		FastClock:   o.FastClock,
 		Dir:         o.Dir,
 		Version:     o.Version,
 		BufferSize:  o.BufferSize,

@@ -12,7 +12,7 @@ func BenchmarkTSCRead(b *testing.B) {
 		ok   bool
 		f    func() uint64
 	}{
-		{"RDTSC", InvariantTSC(), rdtsc},
+		{"RDTSC", InvariantTSC(), RDTSC},
 		{"LFENCE_RDTSC", InvariantTSC(), LfenceRDTSC},
 		{"RDTSC_LFENCE", InvariantTSC(), rdtscLfence},
 		{"MFENCE_LFENCE_RDTSC", InvariantTSC(), mfenceLfenceRDTSC},

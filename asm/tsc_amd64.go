@@ -22,8 +22,14 @@ func RDPID() uint32
 // CPUID executes the CPUID instruction for leaf and sub-leaf sub.
 func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 
+// RDTSC returns the time-stamp counter read by RDTSC alone: no fence, so
+// the read may be taken a few tens of cycles before earlier instructions
+// finish or after later ones start. It is the clock of a session that
+// asks for the fast clock (tsc.RDTSC); the instruction exists on every
+// x86-64 CPU.
+func RDTSC() uint64
+
 // The benchmarks' alternatives to LfenceRDTSC.
-func rdtsc() uint64
 func rdtscLfence() uint64
 func mfenceLfenceRDTSC() uint64
 

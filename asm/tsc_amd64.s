@@ -25,8 +25,8 @@ TEXT ·LfenceRDTSC(SB), NOSPLIT, $0-8
 
 // The orderings LfenceRDTSC was chosen against (asm benchmarks).
 
-// func rdtsc() uint64
-TEXT ·rdtsc(SB), NOSPLIT, $0-8
+// func RDTSC() uint64
+TEXT ·RDTSC(SB), NOSPLIT, $0-8
 	RDTSC
 	SHLQ $32, DX
 	ORQ  DX, AX

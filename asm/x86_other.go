@@ -10,6 +10,9 @@ func RDTSCP() (tsc uint64, aux uint32) { return 0, 0 }
 // reports false, so callers use another clock.
 func LfenceRDTSC() uint64 { return 0 }
 
+// RDTSC returns 0: there is no TSC in this build.
+func RDTSC() uint64 { return 0 }
+
 // RDPID returns 0: HasRDPID reports false in this build.
 func RDPID() uint32 { return 0 }
 

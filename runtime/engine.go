@@ -53,6 +53,10 @@ type Config struct {
 	// FlushOnExit: on SIGTERM or SIGINT, Stop (writing the final file),
 	// then die of the signal as the process would have.
 	FlushOnExit bool
+	// FastClock asks for the unfenced TSC read (tsc.Select): cheaper
+	// records, timestamps with tens of cycles of skid. Where the CPU
+	// cannot give it, Start logs why and keeps the usual clock.
+	FastClock bool
 }
 
 const (
@@ -141,7 +145,10 @@ func now() (uint64, uint32) {
 
 // Start begins a session, after cfg.Validate.
 func Start(cfg Config) error {
-	logf, err := start(cfg)
+	logf, why, err := start(cfg)
+	if err == nil && why != "" {
+		logf("fast clock not used: %s; recording with the %s clock", why, tsc.Source())
+	}
 	if err == nil {
 		// Once per process: the reason does not change between sessions,
 		// and a program on a newer Go whose runtime layout moved should
@@ -158,25 +165,27 @@ func Start(cfg Config) error {
 // fallbackOnce guards Start's log line about the portable record path.
 var fallbackOnce sync.Once
 
-func start(cfg Config) (logf func(string, ...any), err error) {
+func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != nil {
-		return nil, ErrRunning
+		return nil, "", ErrRunning
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
 	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	asm.Calibrate() // goroutine id and P offsets: once, at the first Start
+	// No record is being written: state is off until the end of Start.
+	clockWhy = tsc.Select(cfg.FastClock)
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
-		return nil, fmt.Errorf("xray: %w", err)
+		return nil, "", fmt.Errorf("xray: %w", err)
 	}
 	s := &session{
 		cfg:        cfg,
@@ -211,7 +220,7 @@ func start(cfg Config) (logf func(string, ...any), err error) {
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
-	return cfg.Logf, nil
+	return cfg.Logf, clockWhy, nil
 }
 
 // memoryLimit is buffer.MemoryLimit; tests replace it.

@@ -31,6 +31,8 @@ const (
 	modeLfenceRDTSC = 2 // tsc.LfenceRDTSC; amd64
 	modeNanotime    = 3 // tsc.Nanotime; amd64
 	modeCNTVCT      = 4 // tsc.CNTVCT; arm64
+	modeRDTSC       = 5 // tsc.RDTSC; amd64
+	modeCount       = 6
 )
 
 // Facts the assembly needs, as go_asm.h constants (const_name).
@@ -65,6 +67,8 @@ func clockMode(src string) uint32 {
 		return modeNanotime
 	case tsc.CNTVCT:
 		return modeCNTVCT
+	case tsc.RDTSC:
+		return modeRDTSC
 	}
 	return modeOff
 }

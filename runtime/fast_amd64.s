@@ -48,7 +48,7 @@
 // TSCREAD reads the clock of the TSC modes into TS and the CPU (or
 // const_unknownCPU) into CPU, checking fastOK before any clock
 // instruction; any other mode jumps to OTHER. It defines the labels
-// notRDTSCP and clocked.
+// notRDTSCP, notLfence and clocked.
 #define TSCREAD(OTHER) \
 	MOVL	·fastOK(SB), T1 \
 	CMPL	T1, $const_modeRDTSCP \
@@ -59,8 +59,14 @@
 	JMP	clocked \
 notRDTSCP: \
 	CMPL	T1, $const_modeLfenceRDTSC \
-	JNE	OTHER \
+	JNE	notLfence \
 	LFENCE \
+	RDTSC \
+	MOVL	$const_unknownCPU, CPU \
+	JMP	clocked \
+notLfence: \
+	CMPL	T1, $const_modeRDTSC \
+	JNE	OTHER \
 	RDTSC \
 	MOVL	$const_unknownCPU, CPU \
 clocked: \

@@ -24,7 +24,7 @@ func Event(data []byte) { customEventSlow(data) }
 const fastPath = true
 
 // fastModes are the clock modes fast_arm64.s implements.
-var fastModes = [...]bool{modeCNTVCT: true}
+var fastModes = [modeCount]bool{modeCNTVCT: true}
 
 // These are used only from fast_arm64.s; naming them here keeps the
 // unused-code checkers from reporting them.

@@ -25,4 +25,4 @@ func Event(data []byte) { customEventSlow(data) }
 
 const fastPath = false
 
-var fastModes [modeCNTVCT + 1]bool
+var fastModes [modeCount]bool

@@ -41,6 +41,7 @@ const (
 	FieldMode
 	FieldFlushSignal
 	FieldFlushOnExit
+	FieldFastClock
 )
 
 // Config is what the two variables set. A field means something only when
@@ -65,6 +66,7 @@ type Config struct {
 	Mode        string         // ModeFlightRecorder or ModeFill
 	FlushSignal syscall.Signal // 0: no signal (flush_signal=none)
 	FlushOnExit bool           // flush_on_exit: a final file on SIGTERM/SIGINT
+	FastClock   bool           // fast_clock: RDTSC without a fence
 
 	set Field
 }
@@ -438,6 +440,7 @@ var fdrFlags = []flagDef{
 	{"buffer_max", intFlag(FieldBufferMax, 0, math.MaxInt, wantSize, func(c *Config) *int { return &c.BufferMax })},
 	{"no_file_flush", boolFlag(FieldNoFileFlush, func(c *Config) *bool { return &c.NoFileFlush })},
 	{"flush_on_exit", boolFlag(FieldFlushOnExit, func(c *Config) *bool { return &c.FlushOnExit })},
+	{"fast_clock", boolFlag(FieldFastClock, func(c *Config) *bool { return &c.FastClock })},
 	{"fdr_version", func(p *parser, v string) string {
 		if n, ok := parseInt(v, 1, 5); ok && (n == 1 || n == 5) {
 			p.c.Version = int(n)
@@ -560,6 +563,9 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 	}
 	if c.Has(FieldFlushOnExit) {
 		f = append(f, "flush_on_exit="+strconv.FormatBool(c.FlushOnExit))
+	}
+	if c.Has(FieldFastClock) {
+		f = append(f, "fast_clock="+strconv.FormatBool(c.FastClock))
 	}
 	return strings.Join(x, " "), strings.Join(f, " ")
 }

@@ -27,6 +27,7 @@
 //	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction   (hidden here; ~21 ns)
 //	lfence+rdtsc+rdpid  invariant TSC, no RDTSCP, RDPID for the CPU
 //	lfence+rdtsc        invariant TSC, neither: CPU unknown                        23 ns
+//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  13 ns
 //	cntvct              arm64: ISB; MRS CNTVCT_EL0 at CNTFRQ_EL0 Hz; CPU unknown
 //	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       42 ns
 //
@@ -46,6 +47,16 @@
 // running Linux make. That is what this clock relies on on AMD; if the bit
 // were clear, a timestamp could be taken a few instructions early, never
 // out of order with another RDTSC on the same CPU.
+//
+// The fast clock. A session may ask for RDTSC alone (Options.FastClock):
+// about half the cost of the fenced reads, in exchange for skid — the
+// counter may be read up to tens of cycles before the instructions before
+// it retire, or after later ones start, so a call's timestamps may be off
+// by that much against the code they bracket (the order of two reads on
+// one CPU is kept; the recorder also never lets a block's time go
+// backwards). For function-level latencies of hundreds of nanoseconds and
+// more that is noise. It is used only with an invariant TSC, like
+// lfence+rdtsc; the CPU is unknown (RDPID would cost what the fence saves).
 //
 // The CPU. With rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
 // TSC_AUX&0xfff, which Linux loads with the CPU number. The other clocks

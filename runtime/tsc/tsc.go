@@ -27,6 +27,11 @@ const (
 	// LfenceRDTSC: LFENCE;RDTSC with an invariant TSC but neither RDTSCP
 	// nor RDPID; the CPU is unknown and reported as UnknownCPU.
 	LfenceRDTSC = "lfence+rdtsc"
+	// RDTSC: RDTSC alone, with an invariant TSC, on request only (Select):
+	// about half LFENCE;RDTSC's cost, for a timestamp that may be taken
+	// tens of cycles early or late relative to the surrounding code (see
+	// the package documentation); the CPU is unknown.
+	RDTSC = "rdtsc"
 	// CNTVCT: arm64's virtual counter (ISB; MRS CNTVCT_EL0), at the
 	// frequency CNTFRQ_EL0 states; CPU unknown.
 	CNTVCT = "cntvct"
@@ -58,7 +63,40 @@ var (
 	source  string
 )
 
-func init() { use(choose(asm.HasRDTSCP(), asm.HasRDPID(), asm.InvariantTSC(), asm.HasCNTVCT())) }
+func init() {
+	chosen = choose(asm.HasRDTSCP(), asm.HasRDPID(), asm.InvariantTSC(), asm.HasCNTVCT())
+	use(chosen)
+}
+
+// chosen is the clock choose picked for this CPU; selected is whether
+// Select switched to the fast clock (so that a later Select(false) goes
+// back, while a test's UseForTest is left alone).
+var (
+	chosen   string
+	selected bool
+)
+
+// Select switches Now to the fast clock (RDTSC) when fast is true and this
+// CPU can run it as a clock, and back to the chosen clock when fast is
+// false and Select had switched. It returns why the fast clock is not
+// used, "" when it is (or was not asked for). Like UseForTest, it must
+// not run concurrently with Now: the recorder calls it at Start, before
+// any record.
+func Select(fast bool) (why string) {
+	switch {
+	case fast && !asm.HasTSC():
+		return "no TSC on this CPU or in this build"
+	case fast && !asm.InvariantTSC():
+		return "the TSC is not invariant (its rate may follow the core's frequency)"
+	case fast:
+		use(RDTSC)
+		selected = true
+	case selected:
+		use(chosen)
+		selected = false
+	}
+	return ""
+}
 
 // choose picks the clock from what the CPU advertises. The TSC without
 // RDTSCP is a clock only when it is invariant: otherwise its rate follows
@@ -90,6 +128,8 @@ func use(src string) {
 		clock, cpuMask = lfenceRDPID, 0xfff
 	case LfenceRDTSC:
 		clock, cpuMask = lfence, 0
+	case RDTSC:
+		clock, cpuMask = plainRDTSC, 0
 	case CNTVCT:
 		clock, cpuMask = cntvct, 0
 	default:
@@ -108,6 +148,7 @@ func Advertised() []string {
 		{RDTSCP, asm.HasRDTSCP()},
 		{LfenceRDTSCPID, asm.InvariantTSC() && asm.HasRDPID()},
 		{LfenceRDTSC, asm.InvariantTSC()},
+		{RDTSC, asm.InvariantTSC()},
 		{CNTVCT, asm.HasCNTVCT()},
 		{Nanotime, true},
 	} {
@@ -119,16 +160,18 @@ func Advertised() []string {
 }
 
 // Runnable lists the clocks this CPU can execute: Advertised, plus
-// lfence+rdtsc on any x86-64 CPU with a TSC. Without an invariant TSC that
-// sequence is not a clock a session should choose (its rate may follow the
+// lfence+rdtsc and rdtsc on any x86-64 CPU with a TSC. Without an invariant
+// TSC those are not clocks a session should choose (its rate may follow the
 // core's frequency), but its instructions exist, so tests run the
 // assembly that uses it on every amd64 machine, emulators included (qemu's
 // TCG cannot advertise an invariant TSC, and a CI machine with RDTSCP
 // would otherwise never take that path).
 func Runnable() []string {
 	all := Advertised()
-	if asm.HasTSC() && !slices.Contains(all, LfenceRDTSC) {
-		all = append(all, LfenceRDTSC)
+	for _, c := range []string{LfenceRDTSC, RDTSC} {
+		if asm.HasTSC() && !slices.Contains(all, c) {
+			all = append(all, c)
+		}
 	}
 	return all
 }
@@ -147,6 +190,7 @@ func UseForTest(src string) (restore func()) {
 }
 
 func lfence() (uint64, uint32)      { return asm.LfenceRDTSC(), UnknownCPU }
+func plainRDTSC() (uint64, uint32)  { return asm.RDTSC(), UnknownCPU }
 func cntvct() (uint64, uint32)      { return asm.CNTVCT(), UnknownCPU }
 func lfenceRDPID() (uint64, uint32) { return asm.LfenceRDTSC(), asm.RDPID() }
 
