@@ -32,13 +32,12 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
-func start(b *testing.B) {
+func start(b *testing.B) { startWith(b, xray.Options{}) }
+
+func startWith(b *testing.B, o xray.Options) {
 	b.Helper()
-	err := xray.Start(xray.Options{
-		Dir:         b.TempDir(),
-		FlushSignal: xray.NoSignal,
-		Logf:        func(string, ...any) {},
-	})
+	o.Dir, o.FlushSignal, o.Logf = b.TempDir(), xray.NoSignal, func(string, ...any) {}
+	err := xray.Start(o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,6 +53,19 @@ func start(b *testing.B) {
 // BenchmarkEnterExit: one instrumented call while tracing (flight recorder).
 func BenchmarkEnterExit(b *testing.B) {
 	start(b)
+	for b.Loop() {
+		xray.Enter(1)
+		xray.Exit(1)
+	}
+}
+
+// BenchmarkEnterExitFastClock: the same with Options.FastClock (RDTSC
+// without a fence) where the CPU can give it; skipped elsewhere.
+func BenchmarkEnterExitFastClock(b *testing.B) {
+	startWith(b, xray.Options{FastClock: true})
+	if c := xray.Stats().Clock; c != tsc.RDTSC {
+		b.Skipf("no fast clock on this CPU (recording with %s)", c)
+	}
 	for b.Loop() {
 		xray.Enter(1)
 		xray.Exit(1)

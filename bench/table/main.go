@@ -30,6 +30,7 @@ type row struct {
 var rows = []row{
 	{bench: "Floor", what: "floor: two reads of the clock and two 8-byte stores"},
 	{bench: "EnterExit", what: "goxray on: `xray.Enter(id); xray.Exit(id)`"},
+	{bench: "EnterExitFastClock", what: "goxray on, Options.FastClock (RDTSC, no fence)"},
 	{bench: "EnterArgsExit", what: "goxray on, 2 args: `EnterArgs(id, a, b)` + `Exit`"},
 	{bench: "EnterExitParallel", what: "goxray on, parallel (per call on each P)", perP: true},
 	{bench: "EnterExitUnpatchedOther", what: "goxray on, another id unpatched (patch check)"},
