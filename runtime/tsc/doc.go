@@ -52,9 +52,8 @@
 // about half the cost of the fenced reads, in exchange for skid — the
 // counter may be read up to tens of cycles before the instructions before
 // it retire, or after later ones start, so a call's timestamps may be off
-// by that much against the code they bracket (the order of two reads on
-// one CPU is kept; the recorder also never lets a block's time go
-// backwards). For function-level latencies of hundreds of nanoseconds and
+// by that much against the code they bracket (the recorder never lets a
+// block's time go backwards, whatever the reads do). For function-level latencies of hundreds of nanoseconds and
 // more that is noise. It is used only with an invariant TSC, like
 // lfence+rdtsc; the CPU is unknown (RDPID would cost what the fence saves).
 //

@@ -181,11 +181,13 @@ func TestNowCPU(t *testing.T) {
 }
 
 // TestTSCClocksAgree: where the CPU has more than one TSC clock, they
-// read the same counter: interleaved readings never go backwards.
+// read the same counter: interleaved readings never go backwards. The
+// unfenced RDTSC is left out: nothing orders it against the reads around
+// it, so a step back of a few cycles would be no disagreement.
 func TestTSCClocksAgree(t *testing.T) {
 	var tscs []string
 	for _, src := range advertised() {
-		if src != Nanotime {
+		if src != Nanotime && src != RDTSC {
 			tscs = append(tscs, src)
 		}
 	}
