@@ -3,8 +3,10 @@ package analysis
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -38,22 +40,52 @@ type srcPos struct {
 const sledSize = 32
 
 // ReadMap reads the instrumentation map of the ELF object at path.
+// Errors name the file and say what is wrong with it: missing, not an ELF
+// object, cut short, or without an xray_instr_map section.
 func ReadMap(p string) (*Map, error) {
-	f, err := elf.Open(p)
+	o, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, err // *PathError names the file
 	}
-	defer f.Close()
+	defer o.Close()
+	var size int64 = -1
+	if st, err := o.Stat(); err == nil {
+		size = st.Size()
+	}
+	f, err := elf.NewFile(o)
+	if err != nil {
+		return nil, mapError(p, size, err)
+	}
 	return readMap(f, p)
 }
 
-// ParseMap reads an instrumentation map from r (see ReadMap).
+// ParseMap reads an instrumentation map from r (see ReadMap); errors call
+// it "map".
 func ParseMap(r io.ReaderAt) (*Map, error) {
 	f, err := elf.NewFile(r)
 	if err != nil {
-		return nil, err
+		return nil, mapError("map", -1, err)
 	}
 	return readMap(f, "map")
+}
+
+// mapError explains why the ELF object p (size bytes, -1 if unknown)
+// could not be read as an instrumentation map.
+func mapError(p string, size int64, err error) error {
+	var fe *elf.FormatError
+	switch {
+	case size == 0:
+		return fmt.Errorf("%s: empty file, not an instrumentation map (goxray's TRACE.map or an -fxray-instrument binary)", p)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		n := ""
+		if size > 0 {
+			n = fmt.Sprintf(" (%d bytes)", size)
+		}
+		return fmt.Errorf("%s: truncated instrumentation map: the file%s ends before the ELF headers it declares (%v)", p, n, err)
+	case errors.As(err, &fe):
+		return fmt.Errorf("%s: not an instrumentation map (goxray's TRACE.map or an -fxray-instrument binary): %v", p, err)
+	}
+	return fmt.Errorf("%s: reading the instrumentation map: %w", p, err)
 }
 
 func readMap(f *elf.File, p string) (*Map, error) {
@@ -63,6 +95,9 @@ func readMap(f *elf.File, p string) (*Map, error) {
 	}
 	b, err := sec.Data()
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated instrumentation map: the file ends inside its xray_instr_map section (%v)", p, err)
+		}
 		return nil, fmt.Errorf("%s: xray_instr_map: %v", p, err)
 	}
 	if len(b)%sledSize != 0 {
