@@ -40,6 +40,7 @@ type childKey struct {
 	parent  int32
 	fn      uint32
 	spawned bool
+	marker  bool // an elision marker (capped), not a function
 }
 
 type pframe struct {
@@ -69,6 +70,8 @@ type Profile struct {
 	Orphans int64  // exits with no matching entry (dropped)
 	Open    int64  // calls still open at the end
 	Events  int64
+
+	elided map[int32]elided // elision markers (capped profiles only)
 }
 
 // NewProfile returns an empty profile for a file with header h.
@@ -78,7 +81,7 @@ func NewProfile(h fdr.Header, o ProfileOptions) *Profile {
 }
 
 func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
-	k := childKey{parent, fn, spawned}
+	k := childKey{parent: parent, fn: fn, spawned: spawned}
 	if c, ok := p.index[k]; ok {
 		return c
 	}
