@@ -12,7 +12,7 @@ import "fmt"
 // recursion, 10^5 paths, would print 10^10 frames; with it every view is
 // linear in the number of records. Totals per function (account, top's
 // table) are computed on the whole paths and are exact.
-const MaxFrames = 1024
+const MaxFrames = 256
 
 // elideMarker is the childKey.fn of elision markers; markers are told
 // apart from functions by childKey.marker, so any id may appear.
