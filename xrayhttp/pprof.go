@@ -19,7 +19,10 @@ const PProfPath = "/debug/xray/pprof"
 // PProf serves the trace window as a gzipped pprof profile (what `goxray
 // pprof` writes): sample types calls/count and wall/nanoseconds, each call
 // path's completed calls and self time, goroutines merged by root
-// function. Query parameters:
+// function; call paths deeper than 256 frames are elided to their
+// outermost and innermost 128 frames around a "[N frames elided]" frame,
+// so a deep recursion costs memory linear in the window. Query
+// parameters:
 //
 //	seconds=N   only the last N seconds of the window (calls that started
 //	            earlier count from there); 0 or absent: the whole window.
