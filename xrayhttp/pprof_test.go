@@ -1,6 +1,7 @@
 package xrayhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +273,71 @@ func TestPProfWaitingRequest(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancelled request was still waiting for its turn after 10 s")
+	}
+}
+
+var pprofDeep = xray.Register("xrayhttp_test.pprofDeep")
+
+//go:noinline
+func deepCalls(n int) {
+	xray.Enter(pprofDeep)
+	if n > 1 {
+		deepCalls(n - 1)
+	}
+	xray.Exit(pprofDeep)
+}
+
+// TestPProfDeepRecursion: the profile of a 20 000-deep recursion costs
+// memory linear in the window (a few times the arena), not depth squared
+// (gigabytes), and shows where the path was elided.
+func TestPProfDeepRecursion(t *testing.T) {
+	const depth = 20000
+	o := xray.Options{Dir: t.TempDir(), FlushSignal: xray.NoSignal, Logf: func(string, ...any) {},
+		BufferSize: 1 << 16, BufferCount: 16}
+	if err := xray.Start(o); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { xray.Stop() })
+	srv := pprofServer(t)
+	done := make(chan struct{})
+	go func() { deepCalls(depth); close(done) }()
+	<-done
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp, body := get(t, srv.URL+PProfPath)
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %s: %q", resp.Status, body)
+	}
+	arena := uint64(o.BufferSize * o.BufferCount)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d MB for a %d MB arena", alloc>>20, arena>>20)
+	if alloc > 64*arena {
+		t.Errorf("allocated %d MB for a %d MB arena", alloc>>20, arena>>20)
+	}
+	p, err := profile.Parse(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	deepest := 0
+	for _, s := range p.Sample {
+		calls += s.Value[0]
+		deepest = max(deepest, len(s.Location))
+	}
+	if calls != depth {
+		t.Errorf("%d calls, want %d", calls, depth)
+	}
+	if deepest != 257 {
+		t.Errorf("deepest sample has %d frames, want 256 and the elision frame", deepest)
+	}
+	want := fmt.Sprintf("[1 to %d frames elided]", depth-256)
+	found := false
+	for _, f := range p.Function {
+		found = found || f.Name == want
+	}
+	if !found {
+		t.Errorf("no frame %q", want)
 	}
 }
