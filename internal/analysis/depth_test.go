@@ -159,3 +159,38 @@ func TestCappedPaths(t *testing.T) {
 		t.Error("a profile of MaxFrames-deep paths was elided")
 	}
 }
+
+// TestOrphanExitsOnDeepStack: exits of a function that is not open, under
+// a deep stack, are dropped without scanning the stack each time, and an
+// exit of a frame below the innermost still closes everything above it.
+func TestOrphanExitsOnDeepStack(t *testing.T) {
+	const depth, orphans = 20000, 20000
+	p := NewProfile(fdr.Header{}, ProfileOptions{})
+	tsc := uint64(0)
+	ev := func(typ fdr.EventType, fn uint32) {
+		tsc++
+		p.Add(&Event{Type: typ, FuncID: fn, TID: 1, TSC: tsc})
+	}
+	ev(fdr.EventEnter, 1)
+	for range depth {
+		ev(fdr.EventEnter, 2)
+	}
+	for range orphans {
+		ev(fdr.EventExit, 3)
+	}
+	ev(fdr.EventExit, 1) // closes the 2s above it too
+	p.Finish()
+	if p.Orphans != orphans || p.Open != 0 {
+		t.Errorf("%d orphans, %d open; want %d, 0", p.Orphans, p.Open, orphans)
+	}
+	if p.scanned > 2*depth {
+		t.Errorf("exits scanned %d frames for %d records: quadratic", p.scanned, depth+orphans+2)
+	}
+	var calls uint64
+	for _, n := range p.Nodes {
+		calls += n.Calls
+	}
+	if calls != depth+1 {
+		t.Errorf("%d calls closed, want %d", calls, depth+1)
+	}
+}
