@@ -64,7 +64,6 @@ type gstack struct {
 // innermost frame starts keeping gstack.open.
 const scanDepth = 64
 
-
 // Profile merges every goroutine's calls into one tree. Add events in
 // file order (Reader order); memory is the tree plus one stack per
 // goroutine with open calls.
