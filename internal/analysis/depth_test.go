@@ -194,3 +194,47 @@ func TestOrphanExitsOnDeepStack(t *testing.T) {
 		t.Errorf("%d calls closed, want %d", calls, depth+1)
 	}
 }
+
+// TestPerfettoOrphanExitsOnDeepStack: the same for the Perfetto writer,
+// which ends one slice per closed call.
+func TestPerfettoOrphanExitsOnDeepStack(t *testing.T) {
+	const depth, orphans = 20000, 20000
+	var evs []Event
+	tsc := uint64(0)
+	ev := func(typ fdr.EventType, fn uint32) {
+		tsc++
+		evs = append(evs, Event{Type: typ, FuncID: fn, TID: 1, TSC: tsc})
+	}
+	ev(fdr.EventEnter, 1)
+	for range depth {
+		ev(fdr.EventEnter, 2)
+	}
+	for range orphans {
+		ev(fdr.EventExit, 3)
+	}
+	scan := NewPerfettoScan(fdr.Header{})
+	for i := range evs {
+		scan.Add(&evs[i])
+	}
+	var b bytes.Buffer
+	pw := NewPerfettoWriter(&b, scan, nil)
+	for i := range evs {
+		pw.Add(&evs[i])
+	}
+	st := pw.stacks[threadKey{0, 1}]
+	if st == nil || len(st.ids) != depth+1 {
+		t.Fatalf("stack %v, want %d frames open", st, depth+1)
+	}
+	if st.scanned > 2*depth {
+		t.Errorf("exits scanned %d frames for %d records: quadratic", st.scanned, depth+orphans+1)
+	}
+	ends := len(b.String())
+	exit := Event{Type: fdr.EventExit, FuncID: 1, TID: 1, TSC: tsc + 1}
+	pw.Add(&exit) // closes everything
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pw.stacks[threadKey{0, 1}]; ok || b.Len() <= ends {
+		t.Errorf("the outermost exit did not close the stack")
+	}
+}
