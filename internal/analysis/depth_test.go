@@ -238,3 +238,32 @@ func TestPerfettoOrphanExitsOnDeepStack(t *testing.T) {
 		t.Errorf("the outermost exit did not close the stack")
 	}
 }
+
+// TestAccountOrphanExitsOnDeepStack: the same for account -d, which
+// searches below the innermost frame.
+func TestAccountOrphanExitsOnDeepStack(t *testing.T) {
+	const depth, orphans = 20000, 20000
+	a := NewAccountant(AccountOptions{DeduceSiblingCalls: true, KeepGoing: true})
+	tsc := uint64(0)
+	ev := func(typ fdr.EventType, fn uint32) {
+		tsc++
+		if err := a.Add(&Event{Type: typ, FuncID: fn, TID: 1, TSC: tsc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev(fdr.EventEnter, 1)
+	for range depth {
+		ev(fdr.EventEnter, 2)
+	}
+	for range orphans {
+		ev(fdr.EventExit, 3)
+	}
+	s := a.stacks[1]
+	if s.scanned > 2*depth {
+		t.Errorf("exits scanned %d frames for %d records: quadratic", s.scanned, depth+orphans+1)
+	}
+	ev(fdr.EventExit, 1) // closes everything
+	if a.Errors != orphans || len(s.frames) != 0 {
+		t.Errorf("%d errors, %d frames open; want %d, 0", a.Errors, len(s.frames), orphans)
+	}
+}
