@@ -7,8 +7,9 @@ import "fmt"
 // than MaxFrames keeps its outermost MaxFrames/2 and its innermost
 // MaxFrames/2 frames with one frame between them that says how many were
 // elided, "[N frames elided]" ("[N to M frames elided]" when paths that
-// elide different numbers of frames become the same and are merged, their
-// values summed). A path is O(depth), so without a bound a 10^5-deep
+// elide different numbers of frames become the same and are merged: calls
+// and self times summed, inclusive times counted once where one merged
+// path is inside another, as in a recursion). A path is O(depth), so without a bound a 10^5-deep
 // recursion, 10^5 paths, would print 10^10 frames; with it every view is
 // linear in the number of records. Totals per function (account, top's
 // table) are computed on the whole paths and are exact.
@@ -33,8 +34,10 @@ type frameKey struct {
 const periods = 8
 
 // capped returns the profile with every path longer than MaxFrames elided
-// (see MaxFrames), or p itself when none is. Its nodes' values are sums of
-// the values of p's nodes that map to them; work is O(nodes) for paths of
+// (see MaxFrames), or p itself when none is. Its nodes' calls and self
+// times are sums over the nodes of p that map to them, their inclusive
+// times sums over those that are not inside another (a recursion merged
+// with itself counts once, as pprof's cum does); work is O(nodes) for paths of
 // short recursion periods and O(nodes × MaxFrames/2) at worst.
 func (p *Profile) capped() *Profile {
 	depth := make([]int32, len(p.Nodes))
@@ -58,6 +61,7 @@ func (p *Profile) capped() *Profile {
 		next int            // index of the next child to visit
 	}
 	path := make([]pos, 0, 64) // path[d-1] is at depth d
+	var onPath []int32         // per node of q: how many nodes of the path map to it
 	push := func(n int32) {
 		nd := &p.Nodes[n]
 		d := len(path) + 1
@@ -98,8 +102,16 @@ func (p *Profile) capped() *Profile {
 		}
 		qn := &q.Nodes[cur.q]
 		qn.Calls += nd.Calls
-		qn.Total += nd.Total
 		qn.Self += nd.Self
+		for int(cur.q) >= len(onPath) {
+			onPath = append(onPath, 0)
+		}
+		if onPath[cur.q] == 0 {
+			// Inclusive time: a node merged with one of its own
+			// ancestors (a recursion) is inside the ancestor's time.
+			qn.Total += nd.Total
+		}
+		onPath[cur.q]++
 		path = append(path, cur)
 	}
 	for _, r := range p.Nodes[0].Children {
@@ -108,6 +120,7 @@ func (p *Profile) capped() *Profile {
 			top := &path[len(path)-1]
 			cs := p.Nodes[top.n].Children
 			if top.next == len(cs) {
+				onPath[top.q]--
 				path = path[:len(path)-1]
 				continue
 			}

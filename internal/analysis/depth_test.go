@@ -146,10 +146,21 @@ func TestCappedPaths(t *testing.T) {
 			t.Errorf("path of %d frames: %v, want %v", len(k)/4, got[k], v)
 		}
 	}
-	// The marker of the direct recursion says how many frames it stands for.
+	// The marker of the direct recursion says how many frames it stands
+	// for, and no path of it takes longer than the whole recursion.
 	var b bytes.Buffer
-	if err := callsProfile(t, [][]uint32{direct}, 1).WriteFolded(&b, nil, ValueCount); err != nil {
+	dp := callsProfile(t, [][]uint32{direct}, 1)
+	if err := dp.WriteFolded(&b, nil, ValueCount); err != nil {
 		t.Fatal(err)
+	}
+	dq := dp.capped()
+	for i := 1; i < len(dq.Nodes); i++ {
+		if dq.Nodes[i].Total > dp.Nodes[1].Total {
+			t.Fatalf("an elided path takes %d ticks, the whole recursion %d", dq.Nodes[i].Total, dp.Nodes[1].Total)
+		}
+	}
+	if last := dq.Nodes[len(dq.Nodes)-1]; last.Total != dp.Nodes[MaxFrames+1].Total {
+		t.Errorf("innermost elided path: %d ticks, want the outermost call merged into it: %d", last.Total, dp.Nodes[MaxFrames+1].Total)
 	}
 	if s := "[1 to " + strconv.Itoa(len(direct)-MaxFrames) + " frames elided]"; !strings.Contains(b.String(), s) {
 		t.Errorf("folded output lacks %q", s)
