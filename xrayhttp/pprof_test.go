@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/internal/analysis"
 )
 
 var (
@@ -329,10 +330,10 @@ func TestPProfDeepRecursion(t *testing.T) {
 	if calls != depth {
 		t.Errorf("%d calls, want %d", calls, depth)
 	}
-	if deepest != 257 {
-		t.Errorf("deepest sample has %d frames, want 256 and the elision frame", deepest)
+	if deepest != analysis.MaxFrames+1 {
+		t.Errorf("deepest sample has %d frames, want %d and the elision frame", deepest, analysis.MaxFrames)
 	}
-	want := fmt.Sprintf("[1 to %d frames elided]", depth-256)
+	want := fmt.Sprintf("[1 to %d frames elided]", depth-analysis.MaxFrames)
 	found := false
 	for _, f := range p.Function {
 		found = found || f.Name == want
