@@ -6,6 +6,8 @@
 //	GET /debug/xray/map     the instrumentation map (xray.WriteMapTo), which
 //	                        llvm-xray takes as -instr_map to print names
 //	GET /debug/xray/stats   xray.Stats() as JSON
+//	GET /debug/xray/pprof   the window as a pprof profile (PProf: built one
+//	                        request at a time, deep paths elided)
 //
 // Mount them on a mux of your choosing:
 //

@@ -2,10 +2,12 @@ package xrayhttp
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/internal/analysis"
@@ -17,7 +19,10 @@ const PProfPath = "/debug/xray/pprof"
 // PProf serves the trace window as a gzipped pprof profile (what `goxray
 // pprof` writes): sample types calls/count and wall/nanoseconds, each call
 // path's completed calls and self time, goroutines merged by root
-// function. Query parameters:
+// function; call paths deeper than 256 frames are elided to their
+// outermost and innermost 128 frames around a "[N frames elided]" frame,
+// so a deep recursion costs memory linear in the window. Query
+// parameters:
 //
 //	seconds=N   only the last N seconds of the window (calls that started
 //	            earlier count from there); 0 or absent: the whole window.
@@ -27,7 +32,22 @@ const PProfPath = "/debug/xray/pprof"
 //	            flame -lineage).
 //
 // Errors: 405 for methods other than GET/HEAD, 400 for a bad parameter,
-// 503 when tracing is not running, 500 when the snapshot fails.
+// 503 when tracing is not running (also when it stops while the snapshot
+// is taken), 503 with Retry-After when another profile is being built and
+// does not finish within 10 seconds, 500 when the snapshot or the
+// conversion fails otherwise. Each error has a one-line text body.
+//
+// # Memory
+//
+// Building a profile holds a copy of the whole arena, the instrumentation
+// map and the call tree at once, several times the arena's size at peak.
+// Profiles are therefore built one at a time: a request arriving while
+// another is being built waits for its turn, at most 10 seconds; if the
+// turn does not come by then it gets 503 Service Unavailable with
+// Retry-After, and a client that goes away while waiting is dropped at
+// once. Memory is thus that of one build, whatever the number of clients.
+// The turn is independent of Trace's, so one /trace download and one
+// profile may run at the same time.
 //
 // # Fleet collection
 //
@@ -85,18 +105,22 @@ func PProf(w http.ResponseWriter, r *http.Request) {
 		textError(w, http.StatusServiceUnavailable, notRunning)
 		return
 	}
-	var trace, imap bytes.Buffer
-	if _, err := xray.WriteTo(&trace); err != nil {
-		textError(w, http.StatusInternalServerError, "xray: snapshot: "+oneLine(err.Error()))
+	if !takePProfSlot(w, r) {
 		return
 	}
-	if _, err := xray.WriteMapTo(&imap); err != nil {
-		textError(w, http.StatusInternalServerError, "xray: map: "+oneLine(err.Error()))
+	defer func() { <-pprofSlot }()
+	var trace, imap bytes.Buffer
+	if _, err := pprofSnapshot(&trace); err != nil {
+		snapshotError(w, "xray: snapshot: ", err)
+		return
+	}
+	if _, err := pprofMap(&imap); err != nil {
+		snapshotError(w, "xray: map: ", err)
 		return
 	}
 	var body bytes.Buffer
-	if err := buildPProf(&body, trace.Bytes(), imap.Bytes(), secs, lineage == "1"); err != nil {
-		textError(w, http.StatusInternalServerError, "xray: pprof: "+oneLine(err.Error()))
+	if err := pprofBuild(&body, trace.Bytes(), imap.Bytes(), secs, lineage == "1"); err != nil {
+		snapshotError(w, "xray: pprof: ", err)
 		return
 	}
 	h := w.Header()
@@ -108,6 +132,51 @@ func PProf(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write(body.Bytes())
+}
+
+// pprofSlot admits one profile build at a time.
+var pprofSlot = make(chan struct{}, 1)
+
+// Hooks for tests: the snapshot, the map, the conversion and the wait.
+var (
+	pprofSnapshot = xray.WriteTo
+	pprofMap      = xray.WriteMapTo
+	pprofBuild    = buildPProf
+	pprofWait     = 10 * time.Second // see PProf's doc
+)
+
+// takePProfSlot waits for the build turn, up to pprofWait or until the
+// client goes away; false means the response was handled.
+func takePProfSlot(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case pprofSlot <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(pprofWait)
+	defer t.Stop()
+	select {
+	case pprofSlot <- struct{}{}:
+		return true
+	case <-r.Context().Done():
+		return false // the client went away while waiting its turn
+	case <-t.C:
+		secs := int(pprofWait / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		textError(w, http.StatusServiceUnavailable, "xray: another profile is being built; retry later")
+		return false
+	}
+}
+
+// snapshotError answers a failure of the snapshot or of its conversion:
+// 503 when tracing stopped meanwhile, whatever wraps that error, 500
+// otherwise.
+func snapshotError(w http.ResponseWriter, prefix string, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, xray.ErrNotRunning) {
+		code = http.StatusServiceUnavailable
+	}
+	textError(w, code, prefix+oneLine(err.Error()))
 }
 
 // buildPProf converts one snapshot (and its map) to a profile.

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/goxray/xray"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -80,4 +84,88 @@ func TestAnalysisCommands(t *testing.T) {
 	if code := commands["account"].run([]string{"/nonexistent"}); code != 1 {
 		t.Errorf("account of a missing file: exit %d, want 1", code)
 	}
+}
+
+// runStderr runs an analysis command and returns its exit code and what it
+// wrote to standard error.
+func runStderr(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	code := commands[args[0]].run(args[1:])
+	os.Stderr = old
+	w.Close()
+	b, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+// TestAnalysisBadInput: a short trace or a truncated map is reported with
+// the file's name and what is wrong with it, not a bare EOF or a wrong
+// byte count.
+func TestAnalysisBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	trace := "../../fdr/testdata/runtime-v5-4g.xray"
+	full, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := write("short.xray", full[:10])
+	empty := write("empty.xray", nil)
+	notMap := write("notmap", []byte("this is not an ELF object at all"))
+
+	// A real map, cut short.
+	imap := elfMap(t)
+	cut := write("cut.map", imap[:len(imap)-100])
+	head := write("head.map", imap[:10])
+
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"account", short}, []string{short, "10 bytes", "32-byte XRay file header"}},
+		{[]string{"stack", short}, []string{short, "10 bytes", "32-byte XRay file header"}},
+		{[]string{"account", empty}, []string{empty, "empty file"}},
+		{[]string{"account", trace, "-m", cut}, []string{cut, "truncated instrumentation map", fmt.Sprintf("%d bytes", len(imap)-100)}},
+		{[]string{"pprof", trace, "-m", head, "-o", filepath.Join(dir, "p")}, []string{head, "truncated instrumentation map", "10 bytes"}},
+		{[]string{"account", trace, "-m", notMap}, []string{notMap, "not an instrumentation map"}},
+	} {
+		code, msg := runStderr(t, tc.args...)
+		if code != 1 {
+			t.Errorf("goxray %v: exit %d, want 1", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("goxray %v: %q lacks %q", tc.args, msg, w)
+			}
+		}
+		if strings.Contains(msg, "input has 0") || strings.HasSuffix(msg, ": EOF\n") {
+			t.Errorf("goxray %v: %q", tc.args, msg)
+		}
+	}
+}
+
+// elfMap returns a goxray instrumentation map: this test binary's own.
+func elfMap(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	xray.Register("main_test.elfMap")
+	if _, err := xray.WriteMapTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

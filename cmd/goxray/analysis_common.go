@@ -27,6 +27,12 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// elisionHelp ends the usage of the views that print whole call paths.
+var elisionHelp = fmt.Sprintf(`
+Call paths deeper than %d frames keep their outermost %d and innermost %d
+frames around one frame named "[N frames elided]": without the bound a deep
+recursion's output grows with its depth squared.`, analysis.MaxFrames, analysis.MaxFrames/2, analysis.MaxFrames/2)
+
 // mapFlag registers -instr_map and its short form -m.
 func mapFlag(fs *flag.FlagSet) *string {
 	p := new(string)

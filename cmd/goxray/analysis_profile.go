@@ -38,10 +38,8 @@ func loadProfile(trace string, pf profileFlags) (*analysis.Profile, *analysis.Ma
 			return nil, nil, err
 		}
 		l.Done()
-		if l.Len() == 0 {
-			fmt.Fprintf(os.Stderr, "goxray: %s: no lineage events (recorded by goxray since issue 11, Go ≥ 1.21 on amd64/arm64)\n", trace)
-		} else if l.Spawns() == 0 {
-			fmt.Fprintf(os.Stderr, "goxray: %s: the lineage events name no spawning function (an older goxray, or go statements in functions not registered under their symbol names): each goroutine is nested under the call open in its parent when it started\n", trace)
+		if note := l.Note(); note != "" {
+			fmt.Fprintf(os.Stderr, "goxray: %s: %s\n", trace, note)
 		}
 		o.Lineage = l
 	}

@@ -29,6 +29,7 @@ that spawned it, as a "go NAME" frame whose time is concurrent with, not
 part of, its spawner's. Given folded stacks (llvm-xray stack -all-stacks
 -stack-format=flame, or flamegraph.pl input), -values, -unit and
 -merge-threads say how to read them (what cmd/xrayflame did).`)
+		fmt.Fprintln(os.Stderr, elisionHelp)
 		fs.PrintDefaults()
 	}
 	pf := addProfileFlags(fs, true)

@@ -22,6 +22,7 @@ Writes a gzipped profile.proto with sample types calls/count and
 wall/nanoseconds (default): each call path's completed calls and self time,
 so pprof's flat is self time and cum inclusive time, every goroutine's calls
 merged by root function. Read it with go tool pprof -top / -traces / -http.`)
+		fmt.Fprintln(os.Stderr, elisionHelp)
 		fs.PrintDefaults()
 	}
 	pf := addProfileFlags(fs, true)

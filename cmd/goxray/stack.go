@@ -22,6 +22,7 @@ goroutine's calls merged by root function: what llvm-xray stack
 -aggregate-threads -all-stacks -stack-format=flame means to give (it crashes
 on traces with four or more roots). -agg=time -unit=ticks prints llvm-xray's
 numbers; the default is inclusive nanoseconds.`)
+		fmt.Fprintln(os.Stderr, elisionHelp)
 		fs.PrintDefaults()
 	}
 	pf := addProfileFlags(fs, false)

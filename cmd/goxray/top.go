@@ -14,6 +14,7 @@ func runTop(args []string) int {
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: goxray top [flags] TRACE\n\nFunctions by self (flat) and inclusive (cum) time, then the hottest call\npaths, with every goroutine's calls merged by root function.")
+		fmt.Fprintln(os.Stderr, elisionHelp)
 		fs.PrintDefaults()
 	}
 	pf := addProfileFlags(fs, true)

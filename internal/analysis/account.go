@@ -41,6 +41,10 @@ type Accountant struct {
 type acctStack struct {
 	frames []acctFrame
 	depth  map[int32]*recursion // RecursiveOnly
+	// open counts the frames of each function once -d's search below the
+	// innermost frame met a deep stack (see idStack).
+	open    map[int32]int32
+	scanned int64 // frames -d looked at below the innermost (tests)
 }
 
 type acctFrame struct {
@@ -197,6 +201,9 @@ func (a *Accountant) Add(e *Event) error {
 	id := int32(e.FuncID)
 	if e.Type == fdr.EventEnter || e.Type == fdr.EventEnterArgs {
 		s.frames = append(s.frames, acctFrame{id, e.TSC})
+		if s.open != nil {
+			s.open[id]++
+		}
 		if s.depth != nil {
 			r := s.rec(id)
 			r.depth++
@@ -212,10 +219,19 @@ func (a *Accountant) Add(e *Event) error {
 		return nil
 	}
 	if n > 0 && a.opt.DeduceSiblingCalls {
-		for i := n - 1; i >= 0; i-- {
-			if s.frames[i].id == id {
-				a.close(s, i, e.TSC)
-				return nil
+		if s.open == nil && n >= scanDepth {
+			s.open = map[int32]int32{}
+			for _, f := range s.frames {
+				s.open[f.id]++
+			}
+		}
+		if s.open == nil || s.open[id] > 0 {
+			for i := n - 2; i >= 0; i-- {
+				s.scanned++
+				if s.frames[i].id == id {
+					a.close(s, i, e.TSC)
+					return nil
+				}
 			}
 		}
 	}
@@ -254,6 +270,11 @@ func (a *Accountant) close(s *acctStack, i int, tsc uint64) {
 			if r.depth == 0 {
 				r.recursive = false
 			}
+		}
+	}
+	if s.open != nil {
+		for _, f := range s.frames[i:] {
+			s.open[f.id]--
 		}
 	}
 	s.frames = s.frames[:i]

@@ -17,7 +17,13 @@
 // Memory: Reader holds the window and per-thread expander state; Accountant
 // holds 4 bytes per call (the exact percentiles need every latency); Profile
 // holds the merged call tree and one open stack per live goroutine, not
-// the calls.
+// the calls. Work is linear in the records whatever the call depth: an
+// exit is matched in O(1) amortized (an exit whose function is not open
+// is dropped without scanning a deep stack), and the views that print
+// whole call paths (folded stacks, flame graphs, pprof samples, top's
+// paths) elide paths deeper than MaxFrames around a "[N frames elided]"
+// frame, since printing every path of a depth-D recursion in full takes
+// D² frames.
 //
 // # Measured
 //

@@ -7,25 +7,16 @@ import "github.com/goxray/xray/internal/flame"
 // its inclusive time. A spawned goroutine's subtree ("go NAME") widens its
 // spawner's frame in the drawing: the graph shows goroutine time, and its
 // label says the time is concurrent.
+//
+// Paths deeper than MaxFrames are elided ("[N frames elided]").
 func FlameTree(p *Profile, m *Map) *flame.Tree {
+	p = p.capped()
 	t := flame.NewTree(flame.Self)
-	names := make([]string, len(p.Nodes))
-	var path []string
-	var visit func(n int32)
-	visit = func(n int32) {
-		nd := &p.Nodes[n]
-		if names[n] == "" {
-			names[n] = p.FrameName(m, n)
-		}
-		path = append(path, names[n])
-		t.Add(path, uint64(p.Nanos(nd.Self)))
-		for _, c := range nd.Children {
-			visit(c)
-		}
-		path = path[:len(path)-1]
-	}
-	for _, c := range p.Nodes[0].Children {
-		visit(c)
+	at := make([]int32, len(p.Nodes)) // node → its frame; parents come first
+	at[0] = flame.Root
+	for i := 1; i < len(p.Nodes); i++ {
+		nd := &p.Nodes[i]
+		at[i] = t.AddChild(at[nd.Parent], p.FrameName(m, int32(i)), uint64(p.Nanos(nd.Self)))
 	}
 	return t
 }

@@ -20,8 +20,13 @@ const (
 
 // FrameName is the name a node shows in folded stacks, flame graphs and
 // pprof: the function's name, prefixed by "go " for the root of a goroutine
-// nested under the call that spawned it (concurrent time).
+// nested under the call that spawned it (concurrent time), or
+// "[N frames elided]" for the frame standing for the middle of a path
+// longer than MaxFrames.
 func (p *Profile) FrameName(m *Map, n int32) string {
+	if r, ok := p.elided[n]; ok {
+		return r.name()
+	}
 	nd := &p.Nodes[n]
 	name := m.Name(nd.Func)
 	if nd.Spawned {
@@ -32,8 +37,9 @@ func (p *Profile) FrameName(m *Map, n int32) string {
 
 // WriteFolded writes one line per node, "root;…;leaf value", parents before
 // children. Names are cleaned of ';' and newlines, which would break the
-// format.
+// format. Paths deeper than MaxFrames are elided.
 func (p *Profile) WriteFolded(w io.Writer, m *Map, v Value) error {
+	p = p.capped()
 	bw := bufio.NewWriter(w)
 	names := make([]string, len(p.Nodes))
 	for i := 1; i < len(p.Nodes); i++ {

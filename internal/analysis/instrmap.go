@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -38,22 +42,89 @@ type srcPos struct {
 const sledSize = 32
 
 // ReadMap reads the instrumentation map of the ELF object at path.
+// Errors name the file and say what is wrong with it: missing, empty, not
+// an ELF object, cut short, or without an xray_instr_map section.
 func ReadMap(p string) (*Map, error) {
-	f, err := elf.Open(p)
+	o, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, err // *PathError names the file
 	}
-	defer f.Close()
+	defer o.Close()
+	size := int64(-1)
+	if st, err := o.Stat(); err == nil {
+		size = st.Size()
+	}
+	f, err := elf.NewFile(o)
+	if err != nil {
+		return nil, mapError(p, o, size, err)
+	}
 	return readMap(f, p)
 }
 
-// ParseMap reads an instrumentation map from r (see ReadMap).
+// ParseMap reads an instrumentation map from r (see ReadMap); errors call
+// it "map".
 func ParseMap(r io.ReaderAt) (*Map, error) {
 	f, err := elf.NewFile(r)
 	if err != nil {
-		return nil, err
+		size := int64(-1)
+		if s, ok := r.(interface{ Size() int64 }); ok {
+			size = s.Size()
+		}
+		return nil, mapError("map", r, size, err)
 	}
 	return readMap(f, "map")
+}
+
+// mapError explains why debug/elf could not read p (size bytes, -1 if
+// unknown) as an ELF object. It looks at the file itself rather than at
+// err, whose form differs between Go versions: empty, not starting with
+// the ELF magic, or shorter than the headers it declares.
+func mapError(p string, r io.ReaderAt, size int64, err error) error {
+	const what = "(goxray's TRACE.map or an -fxray-instrument binary)"
+	if size == 0 {
+		return fmt.Errorf("%s: empty file, not an instrumentation map %s", p, what)
+	}
+	var h [64]byte
+	n, _ := r.ReadAt(h[:], 0)
+	if !bytes.HasPrefix(h[:n], []byte(elf.ELFMAG)) && !bytes.HasPrefix([]byte(elf.ELFMAG), h[:n]) {
+		return fmt.Errorf("%s: not an instrumentation map %s: it does not start as an ELF object", p, what)
+	}
+	if end := elfExtent(h[:n]); size >= 0 && (n < len(elf.ELFMAG) || end < 0 || end > size) {
+		need := ""
+		if end > 0 {
+			need = fmt.Sprintf(", its headers say %d", end)
+		}
+		return fmt.Errorf("%s: truncated instrumentation map: the file has %d bytes%s", p, size, need)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s: truncated instrumentation map (%v)", p, err)
+	}
+	return fmt.Errorf("%s: not a readable instrumentation map %s: %v", p, what, err)
+}
+
+// elfExtent is where the ELF header h says its section header table ends:
+// the least size of a whole file; -1 when h is too short to say.
+func elfExtent(h []byte) int64 {
+	if len(h) < 6 {
+		return -1
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if elf.Data(h[5]) == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	switch elf.Class(h[4]) {
+	case elf.ELFCLASS64:
+		if len(h) < 64 {
+			return -1
+		}
+		return int64(bo.Uint64(h[40:])) + int64(bo.Uint16(h[58:]))*int64(bo.Uint16(h[60:]))
+	case elf.ELFCLASS32:
+		if len(h) < 52 {
+			return -1
+		}
+		return int64(bo.Uint32(h[32:])) + int64(bo.Uint16(h[46:]))*int64(bo.Uint16(h[48:]))
+	}
+	return -1
 }
 
 func readMap(f *elf.File, p string) (*Map, error) {
@@ -63,6 +134,9 @@ func readMap(f *elf.File, p string) (*Map, error) {
 	}
 	b, err := sec.Data()
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated instrumentation map: the file ends inside its xray_instr_map section (%v)", p, err)
+		}
 		return nil, fmt.Errorf("%s: xray_instr_map: %v", p, err)
 	}
 	if len(b)%sledSize != 0 {

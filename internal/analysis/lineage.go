@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/goxray/xray/fdr"
 )
@@ -108,6 +110,50 @@ func (l *Lineage) Len() int { return len(l.parent) }
 // spawning function the trace names: they are nested by record, the
 // others by inference.
 func (l *Lineage) Spawns() int { return l.spawns }
+
+// Unnamed counts the goroutines (with function records and a known
+// parent) whose lineage event names no spawning function, so that they
+// are nested by inference, and among them those whose parent goroutine has
+// no function record in the trace: they were started by code that is not
+// instrumented at all (package testing's tRunner starting a test, a
+// server's accept loop in a package left out), and become roots.
+func (l *Lineage) Unnamed() (unnamed, uninstrumentedParent int) {
+	for c, p := range l.parent {
+		if !l.seen[c] || c == p {
+			continue
+		}
+		if _, ok := l.spawn[c]; ok {
+			continue
+		}
+		unnamed++
+		if !l.seen[p] {
+			uninstrumentedParent++
+		}
+	}
+	return unnamed, uninstrumentedParent
+}
+
+// Note says, in one line for a person reading a view built with l, how
+// the goroutines were nested, when not all by record; "" when they were.
+func (l *Lineage) Note() string {
+	if l.Len() == 0 {
+		return "no lineage events (goxray records them on Go ≥ 1.21, amd64 and arm64): goroutines are not nested"
+	}
+	n, orphans := l.Unnamed()
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d started goroutines have no spawning function in their lineage event: the function holding the go statement is not instrumented, or not registered under its symbol name", n, n+l.spawns)
+	if orphans > 0 {
+		fmt.Fprintf(&b, " (%d were started by goroutines with no instrumented call in the trace, such as package testing's tRunner starting a test, and are shown as roots)", orphans)
+	}
+	b.WriteString("; those are nested under the call open in their parent when they started")
+	if l.spawns == 0 && orphans < n {
+		b.WriteString(" (a trace from a goxray that does not record spawning functions names none either)")
+	}
+	return b.String()
+}
 
 // spawnKey is a parent goroutine and a function whose go statement
 // started one of its children.

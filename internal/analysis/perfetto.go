@@ -112,7 +112,7 @@ type PerfettoWriter struct {
 	m      *Map
 	names  map[string]uint64 // interned event names
 	anns   map[string]uint64 // interned annotation names
-	stacks map[threadKey][]uint32
+	stacks map[threadKey]*idStack
 	uuids  map[threadKey]uint64 // small numbers: a track uuid is a varint in every event
 	pkt    []byte
 	te     []byte
@@ -125,7 +125,7 @@ type PerfettoWriter struct {
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
 func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter {
 	pw := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), scan: scan, m: m, names: map[string]uint64{},
-		anns: map[string]uint64{}, stacks: map[threadKey][]uint32{}, uuids: map[threadKey]uint64{}, first: true}
+		anns: map[string]uint64{}, stacks: map[threadKey]*idStack{}, uuids: map[threadKey]uint64{}, first: true}
 	procs := map[int32]bool{}
 	for i, k := range scan.order {
 		pw.uuids[k] = uint64(i + 1)
@@ -263,7 +263,12 @@ func (pw *PerfettoWriter) Add(e *Event) {
 	k := threadKey{e.PID, e.TID}
 	switch e.Type {
 	case fdr.EventEnter, fdr.EventEnterArgs:
-		pw.stacks[k] = append(pw.stacks[k], e.FuncID)
+		st := pw.stacks[k]
+		if st == nil {
+			st = &idStack{}
+			pw.stacks[k] = st
+		}
+		st.push(e.FuncID)
 		var anns func([]byte) []byte
 		if len(e.Args) > 0 {
 			anns = func(te []byte) []byte {
@@ -276,17 +281,17 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		pw.event(e, pfSliceBegin, pw.m.Name(e.FuncID), anns)
 		pw.Slices++
 	case fdr.EventExit, fdr.EventTailExit:
-		s := pw.stacks[k]
-		for i := len(s) - 1; i >= 0; i-- {
-			if s[i] == e.FuncID {
-				for j := len(s) - 1; j >= i; j-- {
-					pw.event(e, pfSliceEnd, "", nil)
-				}
-				pw.stacks[k] = s[:i]
-				break
-			}
+		st := pw.stacks[k]
+		if st == nil {
+			return
 		}
-		if len(pw.stacks[k]) == 0 {
+		if i := st.find(e.FuncID); i >= 0 {
+			for j := len(st.ids) - 1; j >= i; j-- {
+				pw.event(e, pfSliceEnd, "", nil)
+			}
+			st.pop(i)
+		}
+		if len(st.ids) == 0 {
 			delete(pw.stacks, k)
 		}
 	case fdr.EventCustom, fdr.EventTyped:
@@ -327,4 +332,55 @@ func (pw *PerfettoWriter) Close() error {
 		return pw.err
 	}
 	return pw.w.Flush()
+}
+
+// idStack is one thread's open calls by function id. An exit is matched to
+// the innermost frame of its function; once a mismatch hits a deep stack,
+// per-function counts make an exit whose function is not open O(1)
+// instead of a scan of the whole stack.
+type idStack struct {
+	ids     []uint32
+	open    map[uint32]int32 // nil until needed
+	scanned int64            // frames looked at below the innermost (tests)
+}
+
+func (s *idStack) push(id uint32) {
+	s.ids = append(s.ids, id)
+	if s.open != nil {
+		s.open[id]++
+	}
+}
+
+// find returns the index of the innermost frame of id, or -1.
+func (s *idStack) find(id uint32) int {
+	n := len(s.ids)
+	if n > 0 && s.ids[n-1] == id {
+		return n - 1
+	}
+	if s.open == nil && n >= scanDepth {
+		s.open = map[uint32]int32{}
+		for _, f := range s.ids {
+			s.open[f]++
+		}
+	}
+	if s.open != nil && s.open[id] == 0 {
+		return -1
+	}
+	for i := n - 2; i >= 0; i-- {
+		s.scanned++
+		if s.ids[i] == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// pop removes the frames from i on.
+func (s *idStack) pop(i int) {
+	if s.open != nil {
+		for _, f := range s.ids[i:] {
+			s.open[f]--
+		}
+	}
+	s.ids = s.ids[:i]
 }

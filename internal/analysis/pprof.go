@@ -15,7 +15,11 @@ import (
 // stack below a "go NAME" frame: pprof then adds that concurrent time to
 // the spawner's cum (pprof has no other way to nest it), which the frame
 // name makes visible. Without Lineage every goroutine is its own root.
+//
+// Call paths deeper than MaxFrames are elided: a "[N frames elided]"
+// location stands for their middle.
 func (p *Profile) PProf(m *Map) *profile.Profile {
+	p = p.capped()
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "calls", Unit: "count"},
@@ -36,20 +40,28 @@ func (p *Profile) PProf(m *Map) *profile.Profile {
 	type fkey struct {
 		fn      uint32
 		spawned bool
+		marker  int32 // an elision marker's node, each its own location
 	}
 	locs := map[fkey]*profile.Location{}
 	loc := func(n int32) *profile.Location {
 		nd := &p.Nodes[n]
-		k := fkey{nd.Func, nd.Spawned}
+		k := fkey{fn: nd.Func, spawned: nd.Spawned}
+		_, marker := p.elided[n]
+		if marker {
+			k = fkey{marker: n}
+		}
 		if l := locs[k]; l != nil {
 			return l
 		}
 		file, line := m.Source(nd.Func)
+		if marker {
+			file, line = "", 0
+		}
 		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: p.FrameName(m, n), Filename: file, StartLine: int64(line)}
 		fn.SystemName = fn.Name
 		pp.Function = append(pp.Function, fn)
 		var addr uint64
-		if m != nil {
+		if m != nil && !marker {
 			addr = m.Addr[nd.Func]
 		}
 		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: mapping, Address: addr,

@@ -40,6 +40,7 @@ type childKey struct {
 	parent  int32
 	fn      uint32
 	spawned bool
+	marker  bool // an elision marker (capped), not a function
 }
 
 type pframe struct {
@@ -53,7 +54,15 @@ type gstack struct {
 	root   int32 // node the goroutine's outermost calls hang under: 0, or its spawning call
 	seen   bool  // a call entry was seen
 	spawns bool  // Lineage wants this goroutine's calls of its children's spawning functions
+	// open counts the frames of each function, kept once an exit did not
+	// match the innermost frame of a deep stack: an exit whose function
+	// is not open is then dropped in O(1), not after a scan of the stack.
+	open map[uint32]int32
 }
+
+// scanDepth is the stack depth from which an exit that does not match the
+// innermost frame starts keeping gstack.open.
+const scanDepth = 64
 
 // Profile merges every goroutine's calls into one tree. Add events in
 // file order (Reader order); memory is the tree plus one stack per
@@ -69,6 +78,11 @@ type Profile struct {
 	Orphans int64  // exits with no matching entry (dropped)
 	Open    int64  // calls still open at the end
 	Events  int64
+
+	elided map[int32]elided // elision markers (capped profiles only)
+	// scanned counts the frames exits looked at below the innermost one
+	// (tests: it stays linear in the records).
+	scanned int64
 }
 
 // NewProfile returns an empty profile for a file with header h.
@@ -78,7 +92,7 @@ func NewProfile(h fdr.Header, o ProfileOptions) *Profile {
 }
 
 func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
-	k := childKey{parent, fn, spawned}
+	k := childKey{parent: parent, fn: fn, spawned: spawned}
 	if c, ok := p.index[k]; ok {
 		return c
 	}
@@ -122,15 +136,32 @@ func (p *Profile) Add(e *Event) {
 		}
 		n := p.child(parent, e.FuncID, spawned)
 		s.frames = append(s.frames, pframe{node: n, enter: e.TSC})
+		if s.open != nil {
+			s.open[e.FuncID]++
+		}
 		if s.spawns {
 			p.opt.Lineage.entered(e.TID, e.FuncID, n)
 		}
 		return
 	}
-	for i := len(s.frames) - 1; i >= 0; i-- {
-		if p.Nodes[s.frames[i].node].Func == e.FuncID {
-			p.close(s, i, e.TSC)
-			return
+	n := len(s.frames)
+	if n > 0 && p.Nodes[s.frames[n-1].node].Func == e.FuncID {
+		p.close(s, n-1, e.TSC)
+		return
+	}
+	if s.open == nil && n >= scanDepth {
+		s.open = map[uint32]int32{}
+		for _, f := range s.frames {
+			s.open[p.Nodes[f.node].Func]++
+		}
+	}
+	if s.open == nil || s.open[e.FuncID] > 0 {
+		for i := n - 2; i >= 0; i-- {
+			p.scanned++
+			if p.Nodes[s.frames[i].node].Func == e.FuncID {
+				p.close(s, i, e.TSC)
+				return
+			}
 		}
 	}
 	p.Orphans++
@@ -172,6 +203,11 @@ func (p *Profile) close(s *gstack, i int, tsc uint64) {
 		n.Self += d - min(d, f.child)
 		if j > 0 {
 			s.frames[j-1].child += d
+		}
+	}
+	if s.open != nil {
+		for _, f := range s.frames[i:] {
+			s.open[p.Nodes[f.node].Func]--
 		}
 	}
 	s.frames = s.frames[:i]

@@ -85,9 +85,12 @@ type Reader struct {
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{src: r, buf: make([]byte, window), threads: map[threadKey]*thread{}}
 	var h [fdr.HeaderSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
+	if n, err := io.ReadFull(r, h[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			_, err = fdr.DecodeHeader(h[:0])
+			if n == 0 {
+				return nil, errors.New("empty file, not an XRay trace")
+			}
+			return nil, fmt.Errorf("%d bytes, shorter than the %d-byte XRay file header: truncated, or not an XRay trace", n, fdr.HeaderSize)
 		}
 		return nil, err
 	}

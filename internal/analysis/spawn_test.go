@@ -204,3 +204,46 @@ func TestLineageSpawnSite(t *testing.T) {
 		}
 	}
 }
+
+// TestLineageNoteUninstrumentedSpawner: goroutines started from code that
+// is not instrumented (here the test function, which records nothing,
+// starting spawnTrace's two parents) are told apart from those whose
+// spawning function is instrumented; the note says so rather than blame
+// an old runtime.
+func TestLineageNoteUninstrumentedSpawner(t *testing.T) {
+	asm.Calibrate()
+	if asm.Getg() == nil || asm.GoPC() == 0 {
+		t.Skipf("no g reader or go statement PC in this build: %s", asm.GoPCSource())
+	}
+	trace, imap := spawnTrace(t, 5)
+	m, err := ReadMap(imap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := events(t, trace)
+	_, l, _ := lineageFolded(t, evs, m, false)
+	if n, orphans := l.Unnamed(); n != 2 || orphans != 2 || l.Spawns() != 4 {
+		t.Fatalf("unnamed %d (uninstrumented parent %d), named %d; want 2 (2), 4", n, orphans, l.Spawns())
+	}
+	note := l.Note()
+	for _, w := range []string{"2 of 6 ", "not instrumented", "2 were started by goroutines with no instrumented call"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note %q lacks %q", note, w)
+		}
+	}
+	if strings.Contains(note, "older") || strings.Contains(note, "does not record") {
+		t.Errorf("note blames the runtime although it named 4 spawning functions: %q", note)
+	}
+
+	// The same trace as a runtime that names no spawning function wrote it.
+	_, l, _ = lineageFolded(t, evs, m, true)
+	if n, orphans := l.Unnamed(); n != 6 || orphans != 2 {
+		t.Fatalf("old events: unnamed %d (uninstrumented parent %d), want 6 (2)", n, orphans)
+	}
+	if note := l.Note(); !strings.Contains(note, "6 of 6 ") || !strings.Contains(note, "does not record spawning functions") {
+		t.Errorf("old events: note %q", note)
+	}
+	if note := NewLineage().Note(); !strings.Contains(note, "no lineage events") {
+		t.Errorf("no events: note %q", note)
+	}
+}

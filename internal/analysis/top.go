@@ -65,7 +65,8 @@ func (p *Profile) Funcs() []FuncTotal {
 }
 
 // WriteTop prints the n functions with the most self time, and the n call
-// paths with the most inclusive time, merged across goroutines.
+// paths with the most inclusive time, merged across goroutines; paths
+// deeper than MaxFrames are printed elided.
 func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 	fs := p.Funcs()
 	// Goroutine time: every root's, plus every goroutine nested under its
@@ -119,6 +120,10 @@ func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 		}
 		for a, b := 0, len(names)-1; a < b; a, b = a+1, b-1 {
 			names[a], names[b] = names[b], names[a]
+		}
+		if k := len(names) - MaxFrames; k > 0 {
+			// Elided as the other views elide (MaxFrames).
+			names = append(append(names[:MaxFrames/2:MaxFrames/2], elided{k, k}.name()), names[len(names)-MaxFrames/2:]...)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", fmtDur(p.Seconds(p.Nodes[nd].Total)), p.Nodes[nd].Calls, strings.Join(names, " > "))
 	}

@@ -591,3 +591,35 @@ func BenchmarkWide(b *testing.B) {
 		}
 	}
 }
+
+// TestAddChild: a tree built frame by frame with AddChild is the tree Add
+// builds from the same stacks.
+func TestAddChild(t *testing.T) {
+	stacks := [][]string{{"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "d"}, {"e"}, {"a", "b"}}
+	values := []uint64{1, 2, 3, 4, 5, 6}
+	byAdd, byChild := NewTree(Self), NewTree(Self)
+	for i, s := range stacks {
+		byAdd.Add(s, values[i])
+		at := Root
+		for j, name := range s {
+			v := uint64(0)
+			if j == len(s)-1 {
+				v = values[i]
+			}
+			at = byChild.AddChild(at, name, v)
+		}
+	}
+	dump := func(tr *Tree) string {
+		var b strings.Builder
+		if err := tr.Walk(func(f Frame) { fmt.Fprintf(&b, "%v %d %d\n", f.Stack, f.Total, f.Self) }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if a, c := dump(byAdd), dump(byChild); a != c {
+		t.Errorf("Add:\n%s\nAddChild:\n%s", a, c)
+	}
+	if total, err := byChild.Total(); err != nil || total != 21 {
+		t.Errorf("total %d (%v), want 21", total, err)
+	}
+}

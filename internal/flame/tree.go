@@ -100,22 +100,45 @@ func NewTree(v Values) *Tree {
 func (t *Tree) Add(stack []string, value uint64) {
 	cur := int32(0)
 	for _, name := range stack {
-		k := childKey{cur, name}
-		c, ok := t.index[k]
-		if !ok {
-			c = int32(len(t.nodes))
-			// Clone: name may point into a whole input line.
-			t.nodes = append(t.nodes, node{name: strings.Clone(name), parent: cur, depth: t.nodes[cur].depth + 1})
-			t.nodes[cur].children = append(t.nodes[cur].children, c)
-			t.index[k] = c
-		}
-		cur = c
+		cur = t.child(cur, name)
 	}
-	s, carry := bits.Add64(t.nodes[cur].stated, value, 0)
+	t.add(cur, value)
+}
+
+// Root is the frame AddChild's first calls add under.
+const Root int32 = 0
+
+// AddChild records value for the stack made of parent's stack and name,
+// and returns that frame, for the next AddChild of a stack under it: a
+// tree walked parents first is added in O(1) per frame, where Add takes
+// O(depth).
+func (t *Tree) AddChild(parent int32, name string, value uint64) int32 {
+	c := t.child(parent, name)
+	t.add(c, value)
+	return c
+}
+
+// child returns the frame name under parent, creating it.
+func (t *Tree) child(parent int32, name string) int32 {
+	k := childKey{parent, name}
+	c, ok := t.index[k]
+	if !ok {
+		c = int32(len(t.nodes))
+		// Clone: name may point into a whole input line.
+		t.nodes = append(t.nodes, node{name: strings.Clone(name), parent: parent, depth: t.nodes[parent].depth + 1})
+		t.nodes[parent].children = append(t.nodes[parent].children, c)
+		t.index[k] = c
+	}
+	return c
+}
+
+// add adds value to frame n's stated value: one stack.
+func (t *Tree) add(n int32, value uint64) {
+	s, carry := bits.Add64(t.nodes[n].stated, value, 0)
 	if carry != 0 && t.err == nil {
 		t.err = errOverflow
 	}
-	t.nodes[cur].stated = s
+	t.nodes[n].stated = s
 	t.stacks++
 	t.finished = false
 }
