@@ -115,7 +115,7 @@ var (
 
 // snapshotSlot lets one download at a time take and spool a snapshot:
 // each snapshot copies the whole arena into memory first, so N clients at
-// once would cost N arenas (issue 13, finding 4). Spooling to a file is a
+// once would cost N arenas. Spooling to a file is a
 // local write; the slot is released before the slow part, sending, unless
 // the spool is in memory, where it is held until the response is sent so
 // that at most one in-memory spool exists.

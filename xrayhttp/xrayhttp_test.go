@@ -632,7 +632,7 @@ func TestNothingOnDefaultServeMux(t *testing.T) {
 	}
 }
 
-// TestDownloadsTakeSnapshotsOneAtATime is issue 13's finding 4: each
+// TestDownloadsTakeSnapshotsOneAtATime: each
 // snapshot copies the whole arena, so concurrent downloads must not take
 // theirs at the same time, whatever the number of clients; every client
 // still gets its whole file.
