@@ -343,19 +343,28 @@ func Flush() (string, error) {
 	return path, err
 }
 
+// lockSession takes flushMu, then mu, and returns the running session
+// with both held, or ErrNotRunning with neither.
+func lockSession() (*session, error) {
+	flushMu.Lock()
+	mu.Lock()
+	if cur == nil {
+		mu.Unlock()
+		flushMu.Unlock()
+		return nil, ErrNotRunning
+	}
+	return cur, nil
+}
+
 // WriteTo writes the same bytes Flush would to w.
 //
 // w may be slow (an HTTP client): the buffers are copied into memory of
 // this call's own, and the locks released, before the first byte goes to
 // w, so a slow reader never holds up Flush, Stop or other writers.
 func WriteTo(w io.Writer) (int64, error) {
-	flushMu.Lock()
-	mu.Lock()
-	s := cur
-	if s == nil {
-		mu.Unlock()
-		flushMu.Unlock()
-		return 0, ErrNotRunning
+	s, err := lockSession()
+	if err != nil {
+		return 0, err
 	}
 	// The session's copy when no other WriteTo has it out: a sync.Pool
 	// alone loses it at every other collection, and a flight recorder

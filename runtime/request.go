@@ -74,13 +74,9 @@ type lineage struct {
 // block in the window is still found through its parent's id, which its
 // own blocks carry.
 func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
-	flushMu.Lock()
-	mu.Lock()
-	s := cur
-	if s == nil {
-		mu.Unlock()
-		flushMu.Unlock()
-		return nil, ErrNotRunning
+	s, err := lockSession()
+	if err != nil {
+		return nil, err
 	}
 	// A copy of our own: the session's scratch belongs to Flush and
 	// WriteTo, and this one lives until Release.

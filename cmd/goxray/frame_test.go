@@ -22,21 +22,7 @@ func TestFrameSize(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("testdata/deep")); err != nil {
 		t.Fatal(err)
 	}
-	mod := "module example.com/deep\n\ngo 1.26.0\n\ntool github.com/goxray/xray/cmd/goxray\n\nrequire (\n\tgithub.com/goxray/xray v0.0.0 // indirect\n"
-	for _, r := range repoRequirements(t, root) {
-		mod += "\t" + r + " // indirect\n"
-	}
-	mod += ")\n\nreplace github.com/goxray/xray => " + root + "\n"
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGoMod(t, root, dir, "example.com/deep", true)
 	plain, instr := filepath.Join(dir, "plain"), filepath.Join(dir, "instr")
 	if _, e, code := autoRun(t, dir, nil, "go", "build", "-o", plain, "."); code != 0 {
 		t.Fatalf("go build: exit %d\n%s", code, e)

@@ -54,11 +54,18 @@ func autoModule(t *testing.T, root string, require bool) string {
 	if err := os.CopyFS(dir, os.DirFS("testdata/auto")); err != nil {
 		t.Fatal(err)
 	}
-	mod := "module example.com/fixture.v1\n\ngo 1.26.0\n"
-	if require {
-		// What `go get -tool` would write: goxray and, as indirect
-		// requirements, everything goxray's own go.mod requires (the tool
-		// links them).
+	writeGoMod(t, root, dir, "example.com/fixture.v1", require)
+	return dir
+}
+
+// writeGoMod writes dir's go.mod for module path. With tool, it has what
+// `go get -tool` would write: the tool directive, goxray and, as indirect
+// requirements, everything goxray's own go.mod requires (the tool links
+// them), goxray replaced by root, and root's go.sum beside it.
+func writeGoMod(t *testing.T, root, dir, path string, tool bool) {
+	t.Helper()
+	mod := "module " + path + "\n\ngo 1.26.0\n"
+	if tool {
 		mod += "\ntool github.com/goxray/xray/cmd/goxray\n\nrequire (\n\tgithub.com/goxray/xray v0.0.0 // indirect\n"
 		for _, r := range repoRequirements(t, root) {
 			mod += "\t" + r + " // indirect\n"
@@ -75,7 +82,6 @@ func autoModule(t *testing.T, root string, require bool) string {
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // repoRequirements returns "path version" for every requirement in the
