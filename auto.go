@@ -50,6 +50,7 @@ func RegisterTable(ids []ID, file, table string) {
 	}
 	raw := make([]uint32, len(fs))
 	registry.RegisterAll(fs, raw)
+	xrt.MarkAuto(raw)
 	for i, id := range raw {
 		ids[i] = ID(id)
 	}
@@ -62,6 +63,12 @@ func RegisterTable(ids []ID, file, table string) {
 // `goxray build` costs one predictable branch per call while tracing is
 // off. Programs may use it to skip work that only feeds a trace.
 func On() bool { return xrt.On() }
+
+// Admit reports whether a new call of id is to be traced: false once the
+// overhead governor shed id (Options.OverheadBudget). Instrumented code
+// asks it after On, at the call's start, so a call either records its
+// Entry and Exit or neither.
+func Admit(id ID) bool { return xrt.Admitted(uint32(id)) }
 
 // AutoStop stops tracing, writing the final file, if tracing is on. The
 // instrumenter defers it at the top of main.main and of TestMain (its own

@@ -2,6 +2,7 @@ package xray
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,9 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"FlushSignal", Options{FlushSignal: syscall.SIGSEGV}},
 		{"FlushSignal", Options{FlushSignal: syscall.SIGKILL}},
 		{"FlushSignal", Options{FlushSignal: os.Interrupt}},
+		{"OverheadBudget", Options{OverheadBudget: -2}},
+		{"OverheadBudget", Options{OverheadBudget: 101}},
+		{"OverheadBudget", Options{OverheadBudget: math.NaN()}},
 	} {
 		o := c.o
 		if o.Dir == "" {

@@ -1,9 +1,11 @@
 package xray
 
 import (
+	"strconv"
 	"time"
 
 	xrt "github.com/goxray/xray/runtime"
+	"github.com/goxray/xray/runtime/registry"
 )
 
 // Statistics describes the current session, or the last one after Stop.
@@ -76,6 +78,13 @@ type Statistics struct {
 	// fast path, or "Go (…)" with the reason (no assembly in this build,
 	// the race detector, MinDuration, or the offsets check that failed).
 	RecordPath string
+	// OverheadBudget is the overhead governor's budget in percent of the
+	// CPU (0: no governor), and ShedFuncs the names of the automatically
+	// instrumented functions it shed: new calls of them are not traced
+	// until the next Start (see Options.OverheadBudget). Each shed is also
+	// logged and written into the trace as a "goxray.shed" custom event.
+	OverheadBudget float64
+	ShedFuncs      []string
 }
 
 // Drops counts records that were not written, by reason.
@@ -133,5 +142,20 @@ func statistics(s xrt.Stats) Statistics {
 		FrequencySource:       s.FrequencySource,
 		GoroutineIDSource:     s.GoroutineIDSource,
 		RecordPath:            s.RecordPath,
+		OverheadBudget:        s.OverheadBudget,
+		ShedFuncs:             shedNames(s.ShedFuncs),
 	}
+}
+
+func shedNames(ids []uint32) []string {
+	if ids == nil {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if out[i] = registry.NameOf(id); out[i] == "" {
+			out[i] = strconv.FormatUint(uint64(id), 10)
+		}
+	}
+	return out
 }

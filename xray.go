@@ -134,6 +134,18 @@ type Options struct {
 	// never backwards within a goroutine's records). Elsewhere Start logs
 	// why and records with the usual clock; Stats().Clock says which.
 	FastClock bool
+	// OverheadBudget bounds what recording may cost, in percent of the CPU
+	// (all Ps): 0 means DefaultOverheadBudget, NoOverheadBudget turns the
+	// governor off (a debugging session that wants every call). Over the
+	// budget, the governor stops tracing new calls of the hottest
+	// automatically instrumented functions (goxray build), so a request's
+	// structure stays in the trace while tight inner loops leave it; calls
+	// already open keep their Exit, so no file holds half a call. A shed
+	// function stays shed until the next Start. Hand-placed Enter/Exit
+	// are never shed. Each decision is logged, listed in Stats().ShedFuncs
+	// and written into the trace (a "goxray.shed id=N …" custom event).
+	// Other negative values, NaN and values above 100 fail Start.
+	OverheadBudget float64
 	// IgnoreEnv makes Start ignore XRAY_OPTIONS and XRAY_FDR_OPTIONS.
 	// Otherwise the environment fills the fields left zero (see env.go):
 	// built-in defaults < environment < Options.
@@ -141,6 +153,13 @@ type Options struct {
 
 	prefixSet bool // FilePrefix came from xray_logfile_base, even if empty
 }
+
+// DefaultOverheadBudget is the governor's budget when Options leave it
+// zero: 2 % of the CPU.
+const DefaultOverheadBudget = 2.0
+
+// NoOverheadBudget as Options.OverheadBudget turns the governor off.
+const NoOverheadBudget = -1.0
 
 func (o Options) config() (xrt.Config, error) {
 	if !o.IgnoreEnv {
@@ -152,6 +171,15 @@ func (o Options) config() (xrt.Config, error) {
 		NoFinalFile: o.NoFinalFile,
 		FlushOnExit: o.FlushOnExit,
 		FastClock:   o.FastClock,
+		OverheadBudget: func() float64 {
+			switch {
+			case o.OverheadBudget == 0:
+				return DefaultOverheadBudget
+			case o.OverheadBudget == NoOverheadBudget:
+				return 0
+			}
+			return o.OverheadBudget
+		}(),
 		Dir:         o.Dir,
 		Version:     o.Version,
 		BufferSize:  o.BufferSize,

@@ -34,6 +34,11 @@ func FunctionWord(a Action, id uint32, delta uint32) uint64 {
 	return uint64(id<<4|uint32(a&7)<<1) | uint64(delta)<<32
 }
 
+// FunctionFields splits the first 32 bits of a function record (its
+// first word, little-endian) into its action and function id: the
+// inverse of FunctionWord's low half.
+func FunctionFields(w uint32) (Action, uint32) { return Action(w >> 1 & 7), w >> 4 }
+
 // PutFunction writes a function record into dst[:8].
 func PutFunction(dst []byte, a Action, id uint32, delta uint32) {
 	binary.LittleEndian.PutUint64(dst, FunctionWord(a, id, delta))

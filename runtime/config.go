@@ -41,6 +41,9 @@ func (c *Config) Validate() error {
 	if c.BufferCount < buffer.MinCount || uint64(c.BufferCount) > buffer.MaxCount {
 		return bad("BufferCount", c.BufferCount, "want between %d and %d buffers", buffer.MinCount, buffer.MaxCount)
 	}
+	if b := c.OverheadBudget; b != b || b < 0 || b > 100 {
+		return bad("OverheadBudget", b, "want a percentage of the CPU above 0 and at most 100 (or no governor)")
+	}
 	if c.Mode != buffer.FlightRecorder && c.Mode != buffer.Fill {
 		return bad("Mode", c.Mode, "want FlightRecorder or Fill")
 	}

@@ -57,6 +57,10 @@ type Config struct {
 	// records, timestamps with tens of cycles of skid. Where the CPU
 	// cannot give it, Start logs why and keeps the usual clock.
 	FastClock bool
+	// OverheadBudget is the share of the CPU, in percent of all Ps, that
+	// recording may cost before the governor sheds the hottest
+	// automatically instrumented functions (governor.go); 0: no governor.
+	OverheadBudget float64
 }
 
 const (
@@ -113,10 +117,12 @@ type session struct {
 	// reclaim), for Stats and Stop: the recording set (writers) may be
 	// shorter.
 	set     atomic.Pointer[writerSet]
-	done    chan struct{} // closed by Stop: ends watchProcs
+	done    chan struct{} // closed by Stop: ends watchProcs and govern
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
+	// shedCount counts the functions the governor shed in this session.
+	shedCount atomic.Uint64
 	// spare holds retired writers, which no recording set holds, for reuse
 	// (takeWriter). Under growMu.
 	spare []*writer
@@ -217,6 +223,11 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	cur = s
 	s.done = make(chan struct{})
 	go s.watchProcs(s.done, watchEvery)
+	if cfg.OverheadBudget > 0 {
+		// A new session judges its functions afresh.
+		Readmit()
+		go s.govern(s.done)
+	}
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)

@@ -90,6 +90,10 @@ type Stats struct {
 	// of buffers, those of Ps idle for a watcher period. Their buffers
 	// were sealed so they can be recycled.
 	RetiredWriters uint64
+	// OverheadBudget is the governor's budget in percent (0: none);
+	// ShedFuncs the functions it shed, which new calls no longer trace.
+	OverheadBudget float64
+	ShedFuncs      []uint32
 }
 
 // ReadStats returns the statistics.
@@ -143,6 +147,8 @@ func (s *session) stats() Stats {
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.RetiredWriters = s.retired.Load()
+	st.OverheadBudget = s.cfg.OverheadBudget
+	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {
 		st.LastError = *p

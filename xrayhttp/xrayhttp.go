@@ -284,20 +284,22 @@ type StatsJSON struct {
 	BuffersHeld     int    `json:"buffers_held"`
 	RetiredWriters  uint64 `json:"retired_writers"`
 
-	Flushes               uint64 `json:"flushes"`
-	FlushErrors           uint64 `json:"flush_errors"`
-	FlushedBytes          uint64 `json:"flushed_bytes"`
-	LastFlushNS           int64  `json:"last_flush_ns"`
-	LastFlush             string `json:"last_flush"`
-	LastFlushPath         string `json:"last_flush_path"`
-	LastError             string `json:"last_error"`
-	UnmatchedExits        uint64 `json:"unmatched_exits"`
-	TrimmedRecords        uint64 `json:"trimmed_records"`
-	TypedEventsDropped    uint64 `json:"typed_events_dropped"`
-	ReconstructedEntries  uint64 `json:"reconstructed_entries"`
-	RewoundCalls          uint64 `json:"rewound_calls"`
-	RecordPath            string `json:"record_path"`
-	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
+	Flushes               uint64   `json:"flushes"`
+	FlushErrors           uint64   `json:"flush_errors"`
+	FlushedBytes          uint64   `json:"flushed_bytes"`
+	LastFlushNS           int64    `json:"last_flush_ns"`
+	LastFlush             string   `json:"last_flush"`
+	LastFlushPath         string   `json:"last_flush_path"`
+	LastError             string   `json:"last_error"`
+	UnmatchedExits        uint64   `json:"unmatched_exits"`
+	TrimmedRecords        uint64   `json:"trimmed_records"`
+	TypedEventsDropped    uint64   `json:"typed_events_dropped"`
+	ReconstructedEntries  uint64   `json:"reconstructed_entries"`
+	RewoundCalls          uint64   `json:"rewound_calls"`
+	RecordPath            string   `json:"record_path"`
+	OverheadBudget        float64  `json:"overhead_budget_percent"`
+	ShedFuncs             []string `json:"shed_funcs"`
+	FlushDiscardedBuffers uint64   `json:"flush_discarded_buffers"`
 
 	Clock             string `json:"clock"`
 	Frequency         uint64 `json:"frequency_hz"`
@@ -348,6 +350,8 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		ReconstructedEntries:  st.ReconstructedEntries,
 		RewoundCalls:          st.RewoundCalls,
 		RecordPath:            st.RecordPath,
+		OverheadBudget:        st.OverheadBudget,
+		ShedFuncs:             st.ShedFuncs,
 		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
 		Clock:                 st.Clock,
 		Frequency:             st.Frequency,

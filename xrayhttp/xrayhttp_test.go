@@ -237,8 +237,8 @@ var statsKeys = []string{
 	"buffer_count", "buffer_size", "buffers_held", "buffers_recycled", "bytes", "clock", "drops",
 	"flush_discarded_buffers", "flush_errors", "flushed_bytes", "flushes",
 	"frequency_hz", "frequency_source", "goroutine_id_source", "last_error",
-	"last_flush", "last_flush_ns", "last_flush_path", "reconstructed_entries", "record_path", "records",
-	"recycled_records", "retired_writers", "rewound_calls", "running", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
+	"last_flush", "last_flush_ns", "last_flush_path", "overhead_budget_percent", "reconstructed_entries", "record_path", "records",
+	"recycled_records", "retired_writers", "rewound_calls", "running", "shed_funcs", "started", "trimmed_records", "typed_events_dropped", "unmatched_exits",
 }
 
 var dropKeys = []string{"args_truncated", "bad_id", "empty_event", "full", "oversized_event", "total"}
@@ -337,6 +337,10 @@ func TestStatsJSONComplete(t *testing.T) {
 				f.SetUint(7)
 			case f.Kind() == reflect.String:
 				f.SetString("x")
+			case f.CanFloat():
+				f.SetFloat(2.5)
+			case f.Type() == reflect.TypeFor[[]string]():
+				f.Set(reflect.ValueOf([]string{"x"}))
 			default:
 				t.Errorf("%s: kind %v not covered by this test", p, f.Kind())
 				continue

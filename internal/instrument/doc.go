@@ -26,7 +26,7 @@
 // opening brace; while tracing is on it runs a traced copy of itself
 // instead (the split shape; see split.go for its rules):
 //
-//	func F(a A) (r R) { if __xray.On() { return __xray_F(a) }; <body> }
+//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { return __xray_F(a) }; <body> }
 //	func __xray_F(a A) (r R) { __xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]); <body> }
 //
 // where __xray is the file's import of github.com/goxray/xray and
@@ -34,7 +34,7 @@
 // the copies (all take a numeric suffix when the package already uses the
 // name). A function literal calls a copy nested in it. Functions whose copy
 // would behave differently for their callers (they hold literals, call
-// recover, t.Helper, runtime.Caller) get `if __xray.On() { Enter; defer
+// recover, t.Helper, runtime.Caller) get `if __xray.On() && __xray.Admit(id) { Enter; defer
 // Exit }` instead, and init functions, main.main and TestMain the
 // unconditional Enter and deferred Exit. The array's initializer
 // registers the file's table with xray.RegisterTable;

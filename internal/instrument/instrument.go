@@ -451,8 +451,15 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	case decl == nil && lit == nil:
 		s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
 	default:
-		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.xr+".On() { "+s.enterExit(id)+" };")
+		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.traceCheck(id)+" { "+s.enterExit(id)+" };")
 	}
+}
+
+// traceCheck is the condition under which a call of id is traced:
+// tracing is on (one load while it is off) and the overhead governor has
+// not shed id. It is asked once, at the call's start.
+func (s *fileState) traceCheck(id string) string {
+	return s.xr + ".On() && " + s.xr + ".Admit(" + id + ")"
 }
 
 // enterExit is the traced prologue of the function with the given id.

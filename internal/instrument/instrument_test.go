@@ -5,6 +5,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -609,16 +610,16 @@ func Helper(t *testing.T) { t.Helper() }
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(rs[0].Src)
+	out := admitID.ReplaceAllString(string(rs[0].Src), "__xray.Admit(ID)")
 	for _, want := range []string{
-		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if __xray.On() { return __xray_recv.__xray_Blank(xs...) };`,
+		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if __xray.On() && __xray.Admit(ID) { return __xray_recv.__xray_Blank(xs...) };`,
 		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line :7:45*/{__xray.Enter(`,
-		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if __xray.On() { __xray_recv.__xray_Unnamed(); return };`,
-		`{if __xray.On() { return __xray_Pair[A, B](a, b) };`,
+		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if __xray.On() && __xray.Admit(ID) { __xray_recv.__xray_Unnamed(); return };`,
+		`{if __xray.On() && __xray.Admit(ID) { return __xray_Pair[A, B](a, b) };`,
 		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line :11:49*/{`,
-		`return func(x int) int {if __xray.On() { return func(x int) int /*line :13:51*/{__xray.Enter(`,
-		`func Recovers() (err error) {if __xray.On() { __xray.Enter(`,
-		`func Helper(t *testing.T) {if __xray.On() { __xray.Enter(`,
+		`return func(x int) int {if __xray.On() && __xray.Admit(ID) { return func(x int) int /*line :13:51*/{__xray.Enter(`,
+		`func Recovers() (err error) {if __xray.On() && __xray.Admit(ID) { __xray.Enter(`,
+		`func Helper(t *testing.T) {if __xray.On() && __xray.Admit(ID) { __xray.Enter(`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s in:\n%s", want, out)
@@ -672,3 +673,6 @@ func TestSplitNames(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// admitID matches the id in a generated Admit check, which tests name ID.
+var admitID = regexp.MustCompile(`__xray\.Admit\(__xray_ids_\w+\[\d+\]\)`)

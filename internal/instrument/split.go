@@ -10,7 +10,7 @@ import (
 // The split shape. An instrumented function keeps its original body, which
 // is what runs while tracing is off, behind one test of a global flag:
 //
-//	func F(a A) (r R) { if __xray.On() { return __xray_F(a) }; <body> }
+//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { return __xray_F(a) }; <body> }
 //	func __xray_F(a A) (r R) { __xray.Enter(id); defer __xray.Exit(id); <body> }
 //
 // The traced sibling, appended at the end of the file, is a copy of the
@@ -27,13 +27,13 @@ import (
 // interface sees it), generic functions an explicitly instantiated one. A
 // function literal calls a traced copy of itself, nested in it:
 //
-//	func(a A) R { if __xray.On() { return func(a A) R { Enter; defer Exit; <body> }(a) }; <body> }
+//	func(a A) R { if __xray.On() && __xray.Admit(id) { return func(a A) R { Enter; defer Exit; <body> }(a) }; <body> }
 //
 // Parameters that the body cannot name (blank or unnamed) are not passed
 // on; an unnamed or blank receiver gets a name. Where the copy would change
 // what a program sees, the function gets the conditional shape instead,
 //
-//	func F(a A) (r R) { if __xray.On() { __xray.Enter(id); defer __xray.Exit(id) }; <body> }
+//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { __xray.Enter(id); defer __xray.Exit(id) }; <body> }
 //
 // which records the same calls and costs, off, a branch and the open-coded
 // defer's bookkeeping (a bit cleared at entry and tested at each return;
@@ -117,9 +117,9 @@ func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl
 		}
 		sib = s.lineAt(decl.Type.Func) + "func " + recv + name + tparams + "(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied
 	}
-	stmt := "if " + s.xr + ".On() { return " + call + " };"
+	stmt := "if " + s.traceCheck(id) + " { return " + call + " };"
 	if ft.Results == nil || len(ft.Results.List) == 0 {
-		stmt = "if " + s.xr + ".On() { " + call + "; return };"
+		stmt = "if " + s.traceCheck(id) + " { " + call + "; return };"
 	}
 	s.insert(s.tf.Offset(body.Lbrace)+1, stmt)
 	if sib != "" {

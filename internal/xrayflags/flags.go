@@ -42,6 +42,7 @@ const (
 	FieldFlushSignal
 	FieldFlushOnExit
 	FieldFastClock
+	FieldOverheadBudget
 )
 
 // Config is what the two variables set. A field means something only when
@@ -67,6 +68,9 @@ type Config struct {
 	FlushSignal syscall.Signal // 0: no signal (flush_signal=none)
 	FlushOnExit bool           // flush_on_exit: a final file on SIGTERM/SIGINT
 	FastClock   bool           // fast_clock: RDTSC without a fence
+	// OverheadBudget (overhead_budget): percent of the CPU, above 0 and
+	// at most 100; -1 for "off" (no governor).
+	OverheadBudget float64
 
 	set Field
 }
@@ -441,6 +445,17 @@ var fdrFlags = []flagDef{
 	{"no_file_flush", boolFlag(FieldNoFileFlush, func(c *Config) *bool { return &c.NoFileFlush })},
 	{"flush_on_exit", boolFlag(FieldFlushOnExit, func(c *Config) *bool { return &c.FlushOnExit })},
 	{"fast_clock", boolFlag(FieldFastClock, func(c *Config) *bool { return &c.FastClock })},
+	{"overhead_budget", func(p *parser, v string) string {
+		if v == "off" {
+			p.c.OverheadBudget = -1
+		} else if x, err := strconv.ParseFloat(v, 64); err == nil && x > 0 && x <= 100 {
+			p.c.OverheadBudget = x
+		} else {
+			return "a percentage of the CPU above 0 and at most 100, or off"
+		}
+		p.c.set |= FieldOverheadBudget
+		return ""
+	}},
 	{"fdr_version", func(p *parser, v string) string {
 		if n, ok := parseInt(v, 1, 5); ok && (n == 1 || n == 5) {
 			p.c.Version = int(n)
@@ -566,6 +581,13 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 	}
 	if c.Has(FieldFastClock) {
 		f = append(f, "fast_clock="+strconv.FormatBool(c.FastClock))
+	}
+	if c.Has(FieldOverheadBudget) {
+		if c.OverheadBudget < 0 {
+			f = append(f, "overhead_budget=off")
+		} else {
+			f = append(f, "overhead_budget="+strconv.FormatFloat(c.OverheadBudget, 'g', -1, 64))
+		}
 	}
 	return strings.Join(x, " "), strings.Join(f, " ")
 }

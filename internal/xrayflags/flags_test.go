@@ -196,6 +196,13 @@ func TestFDROptions(t *testing.T) {
 		{name: "flush_on_exit true", fdr: "flush_on_exit=true", want: cfg(Config{FlushOnExit: true}, FieldFlushOnExit)},
 		{name: "flush_on_exit 0", fdr: "flush_on_exit=0", want: cfg(Config{}, FieldFlushOnExit)},
 		{name: "flush_on_exit maybe", fdr: "flush_on_exit=maybe", warns: warn("flush_on_exit", "maybe", wantBool)},
+		{name: "fast_clock", fdr: "fast_clock=true", want: cfg(Config{FastClock: true}, FieldFastClock)},
+		{name: "overhead_budget 5", fdr: "overhead_budget=5", want: cfg(Config{OverheadBudget: 5}, FieldOverheadBudget)},
+		{name: "overhead_budget 0.5", fdr: "overhead_budget=0.5", want: cfg(Config{OverheadBudget: 0.5}, FieldOverheadBudget)},
+		{name: "overhead_budget off", fdr: "overhead_budget=off", want: cfg(Config{OverheadBudget: -1}, FieldOverheadBudget)},
+		{name: "overhead_budget 0", fdr: "overhead_budget=0", warns: warn("overhead_budget", "0", "a percentage of the CPU above 0 and at most 100, or off")},
+		{name: "overhead_budget -3", fdr: "overhead_budget=-3", warns: warn("overhead_budget", "-3", "a percentage of the CPU above 0 and at most 100, or off")},
+		{name: "overhead_budget 200", fdr: "overhead_budget=200", warns: warn("overhead_budget", "200", "a percentage of the CPU above 0 and at most 100, or off")},
 		{name: "version 1", fdr: "fdr_version=1", want: cfg(Config{Version: 1}, FieldVersion)},
 		{name: "version 5", fdr: "fdr_version=5", want: cfg(Config{Version: 5}, FieldVersion)},
 		{name: "version 05", fdr: "fdr_version=05", want: cfg(Config{Version: 5}, FieldVersion)},
@@ -319,7 +326,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	if c2, w2 := Parse(gx, gf); !reflect.DeepEqual(c2, c) || len(w2) != 0 {
 		t.Errorf("round trip: %+v %v, want %+v", c2, w2, c)
 	}
-	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true"
+	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true fast_clock=true overhead_budget=off"
 	c, _ = Parse("", f)
 	if _, gf := c.Flags(); gf != f {
 		t.Errorf("Flags() fdr = %q, want %q", gf, f)

@@ -204,3 +204,16 @@ func Lookup(id uint32) (Func, bool) {
 	}
 	return funcs[id-FirstRegistered], true
 }
+
+// NameOf returns the name of id, "" when it has none.
+func NameOf(id uint32) string {
+	mu.Lock()
+	defer mu.Unlock()
+	if id == 0 || id >= FirstRegistered && int(id-FirstRegistered) >= len(funcs) {
+		return ""
+	}
+	if f := entry(id); f != nil {
+		return f.Name
+	}
+	return ""
+}

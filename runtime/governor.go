@@ -1,0 +1,310 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/registry"
+)
+
+// The overhead governor keeps what recording costs within a share of the
+// CPU (Config.OverheadBudget). Every governEvery it estimates that share
+// from the records written since its last look; over budget, it counts the
+// functions in the most recent records and sheds the hottest until the
+// rest fits.
+//
+// What shedding means, and why it never leaves a half-recorded call: a
+// shed function is one whose new calls are not traced at all. The code
+// that goxray build generates asks Admit(id) once, at the call's start,
+// next to On(); a call that began traced keeps its deferred Exit, which is
+// recorded as usual. So a call open when its function is shed still gets
+// its Exit, and a call that began after it records neither record, in
+// recursion, panics and Goexit alike. Enter and Exit themselves do not
+// look at the shed set: calls placed by hand (xray.Enter, defer
+// xray.Exit) can decide only at Enter, and Exit could not know which Enter
+// was recorded, so hand-placed calls are never shed — placing them is
+// the user's explicit choice — and only automatically instrumented
+// functions (RegisterTable) are candidates.
+//
+// A function stays shed until the session ends (Start again, or Readmit):
+// re-admitting when load falls would flip functions on and off faster
+// than anyone reading a flushed window could tell why calls vanish.
+// Every decision is logged, counted in Stats, and written into the trace
+// as a custom event (fdr.AppendShedPayload) on the governor's goroutine.
+
+// governEvery is how often the governor looks.
+const governEvery = 100 * time.Millisecond
+
+// RecordCost is the governor's estimate of what one record costs the
+// program, in nanoseconds: an Enter+Exit pair measures 45–60 ns on the
+// fenced TSC clocks of the machines make bench ran on, so 30 per record
+// leans to the expensive side (the governor then sheds a little early,
+// never late).
+const RecordCost = 30
+
+var (
+	shed   unsafe.Pointer // *patchSet: the shed ids (bits only, rest 0)
+	shedMu sync.Mutex
+
+	// auto marks the ids RegisterTable gave out: only those are shed.
+	auto   unsafe.Pointer // *patchSet
+	autoMu sync.Mutex
+)
+
+// Admitted reports whether new calls of id are traced: false once the
+// governor shed it. One load and a not-taken branch while nothing is shed.
+func Admitted(id uint32) bool {
+	ps := (*patchSet)(atomic.LoadPointer(&shed))
+	if ps == nil {
+		return true
+	}
+	i := id >> 6
+	return int(i) >= len(ps.bits) || ps.bits[i]>>(id&63)&1 == 0
+}
+
+// MarkAuto records that ids belong to automatically instrumented
+// functions, which the governor may shed.
+func MarkAuto(ids []uint32) {
+	autoMu.Lock()
+	defer autoMu.Unlock()
+	ns := &patchSet{}
+	if old := (*patchSet)(atomic.LoadPointer(&auto)); old != nil {
+		ns.bits = append(ns.bits, old.bits...)
+	}
+	for _, id := range ids {
+		ns.bits = setBit(ns.bits, id)
+	}
+	atomic.StorePointer(&auto, unsafe.Pointer(ns))
+}
+
+func setBit(bits []uint64, id uint32) []uint64 {
+	i := int(id >> 6)
+	for len(bits) <= i {
+		bits = append(bits, 0)
+	}
+	bits[i] |= 1 << (id & 63)
+	return bits
+}
+
+func hasBit(ps *patchSet, id uint32) bool {
+	if ps == nil {
+		return false
+	}
+	i := int(id >> 6)
+	return i < len(ps.bits) && ps.bits[i]>>(id&63)&1 != 0
+}
+
+// Readmit traces every shed function again.
+func Readmit() {
+	shedMu.Lock()
+	defer shedMu.Unlock()
+	atomic.StorePointer(&shed, nil)
+}
+
+// shedIDs sheds ids.
+func shedIDs(ids []uint32) {
+	shedMu.Lock()
+	defer shedMu.Unlock()
+	ns := &patchSet{}
+	if old := (*patchSet)(atomic.LoadPointer(&shed)); old != nil {
+		ns.bits = append(ns.bits, old.bits...)
+	}
+	for _, id := range ids {
+		ns.bits = setBit(ns.bits, id)
+	}
+	atomic.StorePointer(&shed, unsafe.Pointer(ns))
+}
+
+// ShedFuncs lists the shed ids, ascending.
+func ShedFuncs() []uint32 {
+	ps := (*patchSet)(atomic.LoadPointer(&shed))
+	if ps == nil {
+		return nil
+	}
+	var ids []uint32
+	for i, w := range ps.bits {
+		for b := 0; w != 0; b, w = b+1, w>>1 {
+			if w&1 != 0 {
+				ids = append(ids, uint32(i*64+b))
+			}
+		}
+	}
+	return ids
+}
+
+// choice is one shed decision: the ids to shed and their shares of the
+// recent records.
+type choice struct {
+	ids    []uint32
+	shares []float64
+}
+
+// decide picks what to shed when recording costs cost (a share of the
+// CPU, 0..1) against budget (same unit), given how many of the recent
+// records each function wrote. Hottest first, only functions MarkAuto
+// named and not shed yet, until the rest would fit.
+func decide(cost, budget float64, counts map[uint32]int, eligible func(uint32) bool) choice {
+	var c choice
+	if cost <= budget || cost <= 0 {
+		return c
+	}
+	total := 0
+	type kv struct {
+		id uint32
+		n  int
+	}
+	var all []kv
+	for id, n := range counts {
+		total += n
+		if eligible(id) {
+			all = append(all, kv{id, n})
+		}
+	}
+	if total == 0 {
+		return c
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].id < all[j].id
+	})
+	left := cost
+	for _, e := range all {
+		if left <= budget {
+			break
+		}
+		share := float64(e.n) / float64(total)
+		c.ids = append(c.ids, e.id)
+		c.shares = append(c.shares, share)
+		left -= cost * share
+	}
+	return c
+}
+
+// govern runs while the session does (Start starts it when the budget is
+// set; done closes at Stop).
+func (s *session) govern(done chan struct{}) {
+	t := time.NewTicker(governEvery)
+	defer t.Stop()
+	budget := s.cfg.OverheadBudget / 100
+	last, lastAt := s.q.Stats().Records, time.Now()
+	hold := time.Time{}
+	told := false
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		recs := s.q.Stats().Records
+		cost := recordsCost(recs-last, now.Sub(lastAt), goruntime.GOMAXPROCS(0))
+		last, lastAt = recs, now
+		autoSet := (*patchSet)(atomic.LoadPointer(&auto))
+		if cost <= budget || now.Before(hold) || autoSet == nil {
+			// Without automatically instrumented functions there is
+			// nothing the governor may shed: every call was placed by hand.
+			continue
+		}
+		counts := s.recentCounts()
+		c := decide(cost, budget, counts, func(id uint32) bool { return hasBit(autoSet, id) && Admitted(id) })
+		if len(c.ids) == 0 {
+			// Nothing left to shed (the hot code is placed by hand): look
+			// again later, not every tick, and say so once.
+			hold = now.Add(10 * time.Second)
+			if !told {
+				told = true
+				s.logf("overhead budget %.3g%% of the CPU: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", s.cfg.OverheadBudget, cost*100)
+			}
+			continue
+		}
+		// Said (log line, trace event) before done, so whoever sees a
+		// function shed also finds why.
+		var names []string
+		for i, id := range c.ids {
+			name := registry.NameOf(id)
+			if name == "" {
+				name = fmt.Sprint(id)
+			}
+			names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
+			customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
+		}
+		s.logf("overhead budget %.3g%% of the CPU: recording cost about %.3g%%; %d functions shed until the session ends, these %d now: %s",
+			s.cfg.OverheadBudget, cost*100, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
+		shedIDs(c.ids)
+		s.shedCount.Add(uint64(len(c.ids)))
+		// Let the shed take effect before judging again.
+		last, lastAt = s.q.Stats().Records, time.Now()
+	}
+}
+
+// recordsCost is the share of the CPU (all procs) that n records in d
+// cost at RecordCost each.
+func recordsCost(n uint64, d time.Duration, procs int) float64 {
+	if d <= 0 || procs <= 0 {
+		return 0
+	}
+	return float64(n) * RecordCost / (float64(d.Nanoseconds()) * float64(procs))
+}
+
+// recentCounts counts function entries by id in a copy of the window,
+// as Flush copies it but written nowhere and counted in no statistic.
+// Each block's records are its goroutine's, newest last, so the counts
+// lean to what ran recently only as much as the window does; that is
+// enough to tell the hot functions from the rest.
+func (s *session) recentCounts() map[uint32]int {
+	counts := map[uint32]int{}
+	cur, err := lockSession()
+	if err != nil {
+		return counts
+	}
+	if cur != s {
+		mu.Unlock()
+		flushMu.Unlock()
+		return counts
+	}
+	bufp := requestCopies.Get().(*[]byte)
+	segs, _, buf := s.snapshotInto(*bufp, false)
+	mu.Unlock()
+	flushMu.Unlock()
+	for _, sg := range segs {
+		for off := 0; off < len(sg); {
+			if sg[off]&1 == 0 {
+				if off+fdr.FunctionSize > len(sg) {
+					break
+				}
+				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(sg[off:]))
+				if a == fdr.Enter || a == fdr.EnterArgs {
+					counts[id]++
+				}
+				off += fdr.FunctionSize
+				continue
+			}
+			n, err := metaSize(sg, off)
+			if err != nil || n <= 0 {
+				break
+			}
+			off += n
+		}
+	}
+	*bufp = buf
+	requestCopies.Put(bufp)
+	return counts
+}
+
+// logf calls the session's Logf holding no lock.
+func (s *session) logf(format string, args ...any) {
+	mu.Lock()
+	logf := s.cfg.Logf
+	mu.Unlock()
+	logf(format, args...)
+}
