@@ -223,9 +223,10 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	cur = s
 	s.done = make(chan struct{})
 	go s.watchProcs(s.done, watchEvery)
+	// A new session judges its functions afresh, with or without a
+	// governor: a shed lasts until the session ends.
+	Readmit()
 	if cfg.OverheadBudget > 0 {
-		// A new session judges its functions afresh.
-		Readmit()
 		go s.govern(s.done)
 	}
 	s.notify()
