@@ -76,6 +76,9 @@ type Profile struct {
 	First   uint64 // smallest TSC seen
 	Last    uint64 // largest TSC seen
 	Orphans int64  // exits with no matching entry (dropped)
+	// Sheds are the overhead governor's decisions in the trace (fdr's
+	// shed event), in file order, with when each was made.
+	Sheds []Shed
 	Open    int64  // calls still open at the end
 	Events  int64
 
@@ -122,6 +125,9 @@ func (p *Profile) Add(e *Event) {
 	}
 	switch e.Type {
 	case fdr.EventCustom, fdr.EventTyped:
+		if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom {
+			p.Sheds = append(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		}
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:
 		if !s.seen {
@@ -259,4 +265,11 @@ func (p *Profile) Walk(fn func(n int32)) {
 	for i := 1; i < len(p.Nodes); i++ {
 		fn(int32(i))
 	}
+}
+
+// Shed is one of the overhead governor's decisions: from TSC on, new
+// calls of Shed.FuncID were not traced.
+type Shed struct {
+	fdr.Shed
+	TSC uint64
 }

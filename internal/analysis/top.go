@@ -101,6 +101,15 @@ func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(p.Sheds) > 0 {
+		// Calls of these that began later are missing on purpose: say so
+		// before anyone reads their counts as the program's.
+		fmt.Fprintln(w, "\nShed by the overhead governor (new calls not traced from then on):")
+		for _, sh := range p.Sheds {
+			fmt.Fprintf(w, "  at +%s  %s  (%.0f%% of records; recording cost %.3g%% of the CPU, budget %.3g%%)\n",
+				fmtDur(p.Seconds(sh.TSC-min(sh.TSC, p.First))), m.Name(sh.FuncID), sh.Share*100, sh.Cost*100, sh.Budget*100)
+		}
+	}
 	// Hottest paths by inclusive time.
 	nodes := make([]int32, 0, len(p.Nodes))
 	for i := 1; i < len(p.Nodes); i++ {
