@@ -78,9 +78,9 @@ type Profile struct {
 	Orphans int64  // exits with no matching entry (dropped)
 	// Sheds are the overhead governor's decisions in the trace (fdr's
 	// shed event), in file order, with when each was made.
-	Sheds []Shed
-	Open    int64  // calls still open at the end
-	Events  int64
+	Sheds  []Shed
+	Open   int64 // calls still open at the end
+	Events int64
 
 	elided map[int32]elided // elision markers (capped profiles only)
 	// scanned counts the frames exits looked at below the innermost one
