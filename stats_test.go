@@ -2,6 +2,7 @@ package xray
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -35,6 +36,13 @@ func TestStatisticsCoversRuntimeStats(t *testing.T) {
 			v.SetUint(n)
 		case reflect.String:
 			v.SetString(string(rune('a' + n%26)))
+		case reflect.Float64:
+			v.SetFloat(float64(n) + 0.5)
+		case reflect.Slice:
+			if v.Type() != reflect.TypeFor[[]uint32]() {
+				t.Fatalf("field of type %v: extend this test", v.Type())
+			}
+			v.Set(reflect.ValueOf([]uint32{uint32(1<<27 + n)})) // an id nobody named
 		default:
 			t.Fatalf("field of kind %v: extend this test", v.Kind())
 		}
@@ -49,6 +57,13 @@ func TestStatisticsCoversRuntimeStats(t *testing.T) {
 		f := out.FieldByName(name)
 		if !f.IsValid() {
 			t.Errorf("Statistics lacks %s", name)
+			continue
+		}
+		if ids, ok := v.Field(i).Interface().([]uint32); ok {
+			// Function ids become names: the decimal id for one that has none.
+			if names, _ := f.Interface().([]string); len(names) != 1 || names[0] != strconv.FormatUint(uint64(ids[0]), 10) {
+				t.Errorf("%s: %v from %v", name, f, ids)
+			}
 			continue
 		}
 		if !reflect.DeepEqual(reflect.ValueOf(f.Interface()).Convert(v.Field(i).Type()).Interface(), v.Field(i).Interface()) {
