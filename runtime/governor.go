@@ -72,17 +72,20 @@ func Admitted(id uint32) bool {
 
 // MarkAuto records that ids belong to automatically instrumented
 // functions, which the governor may shed.
-func MarkAuto(ids []uint32) {
-	autoMu.Lock()
-	defer autoMu.Unlock()
+func MarkAuto(ids []uint32) { addBits(&auto, &autoMu, ids) }
+
+// addBits publishes a copy of the set at *p with ids added.
+func addBits(p *unsafe.Pointer, mu *sync.Mutex, ids []uint32) {
+	mu.Lock()
+	defer mu.Unlock()
 	ns := &patchSet{}
-	if old := (*patchSet)(atomic.LoadPointer(&auto)); old != nil {
+	if old := (*patchSet)(atomic.LoadPointer(p)); old != nil {
 		ns.bits = append(ns.bits, old.bits...)
 	}
 	for _, id := range ids {
 		ns.bits = setBit(ns.bits, id)
 	}
-	atomic.StorePointer(&auto, unsafe.Pointer(ns))
+	atomic.StorePointer(p, unsafe.Pointer(ns))
 }
 
 func setBit(bits []uint64, id uint32) []uint64 {
@@ -110,18 +113,7 @@ func Readmit() {
 }
 
 // shedIDs sheds ids.
-func shedIDs(ids []uint32) {
-	shedMu.Lock()
-	defer shedMu.Unlock()
-	ns := &patchSet{}
-	if old := (*patchSet)(atomic.LoadPointer(&shed)); old != nil {
-		ns.bits = append(ns.bits, old.bits...)
-	}
-	for _, id := range ids {
-		ns.bits = setBit(ns.bits, id)
-	}
-	atomic.StorePointer(&shed, unsafe.Pointer(ns))
-}
+func shedIDs(ids []uint32) { addBits(&shed, &shedMu, ids) }
 
 // ShedFuncs lists the shed ids, ascending.
 func ShedFuncs() []uint32 {
