@@ -34,6 +34,12 @@ func deepTrace(t *testing.T, depth int) string {
 	if err := xray.Start(o); err != nil {
 		t.Fatal(err)
 	}
+	if src := xray.Stats().GoroutineIDSource; strings.HasPrefix(src, "runtime.Stack") {
+		// Each record then walks the whole stack: recording the trace
+		// would be quadratic in depth, which is not what this measures.
+		xray.Stop()
+		t.Skipf("the goroutine id comes from %s here: recording a deep recursion is quadratic", src)
+	}
 	done := make(chan struct{})
 	go func() { deep(depth); close(done) }()
 	<-done
