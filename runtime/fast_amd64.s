@@ -48,7 +48,9 @@
 // TSCREAD reads the clock of the TSC modes into TS and the CPU (or
 // const_unknownCPU) into CPU, checking fastOK before any clock
 // instruction; any other mode jumps to OTHER. It defines the labels
-// notRDTSCP, notLfence and clocked.
+// notRDTSCP, notLfence, tscRead and clocked. The opt-in mode without a
+// fence (modeRDTSC) is laid out off the LFENCE;RDTSC path, which runs as
+// if it did not exist.
 #define TSCREAD(OTHER) \
 	MOVL	·fastOK(SB), T1 \
 	CMPL	T1, $const_modeRDTSCP \
@@ -57,16 +59,15 @@
 	MOVL	CX, CPU \
 	ANDL	$const_cpuMask, CPU \
 	JMP	clocked \
+notLfence: \
+	CMPL	T1, $const_modeRDTSC \
+	JNE	OTHER \
+	JMP	tscRead \
 notRDTSCP: \
 	CMPL	T1, $const_modeLfenceRDTSC \
 	JNE	notLfence \
 	LFENCE \
-	RDTSC \
-	MOVL	$const_unknownCPU, CPU \
-	JMP	clocked \
-notLfence: \
-	CMPL	T1, $const_modeRDTSC \
-	JNE	OTHER \
+tscRead: \
 	RDTSC \
 	MOVL	$const_unknownCPU, CPU \
 clocked: \
