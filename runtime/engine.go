@@ -8,7 +8,6 @@ import (
 	"os"
 	goruntime "runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -160,8 +159,8 @@ func Start(cfg Config) error {
 		// and a program on a newer Go whose runtime layout moved should
 		// be told once why recording costs more, not at every Start.
 		fallbackOnce.Do(func() {
-			if src := fastSource(); fastPath && strings.HasPrefix(src, "Go (") && !strings.Contains(src, "MinDuration") {
-				logf("record path: %s; records take the portable Go path, which costs a few nanoseconds more per call", src)
+			if why := fastFallback(); why != "" {
+				logf("record path: Go (%s); records take the portable Go path, which costs a few nanoseconds more per call", why)
 			}
 		})
 	}
@@ -225,7 +224,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	go s.watchProcs(s.done, watchEvery)
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
-	Readmit()
+	readmit()
 	if cfg.OverheadBudget > 0 {
 		go s.govern(s.done)
 	}
@@ -791,10 +790,7 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 	for {
 		if n := goruntime.GOMAXPROCS(0); n > warned && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < n+SpareBuffers {
 			warned = n
-			mu.Lock() // Adopt may replace Logf
-			logf := s.cfg.Logf
-			mu.Unlock()
-			logf("flight recorder starved: GOMAXPROCS is %d and BufferCount %d; every P that records holds a buffer, so while more than %d Ps record at once the others drop their records (Stats: Drops.Full); use BufferCount ≥ %d",
+			s.logf("flight recorder starved: GOMAXPROCS is %d and BufferCount %d; every P that records holds a buffer, so while more than %d Ps record at once the others drop their records (Stats: Drops.Full); use BufferCount ≥ %d",
 				n, s.cfg.BufferCount, s.cfg.BufferCount-SpareBuffers+1, n+SpareBuffers)
 		}
 		select {

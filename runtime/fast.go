@@ -105,21 +105,34 @@ func fastSource() string {
 	if atomic.LoadUint32(&fastOK) != modeOff {
 		return "assembly (" + tsc.Source() + "; " + asm.SchedSource() + ")"
 	}
-	switch {
-	case !fastPath:
+	if !fastPath {
 		return "Go (no assembly fast path in this build: other architecture, -race or purego)"
-	case fastBroken.Load():
-		return "Go (the assembly fast path was turned off: its P offsets disagreed with procPin)"
-	case !fastModes[clockMode(tsc.Source())]:
-		return "Go (the assembly fast path does not implement the " + tsc.Source() + " clock)"
 	}
-	if _, _, ok := schedOffsets(); !ok {
-		return "Go (P offsets not found)"
-	}
-	if asm.GoidOffset() == 0 {
-		return "Go (goroutine id: " + asm.GoidSource() + ")"
+	if why := fastFallback(); why != "" {
+		return "Go (" + why + ")"
 	}
 	return "Go (MinDuration or a test clock is in use)"
+}
+
+// fastFallback says why the assembly fast path, built in, cannot run with
+// this clock and runtime; "" when it can (a session may still leave it
+// off for MinDuration or a test clock).
+func fastFallback() string {
+	switch {
+	case !fastPath:
+		return ""
+	case fastBroken.Load():
+		return "the assembly fast path was turned off: its P offsets disagreed with procPin"
+	case !fastModes[clockMode(tsc.Source())]:
+		return "the assembly fast path does not implement the " + tsc.Source() + " clock"
+	}
+	if _, _, ok := schedOffsets(); !ok {
+		return "P offsets not found"
+	}
+	if asm.GoidOffset() == 0 {
+		return "goroutine id: " + asm.GoidSource()
+	}
+	return ""
 }
 
 // The constants above are used only from assembly.

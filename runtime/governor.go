@@ -34,7 +34,7 @@ import (
 // the user's explicit choice — and only automatically instrumented
 // functions (RegisterTable) are candidates.
 //
-// A function stays shed until the session ends (Start again, or Readmit):
+// A function stays shed until the session ends (the next Start readmits it):
 // re-admitting when load falls would flip functions on and off faster
 // than anyone reading a flushed window could tell why calls vanish.
 // Every decision is logged, counted in Stats, and written into the trace
@@ -61,14 +61,7 @@ var (
 
 // Admitted reports whether new calls of id are traced: false once the
 // governor shed it. One load and a not-taken branch while nothing is shed.
-func Admitted(id uint32) bool {
-	ps := (*patchSet)(atomic.LoadPointer(&shed))
-	if ps == nil {
-		return true
-	}
-	i := id >> 6
-	return int(i) >= len(ps.bits) || ps.bits[i]>>(id&63)&1 == 0
-}
+func Admitted(id uint32) bool { return !(*patchSet)(atomic.LoadPointer(&shed)).has(id) }
 
 // MarkAuto records that ids belong to automatically instrumented
 // functions, which the governor may shed.
@@ -97,16 +90,8 @@ func setBit(bits []uint64, id uint32) []uint64 {
 	return bits
 }
 
-func hasBit(ps *patchSet, id uint32) bool {
-	if ps == nil {
-		return false
-	}
-	i := int(id >> 6)
-	return i < len(ps.bits) && ps.bits[i]>>(id&63)&1 != 0
-}
-
-// Readmit traces every shed function again.
-func Readmit() {
+// readmit traces every shed function again.
+func readmit() {
 	shedMu.Lock()
 	defer shedMu.Unlock()
 	atomic.StorePointer(&shed, nil)
@@ -208,7 +193,7 @@ func (s *session) govern(done chan struct{}) {
 			continue
 		}
 		counts := s.recentCounts()
-		c := decide(cost, budget, counts, func(id uint32) bool { return hasBit(autoSet, id) && Admitted(id) })
+		c := decide(cost, budget, counts, func(id uint32) bool { return autoSet.has(id) && Admitted(id) })
 		if len(c.ids) == 0 {
 			// Nothing left to shed (the hot code is placed by hand): look
 			// again later, not every tick, and say so once.
@@ -293,7 +278,8 @@ func (s *session) recentCounts() map[uint32]int {
 	return counts
 }
 
-// logf calls the session's Logf holding no lock.
+// logf calls the session's Logf holding no lock (Adopt may replace Logf,
+// under mu).
 func (s *session) logf(format string, args ...any) {
 	mu.Lock()
 	logf := s.cfg.Logf

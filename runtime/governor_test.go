@@ -49,7 +49,7 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 	bin := xraytool.Bin(t)
 	const hot, outer, hand = 1501, 1502, 1503
 	MarkAuto([]uint32{hot, outer})
-	t.Cleanup(Readmit)
+	t.Cleanup(readmit)
 	var mu sync.Mutex
 	var logged []string
 	c := config(t)

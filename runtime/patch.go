@@ -26,8 +26,10 @@ type patchSet struct {
 }
 
 // unpatched reports whether calls of id are to be ignored.
-func unpatched(id uint32) bool {
-	ps := (*patchSet)(atomic.LoadPointer(&patches))
+func unpatched(id uint32) bool { return (*patchSet)(atomic.LoadPointer(&patches)).has(id) }
+
+// has reports whether id is in the set; the nil set is empty.
+func (ps *patchSet) has(id uint32) bool {
 	if ps == nil {
 		return false
 	}
