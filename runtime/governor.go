@@ -233,27 +233,21 @@ func recordsCost(n uint64, d time.Duration, procs int) float64 {
 	return float64(n) * RecordCost / (float64(d.Nanoseconds()) * float64(procs))
 }
 
-// recentCounts counts function entries by id in a copy of the window,
-// as Flush copies it but written nowhere and counted in no statistic.
-// Each block's records are its goroutine's, newest last, so the counts
+// recentCounts counts function entries by id in a copy of the window
+// (copyWindow). Each block's records are its goroutine's, newest last, so the counts
 // lean to what ran recently only as much as the window does; that is
 // enough to tell the hot functions from the rest.
 func (s *session) recentCounts() map[uint32]int {
 	counts := map[uint32]int{}
-	cur, err := lockSession()
+	c, err := copyWindow()
 	if err != nil {
 		return counts
 	}
-	if cur != s {
-		mu.Unlock()
-		flushMu.Unlock()
-		return counts
+	defer c.release()
+	if c.s != s {
+		return counts // a later session's window: not this governor's to judge
 	}
-	bufp := requestCopies.Get().(*[]byte)
-	segs, _, buf := s.snapshotInto(*bufp, false)
-	mu.Unlock()
-	flushMu.Unlock()
-	for _, sg := range segs {
+	for _, sg := range c.segs {
 		for off := 0; off < len(sg); {
 			if sg[off]&1 == 0 {
 				if off+fdr.FunctionSize > len(sg) {
@@ -273,8 +267,6 @@ func (s *session) recentCounts() map[uint32]int {
 			off += n
 		}
 	}
-	*bufp = buf
-	requestCopies.Put(bufp)
 	return counts
 }
 

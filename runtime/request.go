@@ -74,17 +74,11 @@ type lineage struct {
 // block in the window is still found through its parent's id, which its
 // own blocks carry.
 func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
-	s, err := lockSession()
+	c, err := copyWindow()
 	if err != nil {
 		return nil, err
 	}
-	// A copy of our own: the session's scratch belongs to Flush and
-	// WriteTo, and this one lives until Release.
-	bufp := requestCopies.Get().(*[]byte)
-	segs, p, buf := s.snapshotInto(*bufp, false)
-	mu.Unlock()
-	flushMu.Unlock()
-
+	s, segs, p, bufp, buf := c.s, c.segs, c.p, c.bufp, c.buf
 	gs := &GoroutineSnapshot{
 		params: p,
 		tsc0:   s.tsc0,
@@ -190,8 +184,7 @@ func (gs *GoroutineSnapshot) Release() {
 	if gs.bufp == nil {
 		return
 	}
-	*gs.bufp = gs.buf[:0]
-	requestCopies.Put(gs.bufp)
+	(&windowCopy{bufp: gs.bufp, buf: gs.buf}).release()
 	gs.bufp, gs.buf, gs.blocks = nil, nil, nil
 }
 
@@ -199,8 +192,38 @@ func (gs *GoroutineSnapshot) Release() {
 // copy begins: when it started, unless the window lost its beginning.
 func (gs *GoroutineSnapshot) Started(g uint64) uint64 { return gs.first[g] }
 
-// requestCopies holds SnapshotGoroutines' window copies between calls.
+// requestCopies holds the memory of window copies between calls.
 var requestCopies = sync.Pool{New: func() any { return new([]byte) }}
+
+// windowCopy is a copy of the running session's window, taken as Flush
+// takes one but written nowhere and counted in no statistic, into memory
+// of its own: the session's scratch belongs to Flush and WriteTo.
+type windowCopy struct {
+	s    *session
+	segs [][]byte
+	p    flush.Params
+	bufp *[]byte
+	buf  []byte
+}
+
+// copyWindow copies the running session's window; ErrNotRunning when none
+// is on. release gives the memory back.
+func copyWindow() (*windowCopy, error) {
+	s, err := lockSession()
+	if err != nil {
+		return nil, err
+	}
+	c := &windowCopy{s: s, bufp: requestCopies.Get().(*[]byte)}
+	c.segs, c.p, c.buf = s.snapshotInto(*c.bufp, false)
+	mu.Unlock()
+	flushMu.Unlock()
+	return c, nil
+}
+
+func (c *windowCopy) release() {
+	*c.bufp = c.buf[:0]
+	requestCopies.Put(c.bufp)
+}
 
 // metaSize returns the size of the metadata record at off of a runtime
 // buffer copy (version-5 layouts: an event's payload follows its marker).
