@@ -2,7 +2,6 @@ package xrayotel
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/goxray/xray/xrayotel/internal/jaegerapi"
 )
 
 // JaegerEnv names the Jaeger binary TestJaeger runs;
@@ -77,39 +78,7 @@ func startJaeger(t *testing.T) {
 	}
 }
 
-// jaegerSpan is a span as Jaeger's query API returns it.
-type jaegerSpan struct {
-	SpanID        string `json:"spanID"`
-	OperationName string `json:"operationName"`
-	References    []struct {
-		RefType string `json:"refType"`
-		SpanID  string `json:"spanID"`
-	} `json:"references"`
-	StartTime int64 `json:"startTime"` // µs since the epoch
-	Duration  int64 `json:"duration"`  // µs
-	Tags      []struct {
-		Key   string `json:"key"`
-		Value any    `json:"value"`
-	} `json:"tags"`
-}
-
-func (s jaegerSpan) parent() string {
-	for _, r := range s.References {
-		if r.RefType == "CHILD_OF" {
-			return r.SpanID
-		}
-	}
-	return ""
-}
-
-func (s jaegerSpan) tag(k string) any {
-	for _, t := range s.Tags {
-		if t.Key == k {
-			return t.Value
-		}
-	}
-	return nil
-}
+// jaegerapi.Span is a span as Jaeger's query API returns it.
 
 // TestJaeger exports a slow request through the OTLP/HTTP exporter to a
 // real Jaeger, configured as the package documentation shows, and reads
@@ -143,31 +112,13 @@ func TestJaeger(t *testing.T) {
 	}
 
 	want := 7 // request, handler, 3 steps, worker, summary
-	var spans []jaegerSpan
-	deadline := time.Now().Add(30 * time.Second)
-	for len(spans) < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("jaeger holds %d spans of the trace after 30 s, want %d", len(spans), want)
-		}
-		time.Sleep(300 * time.Millisecond)
-		r, err := http.Get("http://" + jaegerQuery + "/api/traces/" + span.SpanContext().TraceID().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			Data []struct {
-				Spans []jaegerSpan `json:"spans"`
-			} `json:"data"`
-		}
-		err = json.NewDecoder(r.Body).Decode(&body)
-		r.Body.Close()
-		if err != nil || len(body.Data) == 0 {
-			continue // not stored yet: 404 with an error body
-		}
-		spans = body.Data[0].Spans
+	spans, err := jaegerapi.Fetch(jaegerQuery, span.SpanContext().TraceID().String(), 30*time.Second,
+		func(spans []jaegerapi.Span) bool { return len(spans) >= want })
+	if err != nil {
+		t.Fatal(err)
 	}
-	byOp := map[string][]jaegerSpan{}
-	byID := map[string]jaegerSpan{}
+	byOp := map[string][]jaegerapi.Span{}
+	byID := map[string]jaegerapi.Span{}
 	for _, s := range spans {
 		byOp[s.OperationName] = append(byOp[s.OperationName], s)
 		byID[s.SpanID] = s
@@ -177,15 +128,15 @@ func TestJaeger(t *testing.T) {
 		t.Fatalf("operations in jaeger: %v", byOp)
 	}
 	req, h, w := byOp["request"][0], byOp[hName][0], byOp[wName][0]
-	if h.parent() != req.SpanID || w.parent() != h.SpanID || byOp[SummaryName][0].parent() != req.SpanID {
-		t.Errorf("nesting: handler under %q (request %q), worker under %q (handler %q)", h.parent(), req.SpanID, w.parent(), h.SpanID)
+	if h.Parent() != req.SpanID || w.Parent() != h.SpanID || byOp[SummaryName][0].Parent() != req.SpanID {
+		t.Errorf("nesting: handler under %q (request %q), worker under %q (handler %q)", h.Parent(), req.SpanID, w.Parent(), h.SpanID)
 	}
 	underWorker := 0
 	for _, s := range byOp[sName] {
-		if s.parent() == w.SpanID {
+		if s.Parent() == w.SpanID {
 			underWorker++
-		} else if s.parent() != h.SpanID {
-			t.Errorf("a step under %q", s.parent())
+		} else if s.Parent() != h.SpanID {
+			t.Errorf("a step under %q", s.Parent())
 		}
 	}
 	if underWorker != 1 {
@@ -195,7 +146,7 @@ func TestJaeger(t *testing.T) {
 	// microseconds; the TSC↔wall mapping may be off by a few).
 	const slackUS = 200
 	for _, s := range spans {
-		p, ok := byID[s.parent()]
+		p, ok := byID[s.Parent()]
 		if s.OperationName == "request" || !ok {
 			continue
 		}
@@ -208,7 +159,7 @@ func TestJaeger(t *testing.T) {
 			t.Errorf("a step lasted %d µs, it sleeps at least 3 ms", s.Duration)
 		}
 	}
-	if v := byOp[SummaryName][0].tag("goxray.exported"); fmt.Sprint(v) != "5" {
+	if v := byOp[SummaryName][0].Tag("goxray.exported"); fmt.Sprint(v) != "5" {
 		t.Errorf("summary goxray.exported = %v, want 5", v)
 	}
 }

@@ -7,11 +7,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/xrayotel"
+	"github.com/goxray/xray/xrayotel/internal/jaegerapi"
 )
 
 var idHandle, idParse, idQuery, idFetch, idRender xray.ID
@@ -126,66 +126,28 @@ func run(otlp, api, dir string) error {
 	return nil
 }
 
-type jspan struct {
-	SpanID        string `json:"spanID"`
-	OperationName string `json:"operationName"`
-	References    []struct {
-		RefType string `json:"refType"`
-		SpanID  string `json:"spanID"`
-	} `json:"references"`
-	StartTime int64 `json:"startTime"`
-	Duration  int64 `json:"duration"`
-	Tags      []struct {
-		Key   string `json:"key"`
-		Value any    `json:"value"`
-	} `json:"tags"`
-}
-
 // printTrace fetches the trace from Jaeger (waiting until the summary span
 // is stored) and prints its span tree: offset from the request's start,
 // duration, name.
 func printTrace(api, id string) error {
-	var spans []jspan
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("jaeger does not have trace %s's function spans after 30 s", id)
-		}
-		r, err := http.Get("http://" + api + "/api/traces/" + id)
-		if err != nil {
-			return err
-		}
-		var body struct {
-			Data []struct {
-				Spans []jspan `json:"spans"`
-			} `json:"data"`
-		}
-		err = json.NewDecoder(r.Body).Decode(&body)
-		r.Body.Close()
-		if err != nil || len(body.Data) == 0 {
-			continue
-		}
-		spans = body.Data[0].Spans
-		if slicesHas(spans, xrayotel.SummaryName) {
-			break
-		}
+	spans, err := jaegerapi.Fetch(api, id, 30*time.Second, func(spans []jaegerapi.Span) bool {
+		return slices.ContainsFunc(spans, func(s jaegerapi.Span) bool { return s.OperationName == xrayotel.SummaryName })
+	})
+	if err != nil {
+		return err
 	}
-	kids := map[string][]jspan{}
-	var root jspan
+	kids := map[string][]jaegerapi.Span{}
+	var root jaegerapi.Span
 	for _, s := range spans {
-		parent := ""
-		for _, r := range s.References {
-			if r.RefType == "CHILD_OF" {
-				parent = r.SpanID
-			}
-		}
+		parent := s.Parent()
 		if parent == "" {
 			root = s
 			continue
 		}
 		kids[parent] = append(kids[parent], s)
 	}
-	var walk func(s jspan, depth int)
-	walk = func(s jspan, depth int) {
+	var walk func(s jaegerapi.Span, depth int)
+	walk = func(s jaegerapi.Span, depth int) {
 		extra := ""
 		for _, t := range s.Tags {
 			if strings.HasPrefix(t.Key, "goxray.") && s.OperationName == xrayotel.SummaryName {
@@ -213,13 +175,4 @@ func printTrace(api, id string) error {
 	fmt.Printf("  %11s %11s  %s\n", "start", "duration", "span")
 	walk(root, 0)
 	return nil
-}
-
-func slicesHas(spans []jspan, name string) bool {
-	for _, s := range spans {
-		if s.OperationName == name {
-			return true
-		}
-	}
-	return false
 }
