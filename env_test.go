@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xrayflags"
 	"github.com/goxray/xray/internal/xraytool"
@@ -221,21 +222,9 @@ func TestFlushOnExit(t *testing.T) {
 
 func testFlushOnExit(t *testing.T, dir string, cmd *exec.Cmd) {
 	bin := xraytool.Bin(t)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if _, err := stdout.Read(buf); err != nil || string(buf) != "ready\n" {
-		t.Fatalf("child said %q: %v", buf, err)
-	}
+	childproc.StartReady(t, cmd)
 	cmd.Process.Signal(syscall.SIGTERM)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+	if err := cmd.Wait(); !childproc.KilledBy(err, syscall.SIGTERM) {
 		t.Fatalf("child ended with %v, want death by SIGTERM", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "xray-log.*"))

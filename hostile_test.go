@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
 )
 
@@ -111,22 +112,9 @@ func TestFlushOnExitRespectsIgnoredSIGINT(t *testing.T) {
 	// The shell's trap "" makes SIGINT ignored, and exec keeps it so.
 	cmd := exec.Command("/bin/sh", "-c", `trap "" INT; exec "$0" -test.run='^TestFlushOnExitRespectsIgnoredSIGINT$'`, os.Args[0])
 	cmd.Env = append(os.Environ(), "GOXRAY_SNAP_CHILD=sigint", "GOXRAY_TEST_DIR="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if n, err := stdout.Read(buf); err != nil || string(buf[:n]) != "ready\n" {
-		cmd.Wait()
-		t.Fatalf("child said %q (%v), state %v", buf[:n], err, cmd.ProcessState)
-	}
+	childproc.StartReady(t, cmd)
 	cmd.Process.Signal(syscall.SIGTERM)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+	if err := cmd.Wait(); !childproc.KilledBy(err, syscall.SIGTERM) {
 		t.Fatalf("child ended with %v, want death by SIGTERM", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "xray-log.*"))

@@ -1,7 +1,6 @@
 package flush
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
 )
 
@@ -37,22 +37,9 @@ func TestNotifyExitSurvivesSecondSignal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "flushed")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNotifyExitSurvivesSecondSignal$")
 	cmd.Env = append(os.Environ(), "GOXRAY_NOTIFY_CHILD="+out)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if n, err := stdout.Read(buf); err != nil || string(buf[:n]) != "ready\n" {
-		cmd.Wait()
-		t.Fatalf("child said %q (%v)", buf[:n], err)
-	}
+	childproc.StartReady(t, cmd)
 	cmd.Process.Signal(syscall.SIGTERM)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+	if err := cmd.Wait(); !childproc.KilledBy(err, syscall.SIGTERM) {
 		t.Errorf("child ended with %v, want death by SIGTERM", err)
 	}
 	b, err := os.ReadFile(out)
