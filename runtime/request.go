@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -225,21 +226,13 @@ func (c *windowCopy) release() {
 	requestCopies.Put(c.bufp)
 }
 
-// metaSize returns the size of the metadata record at off of a runtime
-// buffer copy (version-5 layouts: an event's payload follows its marker).
+// metaSize is flush.RecordSize, with the error of a bad copy.
 func metaSize(s []byte, off int) (int, error) {
-	if off+fdr.MetadataSize > len(s) {
-		return 0, errors.New("runtime: malformed buffer copy: truncated metadata record")
+	n, err := flush.RecordSize(s, off)
+	if err != nil {
+		return 0, fmt.Errorf("runtime: malformed buffer copy: %w", err)
 	}
-	switch fdr.MetadataKind(s[off] >> 1) {
-	case fdr.KindCustomEvent, fdr.KindTypedEvent:
-		size := int32(binary.LittleEndian.Uint32(s[off+1:]))
-		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
-			return 0, errors.New("runtime: malformed buffer copy: an event's payload does not fit")
-		}
-		return fdr.MetadataSize + int(size), nil
-	}
-	return fdr.MetadataSize, nil
+	return n, nil
 }
 
 // Encode writes the records of goroutines (nil: every kept goroutine) as

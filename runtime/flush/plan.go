@@ -219,7 +219,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 			slow = true // truncated: the per-record path reports it
 			break
 		}
-		n, err := recordSize(s, off)
+		n, err := RecordSize(s, off)
 		if err != nil {
 			return fmt.Errorf("flush: segment %d: %w", si, err)
 		}
@@ -331,9 +331,10 @@ func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int
 	return off, t, st, n, mismatch
 }
 
-// recordSize returns the size of the metadata record at off in one of the
-// runtime's own streams (version-5 layouts), checking it fits.
-func recordSize(s []byte, off int) (int, error) {
+// RecordSize returns the size of the metadata record at off in one of the
+// runtime's own streams (version-5 layouts), checking it fits: the one
+// place that knows how long each of the recorder's metadata records is.
+func RecordSize(s []byte, off int) (int, error) {
 	if off+fdr.MetadataSize > len(s) {
 		return 0, fmt.Errorf("offset %d: truncated metadata record", off)
 	}
@@ -430,7 +431,7 @@ func (c *cursor) advance() error {
 			}
 			return nil
 		}
-		n, err := recordSize(s[:c.chunkEnd], off)
+		n, err := RecordSize(s[:c.chunkEnd], off)
 		if err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}
