@@ -2,7 +2,6 @@ package xrayhttp
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -168,16 +167,6 @@ func takePProfSlot(w http.ResponseWriter, r *http.Request) bool {
 	}
 }
 
-// snapshotError answers a failure of the snapshot or of its conversion:
-// 503 when tracing stopped meanwhile, whatever wraps that error, 500
-// otherwise.
-func snapshotError(w http.ResponseWriter, prefix string, err error) {
-	code := http.StatusInternalServerError
-	if errors.Is(err, xray.ErrNotRunning) {
-		code = http.StatusServiceUnavailable
-	}
-	textError(w, code, prefix+oneLine(err.Error()))
-}
 
 // buildPProf converts one snapshot (and its map) to a profile.
 func buildPProf(w io.Writer, trace, imap []byte, secs float64, lineage bool) error {

@@ -140,11 +140,7 @@ func serveSnapshot(w http.ResponseWriter, r *http.Request, write func(io.Writer)
 	defer sp.Close()
 	n, err := write(sp)
 	if err != nil {
-		code := http.StatusInternalServerError
-		if errors.Is(err, xray.ErrNotRunning) {
-			code = http.StatusServiceUnavailable
-		}
-		textError(w, code, "xray: snapshot failed: "+oneLine(err.Error()))
+		snapshotError(w, "xray: snapshot failed: ", err)
 		return
 	}
 	src, err := sp.Reader()
@@ -362,4 +358,15 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		j.Started = st.Started.Format(time.RFC3339Nano)
 	}
 	return j
+}
+
+// snapshotError answers a failure of the snapshot or of its conversion:
+// 503 when tracing stopped meanwhile, whatever wraps that error, 500
+// otherwise.
+func snapshotError(w http.ResponseWriter, prefix string, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, xray.ErrNotRunning) {
+		code = http.StatusServiceUnavailable
+	}
+	textError(w, code, prefix+oneLine(err.Error()))
 }
