@@ -362,6 +362,32 @@ func TestSnapshotReusesBuf(t *testing.T) {
 	}
 }
 
+// TestSnapshotCopyOfAFullWindowIsSizedOnce: a flight recorder polled in a
+// loop hands each snapshot the previous one's Buf. Once the window is full,
+// no later snapshot may need a larger array, whichever buffer is live and
+// however short of their size the sealed ones ended.
+func TestSnapshotCopyOfAFullWindowIsSizedOnce(t *testing.T) {
+	const size, count = 4096, 8
+	q := mustNew(t, size, count, FlightRecorder)
+	for i := 0; i < count; i++ {
+		b := mustAcquire(t, q)
+		fill(b, size-96, 1, byte(i)) // sealed short: the next record did not fit
+		q.Seal(b, uint64(i+1))
+	}
+	snap := q.Snapshot(nil)
+	first := &snap.Buf[:1][0]
+	for i := 0; i < 3*count; i++ {
+		b := mustAcquire(t, q) // recycles the oldest
+		fill(b, size-8*(i%count), 1, byte(i))
+		snap = q.Snapshot(snap.Buf)
+		if &snap.Buf[:1][0] != first {
+			t.Fatalf("snapshot %d of a full window took a new array (cap %d, first was sized for %d bytes of sealed buffers)",
+				i, cap(snap.Buf), count*(size-96))
+		}
+		q.Seal(b, uint64(count+i+1))
+	}
+}
+
 // TestSnapshotDiscardsRecycledCopy recycles a buffer between its copy and
 // its validation: the copy must be dropped and the loss reflected.
 func TestSnapshotDiscardsRecycledCopy(t *testing.T) {

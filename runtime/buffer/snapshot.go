@@ -127,14 +127,18 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		return cmp.Compare(x.b.s.index, y.b.s.index)
 	})
 
-	// Live buffers keep growing; leave them some room.
-	estimate += live * min(q.size, 64<<10)
+	// Live buffers keep growing; leave them some room. No copy exceeds
+	// the arena, so neither does the estimate.
+	arena := len(q.bufs) * q.size
+	estimate = min(estimate+live*min(q.size, 64<<10), arena)
 	buf := dst[:0]
 	if cap(buf) < estimate {
-		// Geometrically, up to the arena's size: a window that is still
-		// filling up would otherwise cost a new array at every snapshot
-		// (a recorder polled in a loop allocated a copy per poll).
-		buf = make([]byte, 0, max(estimate, min(2*cap(buf), len(q.bufs)*q.size)))
+		// Twice what is needed, up to the arena: a window that is still
+		// filling up would otherwise cost a new array at every snapshot,
+		// and a full one, sized to the letter, a new one whenever its
+		// live buffers held more (a recorder polled in a loop would
+		// allocate a window's worth now and then, forever).
+		buf = make([]byte, 0, min(2*max(estimate, cap(buf)), arena))
 	}
 
 	// Pass 2: copy and validate, newest first. Flight-recorder writers
