@@ -464,6 +464,9 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 		if err != nil {
 			return nil, cleanup, err
 		}
+		if len(rs) > 0 && rs[0].UntypedRanges > 0 {
+			fmt.Fprintf(os.Stderr, "goxray: %s: %d range loops over values whose type could not be loaded; function literals in their bodies may be named in the trace as Go 1.26 names them, not as this Go release does\n", u.importPath, rs[0].UntypedRanges)
+		}
 		for _, r := range rs {
 			if r.Src == nil {
 				continue
