@@ -407,7 +407,8 @@ func prepare(verb string, o options, args []string) (extra []string, cleanup fun
 	}
 	pruneOverlays()
 	units := collectUnits(list, extraPkgs)
-	cfg := instrument.Config{Threshold: o.threshold, SkipInlinable: o.threshold > 0, Generated: o.generated, ExitHooks: !o.noHooks}
+	cfg := instrument.Config{Threshold: o.threshold, SkipInlinable: o.threshold > 0, Generated: o.generated, ExitHooks: !o.noHooks,
+		Importer: newExportImporter(listFlags, verb == "test", pkgs)}
 	// The target's runtime.GOOS and GOARCH decide which code is dead.
 	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE, GOVERSION string }]("env", "-json", "GOOS", "GOARCH", "GOMODCACHE", "GOVERSION")
 	if err != nil {

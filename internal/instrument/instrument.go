@@ -50,7 +50,8 @@ type Config struct {
 	// different releases (see linedir.go).
 	GoVersion string
 	// Importer loads the package's imports when naming function literals
-	// needs types (see rangefunc.go); from source when nil.
+	// needs types (see rangefunc.go); with none, only the package's own
+	// declarations are typed.
 	Importer types.Importer
 }
 

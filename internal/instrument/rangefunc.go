@@ -1,8 +1,8 @@
 package instrument
 
 import (
+	"errors"
 	"go/ast"
-	"go/importer"
 	"go/token"
 	"go/types"
 )
@@ -28,8 +28,9 @@ import (
 //
 // Whether a range statement ranges over a function is a question of
 // types: rangeOverFuncs answers it from the syntax where that suffices (a
-// literal operand) and otherwise type-checks the package, importing its
-// dependencies from source. A loop whose operand's type stays unknown
+// literal operand) and otherwise type-checks the package, its imports
+// loaded by Config.Importer (the build driver's reads the compiler's
+// export data). A loop whose operand's type stays unknown
 // (an import that cannot be loaded) is taken for an ordinary loop, and its
 // literals may then be named as Go 1.26 names them; the result says how
 // many such loops there were.
@@ -73,7 +74,7 @@ func rangeOverFuncs(fset *token.FileSet, files []*ast.File, cfg Config) (map[*as
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	imp := cfg.Importer
 	if imp == nil {
-		imp = importer.ForCompiler(fset, "source", nil)
+		imp = noImports{}
 	}
 	tc := types.Config{
 		Importer:    imp,
@@ -110,4 +111,11 @@ func namesInside(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// noImports loads nothing: the package's own declarations are still typed.
+type noImports struct{}
+
+func (noImports) Import(path string) (*types.Package, error) {
+	return nil, errors.New("no importer")
 }
