@@ -14,10 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/flush"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/instrmap"
 	"github.com/goxray/xray/runtime/registry"
 	"github.com/goxray/xray/runtime/tsc"
@@ -183,7 +183,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
 		return nil, "", err
 	}
-	asm.Calibrate() // goroutine id and P offsets: once, at the first Start
+	glayout.Calibrate() // goroutine id and P offsets: once, at the first Start
 	// No record is being written: state is off until the end of Start.
 	clockWhy = tsc.Select(cfg.FastClock)
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
