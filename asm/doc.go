@@ -1,10 +1,12 @@
-// Package asm is an engine package of goxray, with no compatibility
-// promise: its API changes with the tracer's needs. Its one job is the few
-// instructions the tracer cannot express in Go: reading the time-stamp
-// counter (RDTSCP, LFENCE;RDTSC) or arm64's virtual counter (CNTVCT),
-// RDPID, CPUID, and the current goroutine's g pointer (Getg) and a word
-// in it (GoidAt). What those words mean, the offsets of runtime.g's
-// fields, is package glayout's business (runtime/glayout).
+// Package asm holds the few instructions the tracer cannot express in Go:
+// reading the time-stamp counter (RDTSCP, LFENCE;RDTSC) or arm64's virtual
+// counter (CNTVCT), RDPID, CPUID, and the current goroutine's g pointer
+// (Getg) and a word in it (GoidAt). What those words mean, the offsets of
+// runtime.g's fields, is package glayout's business (runtime/glayout).
+//
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
 //
 // Contract:
 //

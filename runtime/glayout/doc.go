@@ -1,10 +1,12 @@
-// Package glayout is an engine package of goxray, with no compatibility
-// promise: its API changes with the tracer's needs. Its one job is to find,
-// at run time, where Go's runtime keeps the private fields the tracer
-// reads: runtime.g's goid, parentGoid and gopc, and the g.m.p chain to the
-// current P's id. The offsets change between Go releases, so they are
-// calibrated (never assumed) and checked before use; the reads themselves
-// go through package asm (Getg, GoidAt).
+// Package glayout finds, at run time, where Go's runtime keeps the private
+// fields the tracer reads: runtime.g's goid, parentGoid and gopc, and the
+// g.m.p chain to the current P's id. The offsets change between Go
+// releases, so they are calibrated (never assumed) and checked before use;
+// the reads themselves go through package asm (Getg, GoidAt).
+//
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
 //
 // Goroutine ids. The offset of the goid field inside runtime.g is found by
 // Calibrate, which the tracer calls at its first Start (not at package
