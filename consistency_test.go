@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // The consistency tests check the promise that a file is a consistent cut:
@@ -154,7 +154,7 @@ type seqWorker struct {
 }
 
 func (w *seqWorker) run(callID, innerID ID, inner bool, stop *atomic.Bool, maxCalls int64) {
-	w.goid = asm.Goid()
+	w.goid = glayout.Goid()
 	if w.ready != nil {
 		w.ready.Done()
 	}
@@ -332,7 +332,7 @@ func TestMinDurationFinishedCallInFlush(t *testing.T) {
 	defer goruntime.GOMAXPROCS(old)
 	call, inner := Register("consistency.long"), Register("consistency.long.inner")
 	start(t, Options{MinDuration: 5 * time.Microsecond, IgnoreEnv: true})
-	tid := int32(uint32(asm.Goid()))
+	tid := int32(uint32(glayout.Goid()))
 	const flushes = 20
 	missing := 0
 	for i := 0; i < flushes; i++ {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // step is one record a workload goroutine expects to find in the file, in
@@ -69,7 +69,7 @@ func runWorkloads(t *testing.T, ws []*workload, n int, every time.Duration) []st
 }
 
 func (w *workload) run() {
-	w.goid = asm.Goid()
+	w.goid = glayout.Goid()
 	w.first = time.Now()
 	for w.calls < w.maxCalls {
 		w.call(0)
@@ -383,7 +383,7 @@ func TestInteropGoroutineIDsAreThreads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids <- asm.Goid()
+			ids <- glayout.Goid()
 			Enter(ID(10))
 			goruntime.Gosched()
 			Exit(ID(10))

@@ -5,6 +5,11 @@ import xrt "github.com/goxray/xray/runtime"
 // The record functions below are meant to be inlined into the caller: while
 // tracing is off each costs one load and a not-taken branch.
 
+// On reports whether tracing is on: one load of a global word, which the
+// compiler inlines. Programs may use it to skip work that only feeds a
+// trace.
+func On() bool { return xrt.On() }
+
 // Enter records the entry of function id. Pair it with a deferred Exit:
 //
 //	xray.Enter(id)

@@ -4,7 +4,6 @@
 package asm_test
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/goxray/xray/asm"
@@ -30,22 +29,4 @@ func BenchmarkGetg(b *testing.B) {
 		s += uintptr(asm.Getg())
 	}
 	sink = uint64(s)
-}
-
-func BenchmarkGoid(b *testing.B) {
-	var s uint64
-	for b.Loop() {
-		s += asm.Goid()
-	}
-	sink = s
-}
-
-func BenchmarkGoidParallel(b *testing.B) {
-	b.RunParallel(func(pb *testing.PB) {
-		var s uint64
-		for pb.Next() {
-			s += asm.Goid()
-		}
-		runtime.KeepAlive(s)
-	})
 }

@@ -13,8 +13,8 @@ TEXT ·Getg(SB), NOSPLIT, $0-8
 	MOVQ AX, ret+0(FP)
 	RET
 
-// func goidAt(off uintptr) uint64
-TEXT ·goidAt(SB), NOSPLIT, $0-16
+// func GoidAt(off uintptr) uint64
+TEXT ·GoidAt(SB), NOSPLIT, $0-16
 	MOVQ  off+0(FP), BX
 	TESTQ BX, BX
 	JZ    slow

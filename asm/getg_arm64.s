@@ -11,8 +11,8 @@ TEXT ·Getg(SB), NOSPLIT, $0-8
 	MOVD R0, ret+0(FP)
 	RET
 
-// func goidAt(off uintptr) uint64
-TEXT ·goidAt(SB), NOSPLIT, $0-16
+// func GoidAt(off uintptr) uint64
+TEXT ·GoidAt(SB), NOSPLIT, $0-16
 	MOVD off+0(FP), R0
 	CBZ  R0, slow
 	ADD  g, R0, R1

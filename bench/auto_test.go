@@ -3,7 +3,8 @@ package bench
 import (
 	"testing"
 
-	__xray "github.com/goxray/xray"
+	"github.com/goxray/xray"
+	__xray "github.com/goxray/xray/xrayauto"
 )
 
 // Per-call cost of an automatically instrumented function (the code `goxray
@@ -42,11 +43,11 @@ func condLeaf(a, b int) int {
 	return a*b + a
 }
 
-var handID = __xray.Register("github.com/goxray/xray/bench.handLeaf")
+var handID = xray.Register("github.com/goxray/xray/bench.handLeaf")
 
 func handLeaf(a, b int) int {
-	__xray.Enter(handID)
-	defer __xray.Exit(handID)
+	xray.Enter(handID)
+	defer xray.Exit(handID)
 	return a*b + a
 }
 

@@ -170,8 +170,8 @@
 //
 // The runtime reads both facts from the goroutine when it opens a block:
 // runtime.g's parentGoid (Go 1.21+) and gopc, the PC of the go statement,
-// at offsets calibrated like the goroutine id's (asm.ParentGoid,
-// asm.GoPC). It carries them to the flusher in spare bytes of the
+// at offsets calibrated like the goroutine id's (glayout.ParentGoid,
+// glayout.GoPC). It carries them to the flusher in spare bytes of the
 // in-memory preamble, which files never contain (the flusher writes its
 // own NewBuffer and PID records, reserved bytes zero): the PC in bytes
 // 9–15 of NewBuffer (PutNewBufferSpawn), the parent in bytes 5–12 of PID

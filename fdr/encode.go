@@ -65,7 +65,7 @@ func NewBufferGoroutine(rec []byte) uint64 {
 }
 
 // PutNewBufferSpawn is PutNewBufferGoroutine carrying also the PC of the
-// go statement that started the goroutine (asm.GoPC) in payload bytes
+// go statement that started the goroutine (glayout.GoPC) in payload bytes
 // 8–14 (record bytes 9–15), which every reader ignores. Like PutPIDParent
 // it is an in-memory convention between the tracer's writer and its
 // flusher, which reads the PC back with NewBufferSpawnPC, turns it into

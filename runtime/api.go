@@ -3,8 +3,8 @@ package runtime
 import (
 	"sync/atomic"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // On reports whether tracing is on (or full, when drops are still counted).
@@ -40,7 +40,7 @@ func enterArgsSlow(id uint32, args []uint64) {
 	if w := pinnedWriter(p); w != nil {
 		raceAcquire(w)
 		t, cpu := now()
-		w.function(id, fdr.EnterArgs, t, cpu, asm.Goid(), args)
+		w.function(id, fdr.EnterArgs, t, cpu, glayout.Goid(), args)
 		raceRelease(w)
 		procUnpin()
 		return
@@ -72,7 +72,7 @@ func event(typed bool, typ uint16, data []byte) {
 			w.drop(DropOversized)
 		default:
 			t, cpu := now()
-			w.event(typed, typ, data, t, cpu, asm.Goid())
+			w.event(typed, typ, data, t, cpu, glayout.Goid())
 		}
 		raceRelease(w)
 		procUnpin()

@@ -3,6 +3,10 @@
 // full → off) and the statistics. Import it as xrt where the standard
 // runtime package is also needed. Package xray is its public face.
 //
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
+//
 // # Contract
 //
 // Enter, Exit, TailExit, EnterArgs, Event and TypedEvent may be called from

@@ -4,8 +4,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/tsc"
 )
 
@@ -51,8 +51,8 @@ const (
 	maxEventLen     = 1<<31 - 1 // the assembly's bound on len(data) before the space check
 )
 
-// schedOffsets is asm.SchedOffsets; tests replace it to run the fallback.
-var schedOffsets = asm.SchedOffsets
+// schedOffsets is glayout.SchedOffsets; tests replace it to run the fallback.
+var schedOffsets = glayout.SchedOffsets
 
 // clockMode returns the fast path's mode for a tsc clock, or modeOff when
 // the assembly does not implement that clock (then records take the Go
@@ -80,9 +80,9 @@ func fastReady() bool {
 	if !fastPath || !fastModes[fastClk] {
 		return false
 	}
-	asm.Calibrate()
+	glayout.Calibrate()
 	gm, mp, ok := schedOffsets()
-	goid := asm.GoidOffset()
+	goid := glayout.GoidOffset()
 	if !ok || goid == 0 {
 		return false
 	}
@@ -103,7 +103,7 @@ func setFast(set *writerSet, on bool) {
 // fastSource describes the path records take, for Stats.
 func fastSource() string {
 	if atomic.LoadUint32(&fastOK) != modeOff {
-		return "assembly (" + tsc.Source() + "; " + asm.SchedSource() + ")"
+		return "assembly (" + tsc.Source() + "; " + glayout.SchedSource() + ")"
 	}
 	if !fastPath {
 		return "Go (no assembly fast path in this build: other architecture, -race or purego)"
@@ -129,8 +129,8 @@ func fastFallback() string {
 	if _, _, ok := schedOffsets(); !ok {
 		return "P offsets not found"
 	}
-	if asm.GoidOffset() == 0 {
-		return "goroutine id: " + asm.GoidSource()
+	if glayout.GoidOffset() == 0 {
+		return "goroutine id: " + glayout.GoidSource()
 	}
 	return ""
 }

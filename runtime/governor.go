@@ -23,7 +23,7 @@ import (
 //
 // What shedding means, and why it never leaves a half-recorded call: a
 // shed function is one whose new calls are not traced at all. The code
-// that goxray build generates asks Admit(id) once, at the call's start,
+// that goxray build generates asks xrayauto.Admit(id) once, at the call's start,
 // next to On(); a call that began traced keeps its deferred Exit, which is
 // recorded as usual. So a call open when its function is shed still gets
 // its Exit, and a call that began after it records neither record, in
@@ -32,7 +32,7 @@ import (
 // xray.Exit) can decide only at Enter, and Exit could not know which Enter
 // was recorded, so hand-placed calls are never shed — placing them is
 // the user's explicit choice — and only automatically instrumented
-// functions (RegisterTable) are candidates.
+// functions (xrayauto.RegisterTable) are candidates.
 //
 // A function stays shed until the session ends (the next Start readmits it):
 // re-admitting when load falls would flip functions on and off faster

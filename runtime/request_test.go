@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // SnapshotGoroutines keeps a goroutine and its descendants, and nothing of
@@ -31,13 +31,13 @@ func TestSnapshotGoroutines(t *testing.T) {
 	got := make(chan ids)
 	go func() {
 		var r ids
-		r.root = asm.Goid()
+		r.root = glayout.Goid()
 		rec(rootFn)
 		done := make(chan struct{})
 		go func() {
-			r.child = asm.Goid()
+			r.child = glayout.Goid()
 			rec(childFn)
-			go func() { r.grand = asm.Goid(); rec(grandFn); close(done) }()
+			go func() { r.grand = glayout.Goid(); rec(grandFn); close(done) }()
 		}()
 		<-done
 		got <- r
@@ -83,7 +83,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 			t.Errorf("descendants missing: functions %v, goroutines %v, want %+v", seen, snap.Goroutines, g)
 		}
 	} else {
-		t.Logf("no parent ids recorded here (%s): descendants not checked", asm.GoidSource())
+		t.Logf("no parent ids recorded here (%s): descendants not checked", glayout.GoidSource())
 	}
 	// Records: the same goroutines' records, as written, each goroutine's
 	// in time order.

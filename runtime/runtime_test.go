@@ -14,11 +14,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xraytool"
 	"github.com/goxray/xray/runtime/buffer"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/tsc"
 )
 
@@ -141,7 +141,7 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 		t.Errorf("metadata in file: %v; want ≥2 TSCWrap and ≥3 NewCPUId", kinds)
 	}
 	tr := xraytool.Check(t, bin, path)
-	if p := asm.ParentGoid(); p != 0 {
+	if p := glayout.ParentGoid(); p != 0 {
 		// The block opens with the lineage event (fdr.LineagePrefix).
 		if len(tr.Records) == 0 || tr.Records[0].Data != string(fdr.AppendLineagePayload(nil, fdr.Lineage{Parent: p})) {
 			t.Fatalf("no lineage event for parent %d first: %+v", p, tr.Records)

@@ -3,12 +3,12 @@ package runtime
 import (
 	"strings"
 
-	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/registry"
 )
 
 // spawnID is flush.Params.SpawnID: the id of the function whose go
-// statement is at pc (a goroutine's asm.GoPC), when that function has one,
+// statement is at pc (a goroutine's glayout.GoPC), when that function has one,
 // that is, when it was registered under its symbol name (runtime.FuncForPC's
 // name), as the automatic instrumentation and FuncOf register functions.
 // A function registered under another name, or not at all, gives 0 and
@@ -16,7 +16,7 @@ import (
 // (internal/analysis.Lineage). It runs on the flusher, never while
 // recording.
 func spawnID(pc uint64) uint32 {
-	f := asm.SpawnFunc(uintptr(pc))
+	f := glayout.SpawnFunc(uintptr(pc))
 	if f == nil {
 		return 0
 	}

@@ -3,7 +3,7 @@ package runtime
 import (
 	"time"
 
-	"github.com/goxray/xray/asm"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/tsc"
 )
 
@@ -105,7 +105,7 @@ func ReadStats() Stats {
 		if st := lastStats.Load(); st != nil {
 			return *st
 		}
-		return Stats{Clock: tsc.Source(), GoroutineIDSource: asm.GoidSource()}
+		return Stats{Clock: tsc.Source(), GoroutineIDSource: glayout.GoidSource()}
 	}
 	return s.stats()
 }
@@ -119,7 +119,7 @@ func (s *session) stats() Stats {
 		Clock:             tsc.Source(),
 		Frequency:         s.info.Frequency,
 		FrequencySource:   s.info.FrequencySource,
-		GoroutineIDSource: asm.GoidSource(),
+		GoroutineIDSource: glayout.GoidSource(),
 		RecordPath:        fastSource(),
 	}
 	if clockHook != nil {

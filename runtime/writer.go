@@ -8,6 +8,7 @@ import (
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/buffer"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // Limits of the record encoding.
@@ -84,7 +85,7 @@ func function(id uint32, a fdr.Action) {
 	w := set.w[p]
 	raceAcquire(w)
 	t, cpu := now()
-	g := asm.Goid()
+	g := glayout.Goid()
 	d := t - w.last
 	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size && w.s.minTicks == 0 {
 		fdr.PutFunction(w.bytes(w.pos, fdr.FunctionSize), a, id, uint32(d))
@@ -348,12 +349,12 @@ func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
 	// The whole goroutine id goes in (see fdr.PutNewBufferGoroutine): the
 	// flusher tells goroutines apart by it. So does the go statement's PC,
 	// which the flusher turns into the lineage event's spawn function.
-	fdr.PutNewBufferSpawn(w.bytes(w.pos, fdr.MetadataSize), g, uint64(asm.GoPC()))
+	fdr.PutNewBufferSpawn(w.bytes(w.pos, fdr.MetadataSize), g, uint64(glayout.GoPC()))
 	sec, usec := w.s.wall(t)
 	fdr.PutWallClock(w.bytes(w.pos+16, fdr.MetadataSize), sec, usec)
 	// PID, with the parent goroutine's id that the flusher turns into the
 	// lineage event (fdr's doc).
-	fdr.PutPIDParent(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid, asm.ParentGoid())
+	fdr.PutPIDParent(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid, glayout.ParentGoid())
 	w.pos += 3 * fdr.MetadataSize
 	w.goid = g
 	w.newCPU(cpu, t)

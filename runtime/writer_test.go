@@ -7,9 +7,9 @@ import (
 	goruntime "runtime"
 	"testing"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/flush"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // TestWriterBytesExact compares what the hot and slow paths put into a
@@ -22,7 +22,7 @@ func TestWriterBytesExact(t *testing.T) {
 	clk.tsc, clk.cpu = 5000, 1
 	startT(t, config(t))
 	s := cur
-	g := asm.Goid()
+	g := glayout.Goid()
 
 	at := func(tsc uint64, cpu uint32) { clk.tsc, clk.cpu = tsc, cpu }
 	var want []byte
@@ -32,12 +32,12 @@ func TestWriterBytesExact(t *testing.T) {
 	want = fdr.AppendNewBuffer(want, int32(uint32(g)))
 	// The go statement's PC rides in NewBuffer bytes 9–15 (the flusher
 	// turns it into the lineage event's spawn function).
-	fdr.PutNewBufferSpawn(want[len(want)-fdr.MetadataSize:], uint64(uint32(g)), uint64(asm.GoPC()))
+	fdr.PutNewBufferSpawn(want[len(want)-fdr.MetadataSize:], uint64(uint32(g)), uint64(glayout.GoPC()))
 	want = fdr.AppendWallClock(want, sec, usec)
 	want = fdr.AppendPID(want, s.pid)
 	// The parent goroutine rides in PID payload bytes 5–12 (the flusher
 	// turns it into the lineage event).
-	binary.LittleEndian.PutUint64(want[len(want)-fdr.MetadataSize+5:], asm.ParentGoid())
+	binary.LittleEndian.PutUint64(want[len(want)-fdr.MetadataSize+5:], glayout.ParentGoid())
 	want = fdr.AppendNewCPUId(want, 1, 5100)
 	want = fdr.AppendFunction(want, fdr.Enter, 7, 0)
 	at(5110, 1)
@@ -82,9 +82,9 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 	b := w.bytes(0, 16)
 	want := fdr.AppendNewBuffer(nil, int32(uint32(g)))
 	copy(want[5:9], []byte{0x78, 0x56, 0x34, 0x12})
-	// Bytes 9–15: the go statement's PC (asm.GoPC), 0 when unknown.
+	// Bytes 9–15: the go statement's PC (glayout.GoPC), 0 when unknown.
 	var pc [8]byte
-	binary.LittleEndian.PutUint64(pc[:], uint64(asm.GoPC()))
+	binary.LittleEndian.PutUint64(pc[:], uint64(glayout.GoPC()))
 	copy(want[9:16], pc[:7])
 	ok := bytes.Equal(b, want)
 	w.pos = 0 // forget it: the P's next record starts a fresh block

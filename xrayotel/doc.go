@@ -22,7 +22,7 @@
 //   - one span per function call that began inside the span's time window on
 //     the starting goroutine, or on a goroutine that started inside the
 //     window and descends from it (where goxray records goroutines' parents:
-//     asm.ParentSource; not in the purego build, where only the starting
+//     glayout.ParentSource; not in the purego build, where only the starting
 //     goroutine's calls are found). Its name is the function's name in the
 //     instrumentation map (what llvm-xray account prints), its start and end
 //     the call's Entry and Exit, mapped from the TSC to wall time from the

@@ -11,9 +11,9 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	xrt "github.com/goxray/xray/runtime"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // Defaults for zero Options fields.
@@ -148,7 +148,7 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 		return
 	}
 	sc := s.SpanContext()
-	g := asm.Goid()
+	g := glayout.Goid()
 	k := spanKey(sc.SpanID())
 	sl := p.slot(k)
 	sl.span.Store(0)

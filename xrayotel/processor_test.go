@@ -16,9 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 var (
@@ -65,8 +65,8 @@ func handler() {
 // runtime layout): then only the starting goroutine's calls are found.
 func needLineage(t testing.TB) {
 	t.Helper()
-	if strings.HasPrefix(asm.ParentSource(), "unknown") {
-		t.Skipf("goroutine parents are not recorded here (%s)", asm.ParentSource())
+	if strings.HasPrefix(glayout.ParentSource(), "unknown") {
+		t.Skipf("goroutine parents are not recorded here (%s)", glayout.ParentSource())
 	}
 }
 

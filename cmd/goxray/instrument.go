@@ -539,7 +539,7 @@ import (
 	"os"
 	"testing"
 
-	__xray "github.com/goxray/xray"
+	__xray "github.com/goxray/xray/xrayauto"
 )
 
 // TestMain writes the final trace when the tests end.

@@ -370,7 +370,7 @@ func TestAutoFixture(t *testing.T) {
 		}
 		linked := false
 		for _, s := range syms {
-			linked = linked || s.Name == "github.com/goxray/xray.RegisterTable"
+			linked = linked || s.Name == "github.com/goxray/xray/xrayauto.RegisterTable"
 		}
 		if f.Machine != machine || !linked {
 			t.Errorf("machine %v (want %v), goxray linked: %v", f.Machine, machine, linked)
@@ -430,7 +430,7 @@ func TestAutoFixture(t *testing.T) {
 			}
 		}
 		syms, _, _ = autoRun(t, mod, nil, "go", "tool", "nm", again)
-		if !strings.Contains(syms, "github.com/goxray/xray.RegisterTable") {
+		if !strings.Contains(syms, "github.com/goxray/xray/xrayauto.RegisterTable") {
 			t.Error("the instrumented rebuild has no goxray code")
 		}
 	})
@@ -601,7 +601,8 @@ func autoLineage(t *testing.T, trace string) {
 
 // TestAutoVendor builds a vendored module (`go mod vendor`, then the
 // go command's default -mod=vendor): the instrumented code imports
-// github.com/goxray/xray, which the tool does not link, so only the tool's
+// github.com/goxray/xray/xrayauto (and through it github.com/goxray/xray),
+// which the tool does not link, so only the tool's
 // tagged import (vendordeps.go) puts it into vendor/.
 func TestAutoVendor(t *testing.T) {
 	if testing.Short() {
@@ -613,8 +614,10 @@ func TestAutoVendor(t *testing.T) {
 	if _, e, code := autoRun(t, mod, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "go", "mod", "vendor"); code != 0 {
 		t.Fatalf("go mod vendor: %s", e)
 	}
-	if !fileExists(filepath.Join(mod, "vendor", "github.com", "goxray", "xray", "auto.go")) {
-		t.Fatal("go mod vendor did not copy github.com/goxray/xray")
+	for _, f := range []string{"xray.go", filepath.Join("xrayauto", "auto.go")} {
+		if !fileExists(filepath.Join(mod, "vendor", "github.com", "goxray", "xray", f)) {
+			t.Fatalf("go mod vendor did not copy github.com/goxray/xray (%s)", f)
+		}
 	}
 	before := autoTreeHash(t, mod)
 	bin := filepath.Join(t.TempDir(), "auto")

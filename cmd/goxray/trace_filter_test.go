@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // TestTraceFilter records two concurrent requests of two traces with the
@@ -85,11 +85,11 @@ func TestTraceFilter(t *testing.T) {
 	want := []string{"filtertest.workA"}
 	// The child belongs to the request through its lineage event, which
 	// the runtime writes where it can read goroutines' parents.
-	lineage := !strings.HasPrefix(asm.ParentSource(), "unknown")
+	lineage := !strings.HasPrefix(glayout.ParentSource(), "unknown")
 	if lineage {
 		want = append(want, "filtertest.childA")
 	} else {
-		t.Logf("goroutine parents are not recorded here (%s): the child goroutine is not checked", asm.ParentSource())
+		t.Logf("goroutine parents are not recorded here (%s): the child goroutine is not checked", glayout.ParentSource())
 	}
 	for _, f := range want {
 		if !strings.Contains(acct, f) {

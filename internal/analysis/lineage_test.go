@@ -12,6 +12,7 @@ import (
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 var (
@@ -62,12 +63,12 @@ func fanOut(t *testing.T, version int) (trace, imap string) {
 // Self or cum, while handle's wall time covers theirs. Without -lineage
 // they are roots of their own.
 func TestLineageFanOut(t *testing.T) {
-	asm.Calibrate() // what xray.Start does
+	glayout.Calibrate() // what xray.Start does
 	if asm.Getg() == nil {
-		t.Skipf("no parent goroutine id in this build (purego or an architecture without a g reader): %s", asm.ParentSource())
+		t.Skipf("no parent goroutine id in this build (purego or an architecture without a g reader): %s", glayout.ParentSource())
 	}
-	if asm.ParentGoid() == 0 {
-		t.Fatalf("no parent goroutine id on this platform: %s", asm.ParentSource())
+	if glayout.ParentGoid() == 0 {
+		t.Fatalf("no parent goroutine id on this platform: %s", glayout.ParentSource())
 	}
 	bin := xraytool.Bin(t)
 	for _, v := range []int{5, 1} {

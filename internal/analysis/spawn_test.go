@@ -12,6 +12,7 @@ import (
 	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // The spawning functions are registered under their symbol names
@@ -139,12 +140,12 @@ func lineageFolded(t *testing.T, evs []Event, m *Map, old bool) (map[string]uint
 // without go= gives) puts it under other. For a fan-out whose parent
 // waits in the spawning call both agree.
 func TestLineageSpawnSite(t *testing.T) {
-	asm.Calibrate() // what xray.Start does
+	glayout.Calibrate() // what xray.Start does
 	if asm.Getg() == nil {
-		t.Skipf("no g reader in this build (purego or another architecture): %s", asm.GoPCSource())
+		t.Skipf("no g reader in this build (purego or another architecture): %s", glayout.GoPCSource())
 	}
-	if asm.GoPC() == 0 {
-		t.Fatalf("no go statement PC on this platform: %s", asm.GoPCSource())
+	if glayout.GoPC() == 0 {
+		t.Fatalf("no go statement PC on this platform: %s", glayout.GoPCSource())
 	}
 	bin := xraytool.Bin(t)
 	for _, v := range []int{5, 1} {
@@ -211,9 +212,9 @@ func TestLineageSpawnSite(t *testing.T) {
 // spawning function is instrumented; the note says so rather than blame
 // an old runtime.
 func TestLineageNoteUninstrumentedSpawner(t *testing.T) {
-	asm.Calibrate()
-	if asm.Getg() == nil || asm.GoPC() == 0 {
-		t.Skipf("no g reader or go statement PC in this build: %s", asm.GoPCSource())
+	glayout.Calibrate()
+	if asm.Getg() == nil || glayout.GoPC() == 0 {
+		t.Skipf("no g reader or go statement PC in this build: %s", glayout.GoPCSource())
 	}
 	trace, imap := spawnTrace(t, 5)
 	m, err := ReadMap(imap)

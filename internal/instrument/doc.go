@@ -22,14 +22,14 @@
 // original file:line:column.
 //
 // Each instrumented function keeps its body, which is what runs while
-// tracing is off, behind one test of xray.On() inserted on the line of the
+// tracing is off, behind one test of xrayauto.On() inserted on the line of the
 // opening brace; while tracing is on it runs a traced copy of itself
 // instead (the split shape; see split.go for its rules):
 //
 //	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { return __xray_F(a) }; <body> }
 //	func __xray_F(a A) (r R) { __xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]); <body> }
 //
-// where __xray is the file's import of github.com/goxray/xray and
+// where __xray is the file's import of github.com/goxray/xray/xrayauto and
 // __xray_ids_F a package-level array appended at the end of the file, with
 // the copies (all take a numeric suffix when the package already uses the
 // name). A function literal calls a copy nested in it. Functions whose copy
@@ -37,7 +37,7 @@
 // recover, t.Helper, runtime.Caller) get `if __xray.On() && __xray.Admit(id) { Enter; defer
 // Exit }` instead, and init functions, main.main and TestMain the
 // unconditional Enter and deferred Exit. The array's initializer
-// registers the file's table with xray.RegisterTable;
+// registers the file's table with xrayauto.RegisterTable;
 // since every instrumented function reads the array, Go's package
 // initialization order computes it before any initializer that can reach
 // one of those functions runs. Exit is deferred first, so it runs after
@@ -85,9 +85,9 @@
 //
 // # Exit hooks
 //
-// With Config.ExitHooks, main.main and every TestMain defer xray.AutoStop,
+// With Config.ExitHooks, main.main and every TestMain defer xrayauto.AutoStop,
 // and each os.Exit(code) in an instrumented file (and anywhere in package
-// main and _test.go files) becomes os.Exit(xray.AutoExit(code)); the last
+// main and _test.go files) becomes os.Exit(xrayauto.AutoExit(code)); the last
 // argument of log.Fatal, Fatalf and Fatalln is wrapped likewise
 // (AutoStopAny, AutoStopArgs, AutoStopFormat), so that a program traced by XRAY_OPTIONS
 // writes its final file when it ends, as compiler-rt's does at exit.

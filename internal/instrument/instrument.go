@@ -16,7 +16,11 @@ import (
 )
 
 // ImportPath is the package the inserted code calls.
-const ImportPath = "github.com/goxray/xray"
+const ImportPath = "github.com/goxray/xray/xrayauto"
+
+// xrayPath is the tracer's public package: a file that imports it is
+// instrumented by hand.
+const xrayPath = "github.com/goxray/xray"
 
 // DefaultThreshold is Config.Threshold's default: see bench/README.md
 // ("Automatic instrumentation") for the measurement behind it.
@@ -280,7 +284,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		case "C":
 			s.active, s.cgo = false, true
 			s.skipped["cgo"]++
-		case ImportPath:
+		case xrayPath, ImportPath:
 			// Instrumented by hand already: a second Enter/Exit pair
 			// under the same name would count every call twice.
 			s.active = false

@@ -298,7 +298,7 @@ func TestNameCollisions(t *testing.T) {
 	}
 	for i, r := range rs {
 		out := string(r.Src)
-		if !strings.Contains(out, `import __xray2 "github.com/goxray/xray"`) || strings.Contains(out, "__xray.Enter") || !strings.Contains(out, "__xray2.Enter(") {
+		if !strings.Contains(out, `import __xray2 "github.com/goxray/xray/xrayauto"`) || strings.Contains(out, "__xray.Enter") || !strings.Contains(out, "__xray2.Enter(") {
 			t.Errorf("file %d: the inserted import is not __xray2:\n%s", i, out)
 		}
 	}

@@ -3,6 +3,10 @@
 // split into fixed-size buffers that move lock-free between a free list, the
 // writers that fill them, and a list of sealed buffers ordered by seal time.
 //
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
+//
 // # Modes
 //
 //   - FlightRecorder: when no buffer is free, Acquire recycles the oldest

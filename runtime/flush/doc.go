@@ -2,6 +2,10 @@
 // llvm-xray loads, version 5 (what compiler-rt writes) or version 1 (the
 // layout of LLVM's XRayFDRFormat.rst), and writes them safely.
 //
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
+//
 // Encode regroups the per-P block streams by goroutine, in TSC order, keeps
 // only a consistent window, and absorbs the reader's quirks (see Encode).
 // One planner (plan.go) chooses the records for both versions; only the

@@ -2,6 +2,10 @@
 // goxray traces their function names: the file a user passes to llvm-xray
 // as -instr_map (account, stack, graph, convert -symbolize, extract).
 //
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
+//
 // # Contract
 //
 // Write(w, funcs) writes one ELF object for funcs, sorted by id. Entry k

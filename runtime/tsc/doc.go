@@ -2,6 +2,10 @@
 // they were taken on, and the tick frequency and flags the FDR file header
 // carries.
 //
+// It is an engine package: goxray's own packages import it, and its API
+// changes with theirs, with no compatibility promise. Programs use package
+// xray.
+//
 // Contract:
 //
 //   - Now returns (ticks, cpu). It is inlinable, allocates nothing, takes no

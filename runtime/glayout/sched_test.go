@@ -1,4 +1,4 @@
-package asm
+package glayout
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/goxray/xray/asm"
 )
 
 // TestSchedOffsetsAgreeWithProcPin follows g.m.p.id through the calibrated
@@ -17,7 +19,7 @@ func TestSchedOffsetsAgreeWithProcPin(t *testing.T) {
 	gm, mp, ok := SchedOffsets()
 	t.Logf("%s", SchedSource())
 	if !ok {
-		if Getg() == nil {
+		if asm.Getg() == nil {
 			t.Skip("no g pointer on this architecture")
 		}
 		t.Fatalf("calibration failed: %s", SchedSource())
@@ -30,7 +32,7 @@ func TestSchedOffsetsAgreeWithProcPin(t *testing.T) {
 			defer wg.Done()
 			for j := 0; j < 100; j++ {
 				pid := procPin()
-				m := *(*unsafe.Pointer)(unsafe.Add(Getg(), gm))
+				m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), gm))
 				p := *(*unsafe.Pointer)(unsafe.Add(m, mp))
 				id := *(*int32)(p)
 				procUnpin()
@@ -52,7 +54,7 @@ func TestSchedOffsetsAgreeWithProcPin(t *testing.T) {
 // TestSchedCalibrationCost counts the preads one calibration makes (the
 // figure sched.go's comment gives).
 func TestSchedCalibrationCost(t *testing.T) {
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		t.Skip("no g pointer on this architecture")
 	}
 	SchedOffsets()
@@ -70,7 +72,7 @@ func TestSchedCalibrationCost(t *testing.T) {
 // TestSchedCalibrationFallback: without /proc/self/mem, or with memory
 // that leads nowhere, calibration fails with a reason instead of guessing.
 func TestSchedCalibrationFallback(t *testing.T) {
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		t.Skip("no g pointer on this architecture")
 	}
 	defer func(f func() (*os.File, error)) { openSelfMem = f }(openSelfMem)
@@ -94,7 +96,7 @@ type takenP struct {
 }
 
 func (t *takenP) ReadAt(b []byte, off int64) (int, error) {
-	m := *(*unsafe.Pointer)(unsafe.Add(Getg(), t.gm))
+	m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), t.gm))
 	if uintptr(off) == uintptr(m)+t.mp && t.n != 0 {
 		t.n--
 		clear(b)
@@ -112,7 +114,7 @@ func (t *takenP) ReadAt(b []byte, off int64) (int, error) {
 func TestSchedCalibrationPTakenDuringRead(t *testing.T) {
 	gm, mp, ok := SchedOffsets()
 	if !ok {
-		if Getg() == nil {
+		if asm.Getg() == nil {
 			t.Skip("no g pointer on this architecture")
 		}
 		t.Fatalf("calibration failed: %s", SchedSource())

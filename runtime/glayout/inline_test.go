@@ -1,4 +1,4 @@
-package asm
+package glayout
 
 import (
 	"os/exec"

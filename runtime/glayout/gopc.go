@@ -1,4 +1,4 @@
-package asm
+package glayout
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goxray/xray/asm"
 )
 
 // GoPC returns the program counter of the go statement that started the
@@ -21,7 +23,7 @@ func GoPC() uintptr {
 	if off == 0 {
 		return 0
 	}
-	return *(*uintptr)(unsafe.Add(Getg(), off))
+	return *(*uintptr)(unsafe.Add(asm.Getg(), off))
 }
 
 // GoPCSource describes how GoPC works: "g+0x120 (calibrated)" or
@@ -65,7 +67,7 @@ func spawnB(ch chan<- gopcSample, name string) { go func() { ch <- sampleGoPC(na
 
 //go:noinline
 func spawnCheck(ch chan<- uintptr, off uintptr) {
-	go func() { ch <- *(*uintptr)(unsafe.Add(Getg(), off)) }()
+	go func() { ch <- *(*uintptr)(unsafe.Add(asm.Getg(), off)) }()
 }
 
 func funcName(fn any) string {
@@ -76,7 +78,7 @@ func funcName(fn any) string {
 }
 
 func sampleGoPC(spawner string) (s gopcSample) {
-	g := Getg()
+	g := asm.Getg()
 	s.spawner = spawner
 	for i := range s.words {
 		s.words[i] = *(*uint64)(unsafe.Add(g, i*8))
@@ -88,7 +90,7 @@ func sampleGoPC(spawner string) (s gopcSample) {
 // finds the one offset whose word points into the spawner in all of them,
 // and checks it in a goroutine started by a third function.
 func calibrateGoPC() (uintptr, error) {
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		return 0, fmt.Errorf("no g pointer reader in this build")
 	}
 	nameA, nameB := funcName(spawnA), funcName(spawnB)

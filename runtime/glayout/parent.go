@@ -1,9 +1,11 @@
-package asm
+package glayout
 
 import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goxray/xray/asm"
 )
 
 // ParentGoid returns the id of the goroutine that started the current one
@@ -18,7 +20,7 @@ func ParentGoid() uint64 {
 	if off == 0 {
 		return 0
 	}
-	return *(*uint64)(unsafe.Add(Getg(), off))
+	return *(*uint64)(unsafe.Add(asm.Getg(), off))
 }
 
 // ParentSource describes how ParentGoid works: "g+0x118 (calibrated)" or
@@ -63,7 +65,7 @@ type parentSample struct {
 }
 
 func sampleWords(parent uint64) (s parentSample) {
-	g := Getg()
+	g := asm.Getg()
 	s.parent = parent
 	for i := range s.words {
 		s.words[i] = *(*uint64)(unsafe.Add(g, i*8))
@@ -76,7 +78,7 @@ func sampleWords(parent uint64) (s parentSample) {
 // the parent's id in all of them, and checks it through ParentGoid in a
 // goroutine that took no part.
 func calibrateParent() (uintptr, error) {
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		return 0, fmt.Errorf("no g pointer reader in this build")
 	}
 	const perParent = 3
@@ -107,7 +109,7 @@ func calibrateParent() (uintptr, error) {
 	res := make(chan check)
 	go func() {
 		spawner := goidSlow(0)
-		go func() { res <- check{*(*uint64)(unsafe.Add(Getg(), off)), spawner} }()
+		go func() { res <- check{*(*uint64)(unsafe.Add(asm.Getg(), off)), spawner} }()
 	}()
 	if c := <-res; c.fast != c.want {
 		return 0, fmt.Errorf("offset %#x gave parent %d, want %d", off, c.fast, c.want)

@@ -1,4 +1,4 @@
-package xray
+package xrayauto
 
 import (
 	"errors"
@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goxray/xray"
 	xrt "github.com/goxray/xray/runtime"
 	"github.com/goxray/xray/runtime/registry"
 )
 
-// The functions below are called by code that `goxray build`, `goxray
-// test` and `goxray run` insert into rewritten copies of a program's
-// sources (see internal/instrument). They are exported only because that
-// code lives in the user's packages; programs do not call them.
+// ID is the function id generated code stores in its tables: xray.ID, so
+// that ids registered here and by hand are one kind.
+type ID = xray.ID
 
 // RegisterTable registers the functions of one automatically instrumented
 // source file and stores their ids in ids, in table order. table holds one
@@ -61,11 +61,25 @@ func RegisterTable(ids []ID, file, table string) {
 // per call, running its original body when it is false and its traced
 // copy when it is true (see internal/instrument), so that code built with
 // `goxray build` costs one predictable branch per call while tracing is
-// off. Programs may use it to skip work that only feeds a trace.
+// off. It is xray.On.
 func On() bool { return xrt.On() }
 
+// Enter is xray.Enter, here so that instrumented files need one import.
+func Enter(id ID) {
+	if xrt.On() {
+		xrt.Enter(uint32(id))
+	}
+}
+
+// Exit is xray.Exit, here so that instrumented files need one import.
+func Exit(id ID) {
+	if xrt.On() {
+		xrt.Exit(uint32(id))
+	}
+}
+
 // Admit reports whether a new call of id is to be traced: false once the
-// overhead governor shed id (Options.OverheadBudget). Instrumented code
+// overhead governor shed id (xray.Options.OverheadBudget). Instrumented code
 // asks it after On, at the call's start, so a call either records its
 // Entry and Exit or neither.
 func Admit(id ID) bool { return xrt.Admitted(uint32(id)) }
@@ -76,13 +90,13 @@ func Admit(id ID) bool { return xrt.Admitted(uint32(id)) }
 // file when it returns from main, as compiler-rt's does at exit. Errors
 // other than "not running" are printed on standard error.
 func AutoStop() {
-	if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+	if err := xray.Stop(); err != nil && !errors.Is(err, xray.ErrNotRunning) {
 		fmt.Fprintf(os.Stderr, "xray: final flush: %v\n", err)
 	}
 }
 
 // AutoExit is AutoStop for the argument of os.Exit: the instrumenter
-// turns os.Exit(code) into os.Exit(xray.AutoExit(code)) in every package
+// turns os.Exit(code) into os.Exit(xrayauto.AutoExit(code)) in every package
 // it instruments (and in main.main and TestMain).
 func AutoExit(code int) int {
 	AutoStop()

@@ -1,4 +1,4 @@
-package asm
+package glayout
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goxray/xray/asm"
 )
 
 // The tracer's assembly fast path finds the current P's id without calling
@@ -123,7 +125,7 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pid := procPin()
-	gp := Getg()
+	gp := asm.Getg()
 	g := uintptr(gp)
 	found := map[[2]uintptr]bool{}
 	seen := map[[2]uintptr]uintptr{}  // the P pointer each candidate led to
@@ -221,7 +223,7 @@ func sampleRetrying(mem safeMem) (map[[2]uintptr]bool, error) {
 }
 
 func calibrateSched() (uintptr, uintptr, error) {
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		return 0, 0, fmt.Errorf("no g pointer reader for GOARCH=%s in this build", runtime.GOARCH)
 	}
 	f, err := openSelfMem()

@@ -1,10 +1,12 @@
-package asm
+package glayout
 
 import (
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/asm"
 )
 
 //go:noinline
@@ -19,7 +21,7 @@ func spawnFromThere(res chan<- uintptr) { go func() { res <- GoPC() }() }
 // (amd64 and arm64 without purego).
 func TestGoPC(t *testing.T) {
 	Calibrate()
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		if GoPC() != 0 || !strings.HasPrefix(GoPCSource(), "unknown (") {
 			t.Fatalf("without a g reader: GoPC %#x, source %q", GoPC(), GoPCSource())
 		}
@@ -34,8 +36,8 @@ func TestGoPC(t *testing.T) {
 		spawn func(chan<- uintptr)
 		want  string
 	}{
-		{spawnFromHere, "github.com/goxray/xray/asm.spawnFromHere"},
-		{spawnFromThere, "github.com/goxray/xray/asm.spawnFromThere"},
+		{spawnFromHere, "github.com/goxray/xray/runtime/glayout.spawnFromHere"},
+		{spawnFromThere, "github.com/goxray/xray/runtime/glayout.spawnFromThere"},
 	} {
 		for range 3 {
 			c.spawn(res)
@@ -50,7 +52,7 @@ func TestGoPC(t *testing.T) {
 	go func() {
 		go func() { res <- GoPC() }()
 	}()
-	if f := SpawnFunc(<-res); f == nil || f.Name() != "github.com/goxray/xray/asm.TestGoPC.func1" {
+	if f := SpawnFunc(<-res); f == nil || f.Name() != "github.com/goxray/xray/runtime/glayout.TestGoPC.func1" {
 		t.Fatalf("nested: GoPC in %v", f)
 	}
 	if n := testing.AllocsPerRun(100, func() { GoPC() }); n != 0 {

@@ -1,9 +1,11 @@
-package asm
+package glayout
 
 import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/asm"
 )
 
 // TestParentGoid: in a goroutine started by the test goroutine, ParentGoid
@@ -11,7 +13,7 @@ import (
 // works wherever Getg does (amd64 and arm64 without purego).
 func TestParentGoid(t *testing.T) {
 	Calibrate()
-	if Getg() == nil {
+	if asm.Getg() == nil {
 		if ParentGoid() != 0 || !strings.HasPrefix(ParentSource(), "unknown (") {
 			t.Fatalf("without a g reader: ParentGoid %d, source %q", ParentGoid(), ParentSource())
 		}

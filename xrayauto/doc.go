@@ -1,0 +1,11 @@
+// Package xrayauto holds the hooks that `goxray build`, `goxray test` and
+// `goxray run` insert into rewritten copies of a program's sources (see
+// internal/instrument): the per-file id tables (RegisterTable), the test of
+// whether a call is traced (On, Admit), its records (Enter, Exit), and the
+// final flush before main returns or the program exits (AutoStop,
+// AutoExit, AutoStop*). They are exported only because that code lives in
+// the user's packages; programs call package xray, not this one.
+//
+// Importing it imports xray, whose initialisation reads XRAY_OPTIONS, so a
+// program built with `goxray build` can be traced by the environment alone.
+package xrayauto
