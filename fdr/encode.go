@@ -30,7 +30,7 @@ func putMeta(dst []byte, w0, w1 uint64) {
 // word: bits 0–31 hold id<<4 | action<<1 (bit 0 = 0 means "function"),
 // bits 32–63 the TSC delta since the previous record.
 func FunctionWord(a Action, id uint32, delta uint32) uint64 {
-	return uint64(id<<4|uint32(a&7)<<1) | uint64(delta)<<32
+	return uint64(id<<FunctionIDShift|uint32(a&7)<<FunctionActionShift) | uint64(delta)<<32
 }
 
 // PutFunction writes a function record into dst[:8].

@@ -33,6 +33,14 @@ const (
 	IntroducerPID           = byte(KindPID)<<1 | 1
 )
 
+// Bit positions in a function record's first 32-bit word, for code that
+// cannot call the helpers below (the runtime's assembly gets them through
+// go_asm.h).
+const (
+	FunctionActionShift = 1 // the action: bits 1–3
+	FunctionIDShift     = 4 // the function id: bits 4–31
+)
+
 // FunctionFields splits the first 32 bits of a function record (its
 // first word, little-endian) into its action and function id: the
 // inverse of FunctionWord's low half.
@@ -41,11 +49,11 @@ func FunctionFields(w uint32) (Action, uint32) { return FunctionAction(w), Funct
 // FunctionAction returns the action of the function record whose first
 // 32 bits (little-endian) are w. Values 4–7 are not actions llvm-xray
 // reads.
-func FunctionAction(w uint32) Action { return Action(w >> 1 & 7) }
+func FunctionAction(w uint32) Action { return Action(w >> FunctionActionShift & 7) }
 
 // FunctionID returns the function id of the function record whose first
 // 32 bits (little-endian) are w.
-func FunctionID(w uint32) uint32 { return w >> 4 }
+func FunctionID(w uint32) uint32 { return w >> FunctionIDShift }
 
 // FunctionDelta returns the TSC delta of the function record given as one
 // little-endian word (FunctionWord's form).

@@ -41,6 +41,8 @@ const (
 	fastRecordSize  = fdr.FunctionSize
 	cpuMask         = 0xfff // TSC_AUX: node<<12 | cpu
 	unknownCPU      = tsc.UnknownCPU
+	funcIDShift     = fdr.FunctionIDShift
+	actionShift     = fdr.FunctionActionShift
 	actionEnter     = int(fdr.Enter)
 	actionExit      = int(fdr.Exit)
 	actionTailExit  = int(fdr.TailExit)
