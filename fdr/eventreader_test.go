@@ -232,3 +232,19 @@ func TestReaderMatchesParseMutants(t *testing.T) {
 		checkReader(t, data)
 	}
 }
+
+func TestLooksLikeHeader(t *testing.T) {
+	for v := range uint16(8) {
+		h := header(v)
+		if got, want := LooksLikeHeader(h[:HeaderPrefixSize]), v >= MinVersion && v <= MaxVersion; got != want {
+			t.Errorf("version %d: %v, want %v", v, got, want)
+		}
+	}
+	basic := header(3)
+	basic[2] = 0
+	for _, b := range [][]byte{nil, header(5)[:3], basic, []byte("main;f 10\n")} {
+		if LooksLikeHeader(b) {
+			t.Errorf("%q looks like a header", b)
+		}
+	}
+}
