@@ -339,7 +339,7 @@ func RecordSize(s []byte, off int) (int, error) {
 		return 0, fmt.Errorf("offset %d: truncated metadata record", off)
 	}
 	n := fdr.MetadataSize
-	switch fdr.MetadataKind(s[off] >> 1) {
+	switch k := fdr.KindOf(s[off]); k {
 	case fdr.KindCustomEvent, fdr.KindTypedEvent:
 		size := int32(le32(s[off+1:]))
 		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
@@ -347,10 +347,10 @@ func RecordSize(s []byte, off int) (int, error) {
 		}
 		n += int(size)
 	case fdr.KindEndOfBuffer, fdr.KindBufferExtents:
-		return 0, fmt.Errorf("offset %d: unexpected %v", off, fdr.MetadataKind(s[off]>>1))
+		return 0, fmt.Errorf("offset %d: unexpected %v", off, k)
 	default:
-		if s[off]>>1 >= fdr.NumMetadataKinds {
-			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, s[off]>>1)
+		if k >= fdr.NumMetadataKinds {
+			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, k)
 		}
 	}
 	return n, nil
