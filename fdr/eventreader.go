@@ -22,7 +22,11 @@ const readWindow = 1 << 20
 // record before any NewBuffer or before a block's NewCPUId is expanded with
 // the state it finds, and the state of a record is that of the (pid, tid)
 // current when it is read, which is the block key in every block Parse
-// accepts. Decoding errors are *FormatError, as Parse's.
+// accepts but one kind: a version 1 block whose ignored bytes after
+// EndOfBuffer decode as a PID record, which File (like llvm-xray) keys by
+// that PID. There the pid of the events of a later block of that key
+// without a PID record of its own can differ. Decoding errors are
+// *FormatError, as Parse's.
 type Reader struct {
 	src io.Reader
 	hdr Header
