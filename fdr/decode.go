@@ -2,6 +2,7 @@ package fdr
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 )
 
@@ -58,7 +59,17 @@ type Decoder struct {
 	extents   bool   // charge records to BufferExtents regions (v ≥ 3 files)
 	remaining uint64 // bytes left in the current extents region
 	err       error  // sticky: once failed, Next keeps failing
+
+	// more: data is a window on a longer input (Reader), so running out of
+	// it is errShort, and the caller appends input and calls Next again.
+	more    bool
+	skipped int // bytes skipped so far looking for the next BufferExtents record
 }
+
+// errShort is Next's answer, in a Decoder with more set, when the record
+// at the current position (or the BufferExtents record being looked for)
+// does not lie whole within data yet.
+var errShort = errors.New("fdr: record continues past the decoder's window")
 
 // NewDecoder returns a decoder for the record stream of a file of the given
 // version: data is everything after the 32-byte header, and base is added to
@@ -83,29 +94,36 @@ func (d *Decoder) Next(r *Raw) error {
 	if d.err != nil {
 		return d.err
 	}
-	if d.pos >= len(d.data) {
+	if d.pos >= len(d.data) && d.skipped == 0 {
+		if d.more {
+			return errShort
+		}
 		return io.EOF
 	}
-	skipped := 0
 	if d.extents && d.remaining == 0 {
 		// llvm-xray treats the bytes after an exhausted extent as filler and
 		// scans for the next BufferExtents introducer, one byte at a time.
-		start := d.pos
-		for d.pos < len(d.data) && d.data[d.pos] != byte(introducer(KindBufferExtents)) {
+		for d.pos < len(d.data) && d.data[d.pos] != IntroducerBufferExtents {
 			d.pos++
+			d.skipped++
 		}
 		if d.pos == len(d.data) {
-			d.err = errorf(d.base+int64(start), RuleExtentsMissing,
-				"%d bytes follow but none of them starts a BufferExtents record (0x0f)", len(d.data)-start)
+			if d.more {
+				return errShort
+			}
+			d.err = errorf(d.base+int64(d.pos-d.skipped), RuleExtentsMissing,
+				"%d bytes follow but none of them starts a BufferExtents record (0x0f)", d.skipped)
 			return d.err
 		}
-		skipped = d.pos - start
+	}
+	if d.more && !d.whole() {
+		return errShort
 	}
 	if err := d.decode(r); err != nil {
 		d.err = err
 		return err
 	}
-	r.Skipped = skipped
+	r.Skipped, d.skipped = d.skipped, 0
 	d.pos += r.Size
 	if r.IsMetadata && r.Kind == KindBufferExtents {
 		d.remaining = r.Extents
@@ -123,6 +141,28 @@ func (d *Decoder) Next(r *Raw) error {
 	return nil
 }
 
+// whole reports whether the record at d.pos lies within data, or is
+// sure to fail to decode whatever follows, so decode may look at it. It
+// asks for a BufferExtents record's full 16 bytes although decode needs
+// only 9: the end of the window is not the end of the input.
+func (d *Decoder) whole() bool {
+	b := d.data[d.pos:]
+	if len(b) == 0 {
+		return false
+	}
+	if !IsMetadata(b[0]) {
+		return len(b) >= FunctionSize
+	}
+	if len(b) < MetadataSize {
+		return false
+	}
+	if k := KindOf(b[0]); k == KindCustomEvent || k == KindTypedEvent {
+		size := int32(binary.LittleEndian.Uint32(b[1:]))
+		return size <= 0 || int64(size) <= int64(len(b)-MetadataSize)
+	}
+	return true
+}
+
 // recordName names a record's type for messages.
 func recordName(r *Raw) string {
 	if r.IsMetadata {
@@ -136,23 +176,23 @@ func (d *Decoder) decode(r *Raw) error {
 	b := d.data[d.pos:]
 	off := d.base + int64(d.pos)
 	*r = Raw{Offset: int(off)}
-	if b[0]&1 == 0 {
+	if !IsMetadata(b[0]) {
 		if len(b) < FunctionSize {
 			return errorf(off, RuleTruncated, "function record needs %d bytes, %d left", FunctionSize, len(b))
 		}
 		w := binary.LittleEndian.Uint32(b)
-		a := Action(w >> 1 & 7)
+		a, id := FunctionFields(w)
 		if a > EnterArgs {
 			return errorf(off, RuleFunctionAction, "function record action %d (only 0-3 exist)", a)
 		}
 		r.Size = FunctionSize
 		r.Action = a
-		r.FuncID = w >> 4
+		r.FuncID = id
 		r.Delta = binary.LittleEndian.Uint32(b[4:])
 		return nil
 	}
 
-	k := MetadataKind(b[0] >> 1)
+	k := KindOf(b[0])
 	r.IsMetadata = true
 	r.Kind = k
 	r.Size = MetadataSize

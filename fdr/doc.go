@@ -23,6 +23,11 @@
 //     File.Threads), except that blocks of one thread keep their file order
 //     instead of going through llvm-xray's broken wallclock sort.
 //
+//   - Reader streams the events of a trace from an io.Reader in bounded
+//     memory, decoding with Decoder's framing and expanding with the same
+//     code as File.Events, for tools that read traces larger than they
+//     want to hold.
+//
 //   - ParseStrict is the stricter reader for files this project writes: the
 //     format document's grammar for version 1 and llvm-xray's block grammar
 //     with exact framing for versions 2–5 (see "Strict mode" below).

@@ -16,9 +16,8 @@ import (
 // len(payload) truncated to int32). Validation is Parse's job, and tests need
 // to be able to write broken records.
 
-// introducer is the first byte of a metadata record: kind in bits 1–7, and
-// bit 0 set to say "metadata".
-func introducer(k MetadataKind) uint64 { return uint64(k)<<1 | 1 }
+// introducer is Introducer as the low byte of a record's first word.
+func introducer(k MetadataKind) uint64 { return uint64(Introducer(k)) }
 
 // putMeta stores a 16-byte metadata record given as two little-endian words.
 func putMeta(dst []byte, w0, w1 uint64) {
@@ -31,13 +30,8 @@ func putMeta(dst []byte, w0, w1 uint64) {
 // word: bits 0–31 hold id<<4 | action<<1 (bit 0 = 0 means "function"),
 // bits 32–63 the TSC delta since the previous record.
 func FunctionWord(a Action, id uint32, delta uint32) uint64 {
-	return uint64(id<<4|uint32(a&7)<<1) | uint64(delta)<<32
+	return uint64(id<<FunctionIDShift|uint32(a&7)<<FunctionActionShift) | uint64(delta)<<32
 }
-
-// FunctionFields splits the first 32 bits of a function record (its
-// first word, little-endian) into its action and function id: the
-// inverse of FunctionWord's low half.
-func FunctionFields(w uint32) (Action, uint32) { return Action(w >> 1 & 7), w >> 4 }
 
 // PutFunction writes a function record into dst[:8].
 func PutFunction(dst []byte, a Action, id uint32, delta uint32) {

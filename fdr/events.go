@@ -48,122 +48,209 @@ type Thread struct {
 
 type threadKey struct{ pid, tid int32 }
 
-// expander is llvm-xray's per-thread TraceExpander state. It persists from
-// one block of a thread to the next.
-type expander struct {
-	version  uint16
-	pid, tid int32
-	cpu      uint16
-	base     uint64 // the TSC that deltas are added to
-	ignoring bool   // after EndOfBuffer, until the next NewBuffer
+// threadState is what llvm-xray's TraceExpander keeps for one (pid, tid):
+// it persists from one block of the thread to the next.
+type threadState struct {
+	cpu  uint16
+	base uint64 // the TSC that deltas are added to
+	pid  int32  // blockKeyed: the process id events get when the next block starts
 }
 
-// block expands one block, calling emit for each event in order.
+// expander turns records into events with llvm-xray's TraceExpander rules,
+// one record at a time. It is the only implementation of those rules: File
+// feeds it the records of its blocks, Reader the records of a stream.
 //
 // llvm-xray emits a function record only when the next record starts, so
 // that CallArgument records can still attach to it; they attach to the
 // function record just before them whatever its action, and turn it into
-// EnterArgs. A pending record cannot gain arguments past the end of its
-// block (the next block must reach NewCPUId first), so flushing at the block
-// end gives the same events while keeping blocks independent.
-func (x *expander) block(b *Block, emit func(Event)) error {
-	var cur Event
-	building := false
-	flush := func() {
-		if building {
-			emit(cur)
-		}
-		building = false
-	}
+// EnterArgs. Only function records, custom and typed events, EndOfBuffer
+// and BufferExtents end the event under construction; NewCPUId, TSCWrap,
+// WallClock, PID and NewBuffer do not (llvm-xray's visitors leave the
+// record alone). A pending record cannot gain arguments past the end of its
+// block (the next block must reach NewCPUId first), so the callers flush at
+// each block end, which keeps blocks independent and gives the same events.
+type expander struct {
+	version  uint16
+	threads  map[threadKey]*threadState
+	st       *threadState // the current thread's state; nil until a record needs it
+	pid, tid int32
+	ignoring bool // after EndOfBuffer, until the next NewBuffer
 
-	x.ignoring = false
-	x.tid = b.TID
-	if x.version == 2 {
-		x.pid = x.tid // llvm-xray's quirk for version 2, which has no PID records
-	}
-	for i := range b.Records {
-		r := &b.Records[i]
-		if !r.IsMetadata {
-			flush()
-			if !x.ignoring {
-				x.base += uint64(r.Delta)
-				cur = Event{Type: EventType(r.Action), FuncID: r.FuncID, TSC: x.base, CPU: x.cpu,
-					PID: x.pid, TID: x.tid, Offset: int64(r.Offset)}
-				building = true
-			}
-			continue
-		}
-		switch r.Kind {
-		case KindNewCPUId:
-			x.cpu, x.base = r.CPU, r.TSC
-		case KindTSCWrap:
-			x.base = r.TSC
-		case KindWallClock:
-		case KindPID:
-			x.pid = r.PID
-		case KindCallArgument:
-			if building {
-				cur.Args = append(cur.Args, r.Arg)
-				cur.Type = EventEnterArgs
-			}
-		case KindEndOfBuffer:
-			x.ignoring = true
-			flush()
-		case KindBufferExtents:
-			flush()
-		case KindNewBuffer:
-			// Parse never puts NewBuffer into Records; treat a hand-made one
-			// as llvm-xray would.
-			x.ignoring = false
-			x.tid = r.TID
-			if x.version == 2 {
-				x.pid = x.tid
-			}
-		case KindCustomEvent, KindTypedEvent:
-			flush()
-			if x.ignoring {
-				continue
-			}
-			cur = Event{Type: EventCustom, CPU: x.cpu, PID: x.pid, TID: x.tid, Data: r.Payload, Offset: int64(r.Offset)}
-			switch {
-			case r.Kind == KindTypedEvent:
-				x.base += uint64(int64(r.EventDelta))
-				cur.Type = EventTyped
-				cur.EventKind = r.EventType
-				cur.TSC = x.base
-			case x.version >= 5:
-				x.base += uint64(int64(r.EventDelta))
-				cur.TSC = x.base
-			default:
-				// Versions 1–4 carry an absolute TSC and their own CPU,
-				// and leave the base alone.
-				cur.TSC, cur.CPU = r.TSC, r.CPU
-			}
-			building = true
-		default:
-			return errorf(int64(r.Offset), RuleMetadataKind, "metadata record kind %d (only 0-9 exist)", r.Kind)
-		}
-	}
-	flush()
-	return nil
+	// blockKeyed: the caller names each block's key (its last PID record
+	// and its thread id, known only once the whole block is read) and sets
+	// st; a PID record then changes the events' pid but not the state.
+	// Otherwise the state is the one of the current (pid, tid), which is
+	// the block key in every block llvm-xray's verifier accepts (a PID
+	// record may only come right after the WallClock that follows
+	// NewBuffer).
+	blockKeyed bool
+
+	// own: Args and Data live in two buffers the expander reuses, so that
+	// an event stays valid while the next one is built and the input it
+	// was decoded from can be overwritten. Otherwise Args is allocated per
+	// event and Data aliases the input.
+	own  bool
+	args [2][]uint64
+	data [2][]byte
+	flip int // the buffers of out are [flip], those of ev [flip^1]
+
+	pending bool  // ev is under construction (CallArguments may follow)
+	ev      Event // the event under construction
+	out     Event // the event flush completed last
 }
 
-// expand runs one expander per thread over the blocks in file order,
-// calling start before each block and emit for each event.
-func (f *File) expand(start func(k threadKey), emit func(k threadKey, e Event)) error {
-	xs := make(map[threadKey]*expander)
+func newExpander(version uint16) *expander {
+	return &expander{version: version, threads: make(map[threadKey]*threadState)}
+}
+
+// state returns the current thread's state, creating it on first use.
+func (x *expander) state() *threadState {
+	if x.st == nil {
+		x.st = x.stateOf(threadKey{x.pid, x.tid})
+	}
+	return x.st
+}
+
+func (x *expander) stateOf(k threadKey) *threadState {
+	t := x.threads[k]
+	if t == nil {
+		t = &threadState{}
+		x.threads[k] = t
+	}
+	return t
+}
+
+// flush completes the event under construction, if any, into x.out and
+// reports whether there was one.
+func (x *expander) flush() bool {
+	if !x.pending {
+		return false
+	}
+	x.out = x.ev
+	x.pending = false
+	if x.own {
+		x.flip ^= 1
+	}
+	return true
+}
+
+// record expands one record. It reports whether an event was completed
+// into x.out (at most one per record: the record ends the previous event
+// and may start the next, which stays pending).
+func (x *expander) record(r *Raw) (bool, error) {
+	if !r.IsMetadata {
+		done := x.flush()
+		if !x.ignoring {
+			t := x.state()
+			t.base += uint64(r.Delta)
+			x.ev = Event{Type: EventType(r.Action), FuncID: r.FuncID, TSC: t.base, CPU: t.cpu,
+				PID: x.pid, TID: x.tid, Offset: int64(r.Offset)}
+			if x.own {
+				x.ev.Args = x.args[x.flip^1][:0]
+			}
+			x.pending = true
+		}
+		return done, nil
+	}
+	switch r.Kind {
+	case KindNewCPUId:
+		t := x.state()
+		t.cpu, t.base = r.CPU, r.TSC
+	case KindTSCWrap:
+		x.state().base = r.TSC
+	case KindWallClock:
+	case KindPID:
+		x.pid = r.PID
+		if !x.blockKeyed {
+			x.st = nil
+		}
+	case KindCallArgument:
+		if x.pending {
+			x.ev.Args = append(x.ev.Args, r.Arg)
+			if x.own {
+				x.args[x.flip^1] = x.ev.Args
+			}
+			x.ev.Type = EventEnterArgs
+		}
+	case KindEndOfBuffer:
+		x.ignoring = true
+		return x.flush(), nil
+	case KindBufferExtents:
+		// Parse and Reader keep BufferExtents out of blocks, as llvm-xray's
+		// indexer does; a hand-built block holding one gets what
+		// llvm-xray's expander does with it.
+		return x.flush(), nil
+	case KindNewBuffer:
+		x.ignoring = false
+		x.tid = r.TID
+		if !x.blockKeyed {
+			x.pid, x.st = 0, nil
+		}
+		if x.version == 2 {
+			x.pid = x.tid // llvm-xray's quirk for version 2, which has no PID records
+		}
+	case KindCustomEvent, KindTypedEvent:
+		done := x.flush()
+		if x.ignoring {
+			return done, nil
+		}
+		t := x.state()
+		data := r.Payload
+		if x.own {
+			data = append(x.data[x.flip^1][:0], data...)
+			x.data[x.flip^1] = data
+		}
+		x.ev = Event{Type: EventCustom, CPU: t.cpu, PID: x.pid, TID: x.tid, Data: data, Offset: int64(r.Offset)}
+		switch {
+		case r.Kind == KindTypedEvent:
+			t.base += uint64(int64(r.EventDelta))
+			x.ev.Type = EventTyped
+			x.ev.EventKind = r.EventType
+			x.ev.TSC = t.base
+		case x.version >= 5:
+			t.base += uint64(int64(r.EventDelta))
+			x.ev.TSC = t.base
+		default:
+			// Versions 1–4 carry an absolute TSC and their own CPU,
+			// and leave the base alone.
+			x.ev.TSC, x.ev.CPU = r.TSC, r.CPU
+		}
+		x.pending = true
+		return done, nil
+	default:
+		return false, errorf(int64(r.Offset), RuleMetadataKind, "metadata record kind %d (only 0-9 exist)", r.Kind)
+	}
+	return false, nil
+}
+
+// expand runs the expander over the blocks in file order, each block with
+// the state of its block key, calling start before each block and emit for
+// each event.
+func (f *File) expand(start func(k threadKey), emit func(e *Event)) error {
+	x := newExpander(f.Header.Version)
+	x.blockKeyed = true
 	for i := range f.Blocks {
 		b := &f.Blocks[i]
 		k := threadKey{b.PID, b.TID}
-		x := xs[k]
-		if x == nil {
-			x = &expander{version: f.Header.Version}
-			xs[k] = x
+		t := x.stateOf(k)
+		x.st, x.ignoring, x.tid, x.pid = t, false, b.TID, t.pid
+		if x.version == 2 {
+			x.pid = x.tid
 		}
 		start(k)
-		if err := x.block(b, func(e Event) { emit(k, e) }); err != nil {
-			return err
+		for j := range b.Records {
+			done, err := x.record(&b.Records[j])
+			if err != nil {
+				return err
+			}
+			if done {
+				emit(&x.out)
+			}
 		}
+		if x.flush() {
+			emit(&x.out)
+		}
+		t.pid = x.pid
 	}
 	return nil
 }
@@ -173,7 +260,7 @@ func (f *File) expand(start func(k threadKey), emit func(k threadKey, e Event)) 
 // kind; a File from Parse always expands.
 func (f *File) Events() ([]Event, error) {
 	var evs []Event
-	err := f.expand(func(threadKey) {}, func(_ threadKey, e Event) { evs = append(evs, e) })
+	err := f.expand(func(threadKey) {}, func(e *Event) { evs = append(evs, *e) })
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +284,7 @@ func (f *File) Threads() ([]Thread, error) {
 		}
 		cur = i
 	}
-	err := f.expand(start, func(_ threadKey, e Event) { ts[cur].Events = append(ts[cur].Events, e) })
+	err := f.expand(start, func(e *Event) { ts[cur].Events = append(ts[cur].Events, *e) })
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,24 @@ func DecodeHeader(data []byte) (Header, error) {
 	return h, nil
 }
 
+// HeaderPrefixSize is how many bytes LooksLikeHeader needs: the version
+// and type fields.
+const HeaderPrefixSize = 4
+
+// LooksLikeHeader reports whether b starts the header of an FDR file that
+// llvm-xray reads: a version 1–5 and type FileTypeFDR in its first
+// HeaderPrefixSize bytes. It tells a trace from other input (folded stacks,
+// say) before the input is known to hold a whole header, so that a short
+// trace still gets DecodeHeader's error rather than being read as
+// something else.
+func LooksLikeHeader(b []byte) bool {
+	if len(b) < HeaderPrefixSize {
+		return false
+	}
+	v, t := binary.LittleEndian.Uint16(b), binary.LittleEndian.Uint16(b[2:])
+	return v >= MinVersion && v <= MaxVersion && t == FileTypeFDR
+}
+
 // ParseFile reads and parses the trace file at path.
 func ParseFile(path string) (*File, error) {
 	data, err := os.ReadFile(path)

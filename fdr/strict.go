@@ -241,7 +241,7 @@ func (p *strictParser) remainder(start, end int) error {
 func (p *strictParser) regions() error {
 	pos := HeaderSize
 	for pos < len(p.data) {
-		if p.data[pos] != byte(introducer(KindBufferExtents)) {
+		if p.data[pos] != IntroducerBufferExtents {
 			return errorf(int64(pos), RuleExtentsGap,
 				"byte %#02x is outside every BufferExtents region; a BufferExtents record (0x0f) must start here", p.data[pos])
 		}

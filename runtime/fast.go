@@ -41,12 +41,14 @@ const (
 	fastRecordSize  = fdr.FunctionSize
 	cpuMask         = 0xfff // TSC_AUX: node<<12 | cpu
 	unknownCPU      = tsc.UnknownCPU
+	funcIDShift     = fdr.FunctionIDShift
+	actionShift     = fdr.FunctionActionShift
 	actionEnter     = int(fdr.Enter)
 	actionExit      = int(fdr.Exit)
 	actionTailExit  = int(fdr.TailExit)
 	actionEnterArgs = int(fdr.EnterArgs)
-	callArgWord     = int(fdr.KindCallArgument)<<1 | 1 // a CallArgument's first byte
-	customEventWord = int(fdr.KindCustomEvent)<<1 | 1  // a CustomEvent's first byte
+	callArgWord     = int(fdr.IntroducerCallArgument) // a CallArgument's first byte
+	customEventWord = int(fdr.IntroducerCustomEvent)  // a CustomEvent's first byte
 	metadataSize    = fdr.MetadataSize
 	maxEventLen     = 1<<31 - 1 // the assembly's bound on len(data) before the space check
 )

@@ -153,8 +153,8 @@ rest: \
 	CMPL	END, writer_size(W) \
 	JA	slow \
 	DELTA \
-	SHLQ	$4, ID \
-	ORQ	$(ACTION<<1), ID \
+	SHLQ	$const_funcIDShift, ID \
+	ORQ	$(ACTION<<const_actionShift), ID \
 	SHLQ	$32, HI \
 	ORQ	HI, ID \
 	MOVQ	writer_data(W), T1 \
@@ -251,8 +251,8 @@ back:
 	CMPL	END, writer_size(W)
 	JA	slow
 	DELTA
-	SHLQ	$4, ID
-	ORQ	$(const_actionEnterArgs<<1), ID
+	SHLQ	$const_funcIDShift, ID
+	ORQ	$(const_actionEnterArgs<<const_actionShift), ID
 	SHLQ	$32, HI
 	ORQ	HI, ID
 	MOVQ	writer_data(W), T1

@@ -80,8 +80,8 @@ back: \
 	MOVD	$const_maxDelta, T1 \
 	CMP	T1, D \
 	BHI	slow \
-	LSL	$4, ID, T1 \
-	ORR	$(ACTION<<1), T1, T1 \
+	LSL	$const_funcIDShift, ID, T1 \
+	ORR	$(ACTION<<const_actionShift), T1, T1 \
 	ORR	D<<32, T1, T1 \
 	MOVD	writer_data(W), T2 \
 	MOVD	T1, (T2)(POS) \

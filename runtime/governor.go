@@ -283,7 +283,7 @@ func (s *session) recentCounts() map[uint32]int {
 	}
 	for _, sg := range c.segs {
 		for off := 0; off < len(sg); {
-			if sg[off]&1 == 0 {
+			if !fdr.IsMetadata(sg[off]) {
 				if off+fdr.FunctionSize > len(sg) {
 					break
 				}

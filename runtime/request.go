@@ -99,7 +99,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 	for _, sg := range segs {
 		off := 0
 		for off < len(sg) {
-			if sg[off]&1 == 0 || fdr.MetadataKind(sg[off]>>1) != fdr.KindNewBuffer || off+fdr.MetadataSize > len(sg) {
+			if !fdr.IsMetadata(sg[off]) || fdr.KindOf(sg[off]) != fdr.KindNewBuffer || off+fdr.MetadataSize > len(sg) {
 				gs.Release()
 				return nil, errors.New("runtime: malformed buffer copy: a block does not start with NewBuffer")
 			}
@@ -111,11 +111,11 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
-				if b&1 == 0 {
+				if !fdr.IsMetadata(b) {
 					off += fdr.FunctionSize
 					continue
 				}
-				k := fdr.MetadataKind(b >> 1)
+				k := fdr.KindOf(b)
 				if k == fdr.KindNewBuffer {
 					break
 				}

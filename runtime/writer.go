@@ -242,13 +242,13 @@ func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 	}
 	prev := w.pos - fdr.FunctionSize
 	rec := binary.LittleEndian.Uint64(w.bytes(prev, 8))
-	if uint32(rec)>>4 != id || fdr.Action(rec>>1&7) != fdr.Enter {
+	if a, rid := fdr.FunctionFields(uint32(rec)); rid != id || a != fdr.Enter {
 		return false // not its Entry: an unbalanced Exit is written as it is
 	}
 	// The Entry's delta leads back to the record before it, which is the
 	// previous erasable Entry if there is one.
 	w.pos, w.count, w.undo = prev, w.count-1, w.undo-1
-	w.last = w.entryTSC - rec>>32
+	w.last = w.entryTSC - uint64(fdr.FunctionDelta(rec))
 	w.entryTSC = w.last
 	// Before anything overwrites the Entry's bytes.
 	w.buf.Retract(w.pos, w.count, w.undo)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -63,10 +62,10 @@ part of, its spawner's. Given folded stacks (llvm-xray stack -all-stacks
 		src = f
 	}
 	br := bufio.NewReaderSize(src, 1<<16)
-	head, _ := br.Peek(4)
+	head, _ := br.Peek(fdr.HeaderPrefixSize)
 	opts := flame.Options{Title: *title, Subtitle: *subtitle, Width: *width, MinWidth: *minWidth}
 	var tree *flame.Tree
-	if isTrace(head) {
+	if fdr.LooksLikeHeader(head) {
 		if in == "-" {
 			return fail("flame", fmt.Errorf("a trace must be named (its TRACE.map is looked up beside it)"))
 		}
@@ -107,13 +106,4 @@ part of, its spawner's. Given folded stacks (llvm-xray stack -all-stacks
 		return fail("flame", err)
 	}
 	return 0
-}
-
-// isTrace reports whether b starts an FDR file header.
-func isTrace(b []byte) bool {
-	if len(b) < 4 {
-		return false
-	}
-	v, t := binary.LittleEndian.Uint16(b), binary.LittleEndian.Uint16(b[2:])
-	return v >= fdr.MinVersion && v <= fdr.MaxVersion && t == fdr.FileTypeFDR
 }

@@ -102,3 +102,12 @@ func events(t testing.TB, path string) []Event {
 		out = append(out, c)
 	}
 }
+
+func testdata(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../fdr/testdata/*.xray")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	return files
+}

@@ -12,6 +12,8 @@ import (
 	"path"
 	"sort"
 	"strconv"
+
+	"github.com/goxray/xray/runtime/instrmap"
 )
 
 // Map gives function ids their names and source positions, from an ELF
@@ -38,8 +40,6 @@ type srcPos struct {
 	file string
 	line int
 }
-
-const sledSize = 32
 
 // ReadMap reads the instrumentation map of the ELF object at path.
 // Errors name the file and say what is wrong with it: missing, empty, not
@@ -139,24 +139,19 @@ func readMap(f *elf.File, p string) (*Map, error) {
 		}
 		return nil, fmt.Errorf("%s: xray_instr_map: %v", p, err)
 	}
-	if len(b)%sledSize != 0 {
-		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), sledSize)
+	if len(b)%instrmap.EntrySize != 0 {
+		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), instrmap.EntrySize)
 	}
 	bo := f.ByteOrder
 	m := &Map{Addr: map[uint32]uint64{}, name: map[uint32]string{}, loc: map[uint32]string{}, src: map[uint32]srcPos{}}
 	id, cur := uint32(1), uint64(0)
-	for i := 0; i < len(b); i += sledSize {
-		s := b[i : i+sledSize]
-		fn := bo.Uint64(s[8:])
-		kind, version := s[16], s[18]
-		if kind >= 5 {
+	for i := 0; i < len(b); i += instrmap.EntrySize {
+		e := instrmap.DecodeEntry(b[i:], bo)
+		if e.Kind >= instrmap.EntryKinds {
 			// llvm-xray rejects the whole map too.
-			return nil, fmt.Errorf("%s: sled %d has kind %d (llvm-xray knows 0-4)", p, i/sledSize, kind)
+			return nil, fmt.Errorf("%s: sled %d has kind %d (llvm-xray knows 0-%d)", p, i/instrmap.EntrySize, e.Kind, instrmap.EntryKinds-1)
 		}
-		if version >= 2 {
-			// Position-independent: relative to the sled entry's own field.
-			fn = sec.Addr + uint64(i) + 8 + fn
-		}
+		fn := e.FunctionAddr(sec.Addr + uint64(i))
 		if cur == 0 {
 			cur = fn
 			m.Addr[id] = fn

@@ -532,8 +532,6 @@ type v1Units struct {
 	typed  int
 }
 
-const callArgIntro = byte(fdr.KindCallArgument)<<1 | 1
-
 func (it *v1Units) next(u *v1Unit) (bool, error) {
 	var r fdr.Raw
 	for {
@@ -562,7 +560,7 @@ func (it *v1Units) next(u *v1Unit) (bool, error) {
 		switch {
 		case !r.IsMetadata:
 			*u = v1Unit{seg: it.seg, off: off, n: r.Size, cpu: it.cpu, base: it.base, tsc: it.base + uint64(r.Delta)}
-			for o := int(it.d.Offset()); o < it.end && it.data[o] == callArgIntro; o = int(it.d.Offset()) {
+			for o := int(it.d.Offset()); o < it.end && it.data[o] == fdr.IntroducerCallArgument; o = int(it.d.Offset()) {
 				if err := it.d.Next(&r); err != nil {
 					return false, err
 				}

@@ -275,7 +275,7 @@ func TestEncodeV1RemainderRule(t *testing.T) {
 					if !bytes.Equal(fill, make([]byte, len(fill))) {
 						t.Errorf("remainder %d is not zeros: %x", len(fill), fill)
 					}
-				case fill[0] != byte(fdr.KindCustomEvent)<<1|1 || int(binary.LittleEndian.Uint32(fill[1:])) != len(fill)-fdr.MetadataSize:
+				case fill[0] != fdr.IntroducerCustomEvent || int(binary.LittleEndian.Uint32(fill[1:])) != len(fill)-fdr.MetadataSize:
 					t.Errorf("remainder %d is not one filler event: %x", len(fill), fill)
 				}
 			}

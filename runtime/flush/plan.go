@@ -160,7 +160,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 		if recs > r.events {
 			r.maxRec = max(r.maxRec, fdr.FunctionSize)
 		}
-		if s[r.off]&1 == 0 {
+		if !fdr.IsMetadata(s[r.off]) {
 			r.first = r.base + uint64(le32(s[r.off+4:]))
 		} else {
 			r.first = r.base + uint64(int64(int32(le32(s[r.off+5:]))))
@@ -192,16 +192,16 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 				owner = off - fdr.FunctionSize
 			}
 			slow = slow || mismatch
-			if off+fdr.FunctionSize <= len(s) && s[off]&1 == 0 {
+			if off+fdr.FunctionSize <= len(s) && !fdr.IsMetadata(s[off]) {
 				// What funcs leaves: an Exit with no call open in
 				// this run, or an action the per-record path reports.
 				w := le64(s[off:])
-				if a := fdr.Action(w >> 1 & 7); a == fdr.Exit || a == fdr.TailExit {
-					ids = append(ids, uint32(w)>>4)
+				if a, id := fdr.FunctionFields(uint32(w)); a == fdr.Exit || a == fdr.TailExit {
+					ids = append(ids, id)
 				} else {
 					slow = true
 				}
-				t += w >> 32
+				t += uint64(fdr.FunctionDelta(w))
 				owner = off
 				off += fdr.FunctionSize
 				recs++
@@ -212,7 +212,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 			}
 		}
 		b0 := s[off]
-		if b0&1 == 0 {
+		if !fdr.IsMetadata(b0) {
 			if cur < 0 {
 				return fmt.Errorf("flush: segment %d offset %d: record outside a block", si, off)
 			}
@@ -223,7 +223,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 		if err != nil {
 			return fmt.Errorf("flush: segment %d: %w", si, err)
 		}
-		kind := fdr.MetadataKind(b0 >> 1)
+		kind := fdr.KindOf(b0)
 		if kind == fdr.KindCallArgument && cur >= 0 && owner >= 0 {
 			r.maxRec = max(r.maxRec, off+n-owner)
 			off += n
@@ -304,11 +304,11 @@ func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int
 	n, mismatch := 0, false
 	for off+fdr.FunctionSize <= len(s) {
 		w := le64(s[off:])
-		if w&1 != 0 {
+		if fdr.IsMetadata(byte(w)) {
 			break
 		}
-		id := uint32(w) >> 4
-		switch fdr.Action(w >> 1 & 7) {
+		a, id := fdr.FunctionFields(uint32(w))
+		switch a {
 		case fdr.Enter, fdr.EnterArgs:
 			st = append(st, id)
 		case fdr.Exit, fdr.TailExit:
@@ -324,7 +324,7 @@ func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int
 		default:
 			return off, t, st, n, mismatch
 		}
-		t += w >> 32
+		t += uint64(fdr.FunctionDelta(w))
 		off += fdr.FunctionSize
 		n++
 	}
@@ -339,7 +339,7 @@ func RecordSize(s []byte, off int) (int, error) {
 		return 0, fmt.Errorf("offset %d: truncated metadata record", off)
 	}
 	n := fdr.MetadataSize
-	switch fdr.MetadataKind(s[off] >> 1) {
+	switch k := fdr.KindOf(s[off]); k {
 	case fdr.KindCustomEvent, fdr.KindTypedEvent:
 		size := int32(le32(s[off+1:]))
 		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
@@ -347,10 +347,10 @@ func RecordSize(s []byte, off int) (int, error) {
 		}
 		n += int(size)
 	case fdr.KindEndOfBuffer, fdr.KindBufferExtents:
-		return 0, fmt.Errorf("offset %d: unexpected %v", off, fdr.MetadataKind(s[off]>>1))
+		return 0, fmt.Errorf("offset %d: unexpected %v", off, k)
 	default:
-		if s[off]>>1 >= fdr.NumMetadataKinds {
-			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, s[off]>>1)
+		if k >= fdr.NumMetadataKinds {
+			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, k)
 		}
 	}
 	return n, nil
@@ -412,17 +412,17 @@ func (c *cursor) advance() error {
 	for c.pos < c.chunkEnd {
 		off := c.pos
 		b0 := s[off]
-		if b0&1 == 0 {
+		if !fdr.IsMetadata(b0) {
 			if off+fdr.FunctionSize > c.chunkEnd {
 				return fmt.Errorf("flush: offset %d: truncated function record", off)
 			}
 			w := le32(s[off:])
 			c.ok, c.off, c.n, c.isFunc, c.typed = true, off, fdr.FunctionSize, true, false
-			c.action, c.funcID = fdr.Action(w>>1&7), w>>4
+			c.action, c.funcID = fdr.FunctionFields(w)
 			c.tsc = c.base + uint64(le32(s[off+4:]))
 			c.pos = off + fdr.FunctionSize
 			// CallArguments belong to the record before them.
-			for c.pos+fdr.MetadataSize <= c.chunkEnd && s[c.pos] == byte(fdr.KindCallArgument)<<1|1 {
+			for c.pos+fdr.MetadataSize <= c.chunkEnd && s[c.pos] == fdr.IntroducerCallArgument {
 				c.pos += fdr.MetadataSize
 				c.n += fdr.MetadataSize
 			}
@@ -436,7 +436,7 @@ func (c *cursor) advance() error {
 			return fmt.Errorf("flush: %w", err)
 		}
 		c.pos = off + n
-		switch kind := fdr.MetadataKind(b0 >> 1); kind {
+		switch kind := fdr.KindOf(b0); kind {
 		case fdr.KindNewCPUId:
 			c.cpu, c.base = le16(s[off+1:]), le64(s[off+3:])
 		case fdr.KindTSCWrap:
@@ -531,15 +531,15 @@ func (ix *indexed) cut(s []byte, r *run, after, before uint64) (run, bool) {
 	for off := r.off; off < end; {
 		rec := off
 		var tsc uint64
-		if w := le64(s[off:]); w&1 == 0 {
-			tsc = t + w>>32
+		if w := le64(s[off:]); !fdr.IsMetadata(byte(w)) {
+			tsc = t + uint64(fdr.FunctionDelta(w))
 			off += fdr.FunctionSize
-			for off < end && s[off] == callArgIntro {
+			for off < end && s[off] == fdr.IntroducerCallArgument {
 				off += fdr.MetadataSize
 			}
 			if tsc > after && (before == 0 || tsc < before) {
-				id := uint32(w) >> 4
-				switch fdr.Action(w >> 1 & 7) {
+				a, id := fdr.FunctionFields(uint32(w))
+				switch a {
 				case fdr.Enter, fdr.EnterArgs:
 					st = append(st, id)
 				default: // Exit, TailExit: index checked the actions
@@ -557,7 +557,7 @@ func (ix *indexed) cut(s []byte, r *run, after, before uint64) (run, bool) {
 			off += fdr.MetadataSize + int(le32(s[off+1:]))
 			if tsc > after && (before == 0 || tsc < before) {
 				in.events++
-				if fdr.MetadataKind(s[rec]>>1) == fdr.KindTypedEvent {
+				if fdr.KindOf(s[rec]) == fdr.KindTypedEvent {
 					in.recBytes -= off - rec
 				}
 			}
@@ -798,11 +798,11 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			}
 			c.base = c.tsc
 			// The common case inline: a plain function record next.
-			if pos := c.pos; pos+2*fdr.FunctionSize <= c.chunkEnd && c.seg[pos]&1 == 0 && c.seg[pos+fdr.FunctionSize] != callArgIntro {
+			if pos := c.pos; pos+2*fdr.FunctionSize <= c.chunkEnd && !fdr.IsMetadata(c.seg[pos]) && c.seg[pos+fdr.FunctionSize] != fdr.IntroducerCallArgument {
 				w := le64(c.seg[pos:])
 				c.off, c.pos, c.n, c.isFunc, c.typed = pos, pos+fdr.FunctionSize, fdr.FunctionSize, true, false
-				c.action, c.funcID = fdr.Action(w>>1&7), uint32(w)>>4
-				c.tsc = c.base + w>>32
+				c.action, c.funcID = fdr.FunctionFields(uint32(w))
+				c.tsc = c.base + uint64(fdr.FunctionDelta(w))
 				if c.action <= fdr.EnterArgs {
 					continue
 				}

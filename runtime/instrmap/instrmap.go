@@ -55,7 +55,6 @@ const (
 	ehdrSize = 64
 	shdrSize = 64
 	symSize  = 24
-	mapEntry = 32 // one xray_instr_map sled on a 64-bit target
 )
 
 // Section indices, in the order the section header table lists them.
@@ -132,7 +131,7 @@ func Write(w io.Writer, funcs []Func) (int64, error) {
 		}
 	}
 	place(secText, shtNobits, shfAlloc|shfExec, textSize, slot, 0)
-	place(secMap, shtProgbits, shfAlloc, uint64(n)*mapEntry, 8, 0)
+	place(secMap, shtProgbits, shfAlloc, uint64(n)*EntrySize, 8, 0)
 	place(secAbbrev, shtProgbits, 0, uint64(len(abbrev)), 1, 0)
 	place(secInfo, shtProgbits, 0, uint64(len(info)), 1, 0)
 	place(secLine, shtProgbits, 0, uint64(len(line)), 1, 0)
@@ -166,14 +165,10 @@ func Write(w io.Writer, funcs []Func) (int64, error) {
 	// addresses (so no relocations), kind 0 (function-enter; never ≥ 5,
 	// which makes llvm-xray reject the whole map), always-instrument 1.
 	s.pad(sh[secMap].off)
+	var entry [EntrySize]byte
 	for id := uint32(1); id <= n; id++ {
 		addr := uint64(id) * slot
-		s.u64(addr) // sled address
-		s.u64(addr) // function address
-		s.u8(0)     // kind: function-enter
-		s.u8(1)     // always-instrument
-		s.u8(0)     // version
-		s.zeros(13)
+		s.bytes(AppendEntry(entry[:0], Entry{Sled: addr, Function: addr, Kind: 0, AlwaysInstrument: 1, Version: 0}))
 	}
 
 	s.pad(sh[secAbbrev].off)

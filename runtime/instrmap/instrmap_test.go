@@ -415,3 +415,26 @@ func BenchmarkWrite100k(b *testing.B) {
 	b.SetBytes(n)
 	b.ReportMetric(float64(n), "file-bytes")
 }
+
+func TestEntryRoundTrip(t *testing.T) {
+	e := Entry{Sled: 0x1122334455667788, Function: 0x99aabbccddeeff00, Kind: 4, AlwaysInstrument: 1, Version: 2}
+	b := AppendEntry([]byte{0xee}, e)
+	if len(b) != 1+EntrySize {
+		t.Fatalf("AppendEntry wrote %d bytes, want %d", len(b)-1, EntrySize)
+	}
+	for _, c := range b[1+19:] {
+		if c != 0 {
+			t.Fatalf("padding %x is not zero", b[1+19:])
+		}
+	}
+	if got := DecodeEntry(b[1:], binary.LittleEndian); got != e {
+		t.Fatalf("DecodeEntry = %+v, want %+v", got, e)
+	}
+	if got := e.FunctionAddr(0x1000); got != 0x1000+8+e.Function {
+		t.Fatalf("position-independent FunctionAddr = %#x", got)
+	}
+	e.Version = 0
+	if got := e.FunctionAddr(0x1000); got != e.Function {
+		t.Fatalf("absolute FunctionAddr = %#x", got)
+	}
+}
