@@ -70,7 +70,6 @@ func TestTraceFilter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	run := func(args ...string) string {
 		t.Helper()
-		defer func() { traceID = ""; clear(requests) }()
 		if code := commands[args[0]].run(append(args[1:], "-o", out)); code != 0 {
 			t.Fatalf("goxray %v: exit %d", args, code)
 		}
@@ -129,6 +128,4 @@ func TestTraceFilter(t *testing.T) {
 	if code := commands["account"].run([]string{trace, "-trace", "c", "-o", out}); code != 1 {
 		t.Errorf("a trace id the file lacks: exit %d, want 1", code)
 	}
-	traceID = ""
-	clear(requests)
 }
