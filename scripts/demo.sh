@@ -8,11 +8,11 @@
 # slow request of an OpenTelemetry-traced service as Jaeger stores it.
 #
 # Everything goes to $DEMO_OUT (default out/demo, ignored by git; emptied
-# first), but the derived service's source, which goes to out/_autodemo
-# (see step_auto), so the demo never changes tracked files. Chromium, when installed,
-# renders the flame graph and pprof's web flame graph to PNGs (checked not
-# to be blank); without it those two images are skipped with the install
-# command. `make docs` runs it with --docs, which requires Chromium and
+# first) but the derived service's source, which goes to out/_autodemo
+# (see step_auto), so the demo never changes tracked files. Chromium, when
+# installed, renders the flame graph and pprof's web flame graph to PNGs
+# (checked not to be blank); without it those two images are skipped with
+# the install command. `make docs` runs it with --docs, which requires Chromium and
 # afterwards copies the images to docs/ and the transcript into README.md.
 #
 # Adding a step: write a function step_<name> that reads and writes files in

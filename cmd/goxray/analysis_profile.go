@@ -23,6 +23,16 @@ func addProfileFlags(fs *flag.FlagSet, openDefault bool) profileFlags {
 	}
 }
 
+// load streams the one trace pos names into a merged call tree.
+func (pf profileFlags) load(pos []string) (string, *analysis.Profile, *analysis.Map, error) {
+	trace, err := oneTrace(pos)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	p, m, err := pf.loadProfile(trace)
+	return trace, p, m, err
+}
+
 // loadProfile streams trace into a merged call tree.
 func (pf profileFlags) loadProfile(trace string) (*analysis.Profile, *analysis.Map, error) {
 	m, err := pf.in.loadMap(trace)

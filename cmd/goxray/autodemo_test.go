@@ -31,22 +31,15 @@ func TestAutoDemo(t *testing.T) {
 	if _, e, code := modfixture.Run(t, mod, nil, tool, "build", "-o", bin, "."); code != 0 {
 		t.Fatalf("goxray build: %s", e)
 	}
-	traces := t.TempDir()
-	if o, e, code := modfixture.Run(t, ".", modfixture.XrayEnv(traces), bin, "-duration=1s", "-clients=2"); code != 0 {
-		t.Fatalf("autodemo: %s%s", o, e)
-	}
-	ts := modfixture.Traces(t, traces)
-	if len(ts) != 1 {
-		t.Fatalf("traces %v", ts)
-	}
-	for bin, rows := range modfixture.Account(t, ts[0]) {
+	trace := modfixture.Trace(t, mod, bin, "-duration=1s", "-clients=2")
+	for bin, rows := range modfixture.Account(t, trace) {
 		for _, name := range []string{"main.(*Server).handleUser", "main.(*Cache).Get", "main.(*DB).Query", "main.main"} {
 			if r := rows[name]; r.Count == 0 || r.File != "main.go" {
 				t.Errorf("%s: %s: %+v", bin, name, r)
 			}
 		}
 	}
-	autoLineage(t, ts[0])
+	autoLineage(t, trace)
 }
 
 // autoLineage: in an automatically instrumented program the lineage

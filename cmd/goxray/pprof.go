@@ -26,11 +26,7 @@ merged by root function. Read it with go tool pprof -top / -traces / -http.`,
 func pprofFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	pf := addProfileFlags(fs, true)
 	return func(pos []string) (func(io.Writer) error, error) {
-		trace, err := oneTrace(pos)
-		if err != nil {
-			return nil, err
-		}
-		p, m, err := pf.loadProfile(trace)
+		trace, p, m, err := pf.load(pos)
 		if err != nil {
 			return nil, err
 		}

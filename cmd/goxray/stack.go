@@ -28,11 +28,10 @@ func stackFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) 
 	agg := fs.String("agg", "time", "time: inclusive time of the path; count: completed calls; self: self time")
 	unit := fs.String("unit", "ns", "ns or ticks (time and self)")
 	return func(pos []string) (func(io.Writer) error, error) {
-		trace, err := oneTrace(pos)
-		if err != nil || (*unit != "ns" && *unit != "ticks") {
+		if *unit != "ns" && *unit != "ticks" {
 			return nil, errUsage
 		}
-		p, m, err := pf.loadProfile(trace)
+		_, p, m, err := pf.load(pos)
 		if err != nil {
 			return nil, err
 		}

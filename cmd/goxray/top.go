@@ -19,11 +19,7 @@ func topFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	pf := addProfileFlags(fs, true)
 	n := fs.Int("n", 20, "rows per table (0: all)")
 	return func(pos []string) (func(io.Writer) error, error) {
-		trace, err := oneTrace(pos)
-		if err != nil {
-			return nil, err
-		}
-		p, m, err := pf.loadProfile(trace)
+		_, p, m, err := pf.load(pos)
 		if err != nil {
 			return nil, err
 		}

@@ -70,14 +70,8 @@ func TestTraceFilter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	run := func(args ...string) string {
 		t.Helper()
-		if code := commands[args[0]].run(append(args[1:], "-o", out)); code != 0 {
-			t.Fatalf("goxray %v: exit %d", args, code)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		runCommand(t, append(args, "-o", out)...)
+		return string(readFile(t, out))
 	}
 	const traceA = "0000000000000000000000000000000a"
 	acct := run("account", trace, "-trace", traceA)

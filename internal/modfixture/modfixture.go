@@ -203,3 +203,25 @@ func Traces(t testing.TB, dir string) []string {
 func XrayEnv(dir string) []string {
 	return []string{"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base=" + dir + "/"}
 }
+
+// Trace runs the instrumented program bin in dir with args, recording
+// into a new directory, and returns the one trace it wrote (its map is
+// beside it). A failed run or another number of traces fails the test.
+func Trace(t testing.TB, dir, bin string, args ...string) string {
+	t.Helper()
+	traces := t.TempDir()
+	if out, e, code := Run(t, dir, XrayEnv(traces), bin, args...); code != 0 {
+		t.Fatalf("%s: exit %d\n%s%s", filepath.Base(bin), code, out, e)
+	}
+	return OnlyTrace(t, traces)
+}
+
+// OnlyTrace is the one trace in dir; another number fails the test.
+func OnlyTrace(t testing.TB, dir string) string {
+	t.Helper()
+	ts := Traces(t, dir)
+	if len(ts) != 1 {
+		t.Fatalf("want one trace in %s, got %v", dir, ts)
+	}
+	return ts[0]
+}

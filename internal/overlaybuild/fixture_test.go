@@ -37,6 +37,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fixture skips the test in short mode, and returns the goxray module's
+// directory, the goxray command and a new module of testdata/auto (see
+// autoModule).
+func fixture(t *testing.T, require bool) (root, tool, mod string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root = modfixture.RepoRoot(t)
+	return root, goxrayBin(t), autoModule(t, root, require)
+}
+
 // autoModule copies testdata/auto into a new module. With require, its
 // go.mod has the tool directive and the requirements `go get -tool`
 // writes (goxray replaced by this tree), and go.sum is the repo's;
@@ -58,12 +70,7 @@ func autoModule(t *testing.T, root string, require bool) string {
 // stays honest, and `goxray test` traces tests with unchanged failures and
 // coverage.
 func TestAutoFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	before := modfixture.TreeHash(t, mod)
 	bin := filepath.Join(t.TempDir(), "auto")
 	traces := t.TempDir()
@@ -143,11 +150,7 @@ func TestAutoFixture(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
 			t.Fatalf("goxray run: exit %d\n%s\n%s", code, out, e)
 		}
-		ts := modfixture.Traces(t, dir)
-		if len(ts) != 1 {
-			t.Fatalf("traces %v", ts)
-		}
-		for bin, rows := range modfixture.Account(t, ts[0]) {
+		for bin, rows := range modfixture.Account(t, modfixture.OnlyTrace(t, dir)) {
 			if rows["main.divide"].Count != 2 {
 				t.Errorf("%s: main.divide %+v", bin, rows["main.divide"])
 			}
@@ -162,11 +165,7 @@ func TestAutoFixture(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
 			t.Fatalf("goxray run main.go: exit %d\n%s\n%s", code, out, e)
 		}
-		ts := modfixture.Traces(t, dir)
-		if len(ts) != 1 {
-			t.Fatalf("traces %v", ts)
-		}
-		for bin, rows := range modfixture.Account(t, ts[0]) {
+		for bin, rows := range modfixture.Account(t, modfixture.OnlyTrace(t, dir)) {
 			if rows["main.divide"].Count != 2 || rows["main.(*T).Inc"].Count != 2 {
 				t.Errorf("%s: main.divide %+v main.(*T).Inc %+v", bin, rows["main.divide"], rows["main.(*T).Inc"])
 			}
@@ -319,12 +318,7 @@ func TestAutoFixture(t *testing.T) {
 // goxray: the build gets a temporary go.mod, the user's go.mod and go.sum
 // stay as they were (no go.sum appears).
 func TestAutoTemporaryModfile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, false)
+	root, tool, mod := fixture(t, false)
 	before := modfixture.TreeHash(t, mod)
 	bin := filepath.Join(t.TempDir(), "auto")
 	if _, e, code := modfixture.Run(t, mod, nil, tool, "build", "-o", bin, "."); code == 0 || !strings.Contains(e, "-xray.replace") {
@@ -333,15 +327,7 @@ func TestAutoTemporaryModfile(t *testing.T) {
 	if _, e, code := modfixture.Run(t, mod, []string{"GOXRAY_REPLACE=" + root}, tool, "build", "-xray.threshold=0", "-o", bin, "."); code != 0 {
 		t.Fatalf("goxray build: %s", e)
 	}
-	traces := t.TempDir()
-	if out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(traces), bin); code != 0 {
-		t.Fatalf("fixture: %s%s", out, e)
-	}
-	ts := modfixture.Traces(t, traces)
-	if len(ts) != 1 {
-		t.Fatalf("traces %v", ts)
-	}
-	for bin, rows := range modfixture.Account(t, ts[0]) {
+	for bin, rows := range modfixture.Account(t, modfixture.Trace(t, mod, bin)) {
 		if rows["main.outer"].Count != 1 {
 			t.Errorf("%s: main.outer %+v", bin, rows["main.outer"])
 		}
@@ -356,12 +342,7 @@ func TestAutoTemporaryModfile(t *testing.T) {
 // github.com/goxray/xray, which the tool does not link, so only the tool's
 // tagged import (cmd/goxray/vendordeps.go) puts it into vendor/.
 func TestAutoVendor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	if _, e, code := modfixture.Run(t, mod, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "go", "mod", "vendor"); code != 0 {
 		t.Fatalf("go mod vendor: %s", e)
 	}
@@ -373,15 +354,7 @@ func TestAutoVendor(t *testing.T) {
 	if _, e, code := modfixture.Run(t, mod, []string{"GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, "."); code != 0 {
 		t.Fatalf("goxray build (vendored): %s", e)
 	}
-	traces := t.TempDir()
-	if out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(traces), bin); code != 0 {
-		t.Fatalf("fixture: %s%s", out, e)
-	}
-	ts := modfixture.Traces(t, traces)
-	if len(ts) != 1 {
-		t.Fatalf("traces %v", ts)
-	}
-	for bin, rows := range modfixture.Account(t, ts[0]) {
+	for bin, rows := range modfixture.Account(t, modfixture.Trace(t, mod, bin)) {
 		if rows["main.outer"].Count != 1 || rows["main.divide"].Count != 2 {
 			t.Errorf("%s: main.outer %+v main.divide %+v", bin, rows["main.outer"], rows["main.divide"])
 		}
@@ -417,15 +390,7 @@ func TestAutoWorkspace(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("goxray build in a workspace: %s", e)
 		}
-		traces := t.TempDir()
-		if out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(traces), bin); code != 0 {
-			t.Fatalf("fixture: %s%s", out, e)
-		}
-		ts := modfixture.Traces(t, traces)
-		if len(ts) != 1 {
-			t.Fatalf("traces %v", ts)
-		}
-		for bin, rows := range modfixture.Account(t, ts[0]) {
+		for bin, rows := range modfixture.Account(t, modfixture.Trace(t, mod, bin)) {
 			if rows["main.outer"].Count != 1 {
 				t.Errorf("%s: main.outer %+v", bin, rows["main.outer"])
 			}
@@ -436,12 +401,7 @@ func TestAutoWorkspace(t *testing.T) {
 // TestAutoErrorPositions: a compile error in an instrumented file names
 // the user's file and position, as go build does, not the overlay copy.
 func TestAutoErrorPositions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	src := "package broken\n\nfunc F() int {\n\tx := 1\n\tx++\n\treturn \"s\"\n}\n"
 	if err := os.MkdirAll(filepath.Join(mod, "broken"), 0o755); err != nil {
 		t.Fatal(err)
@@ -460,12 +420,7 @@ func TestAutoErrorPositions(t *testing.T) {
 // the go command takes them), goxray instruments the replacement, not the
 // file on disk.
 func TestAutoUserOverlay(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	files := map[string]string{
 		"ov/main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"disk\") }\n",
 		"ov_main.go.x": "package main\n\nimport \"fmt\"\n\nfunc hello() string {\n\treturn \"overlay\"\n}\n\nfunc main() { fmt.Println(hello()) }\n",
@@ -484,11 +439,7 @@ func TestAutoUserOverlay(t *testing.T) {
 	if code != 0 || out != "overlay\n" {
 		t.Fatalf("goxray run -overlay: exit %d, stdout %q\n%s", code, out, e)
 	}
-	ts := modfixture.Traces(t, traces)
-	if len(ts) != 1 {
-		t.Fatalf("traces %v", ts)
-	}
-	for bin, rows := range modfixture.Account(t, ts[0]) {
+	for bin, rows := range modfixture.Account(t, modfixture.OnlyTrace(t, traces)) {
 		if r := rows["main.hello"]; r.Count != 1 || r.Line != 5 {
 			t.Errorf("%s: main.hello %+v", bin, r)
 		}
@@ -499,12 +450,7 @@ func TestAutoUserOverlay(t *testing.T) {
 // refused before any compiling, naming it, instead of failing with compile
 // errors inside goxray.
 func TestAutoUnsupportedGOOS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	for _, goos := range []string{"windows", "freebsd"} {
 		_, e, code := modfixture.Run(t, mod, nil, tool, "build", "-xray.goos="+goos, "-o", os.DevNull, ".")
 		if code == 0 || !strings.Contains(e, "GOOS="+goos+"/GOARCH=") || !strings.Contains(e, "not supported") || strings.Contains(e, ".go:") {
@@ -521,12 +467,7 @@ func TestAutoUnsupportedGOOS(t *testing.T) {
 // instruments for coverage, so a covered build would silently trace
 // nothing: goxray refuses it, naming the flag.
 func TestAutoRefusesCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	for _, args := range [][]string{
 		{"build", "-cover", "-o", os.DevNull, "."},
 		{"build", "-coverpkg=./...", "-o", os.DevNull, "."},
@@ -549,12 +490,7 @@ func TestAutoRefusesCoverage(t *testing.T) {
 // (a relative name is not resolved against the overlay's copy), and the
 // map names the file and line the directive gave.
 func TestAutoLineDirectives(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	mod := autoModule(t, root, true)
+	_, tool, mod := fixture(t, true)
 	src := `package main
 
 import (
