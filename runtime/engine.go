@@ -800,7 +800,9 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 		}
 		set := writers.Load()
 		if set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
+			procPin()
 			s.reclaim()
+			procUnpin()
 		} else if set != nil && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < len(set.w)+SpareBuffers {
 			s.retireIdle(&iw)
 		}
@@ -818,34 +820,43 @@ const SpareBuffers = 2
 // as sealed. Without it, a GOMAXPROCS that grew and shrank back (which Go
 // 1.25 does by itself when a container's CPU limit changes) leaves buffers
 // held by writers no goroutine will ever use again, and recording starves.
+// The watcher calls it every period; a writer whose buffer claim failed
+// calls it at once (writer.next), so that a flight recorder whose buffers
+// the vanished Ps held drops nothing while it waits for the watcher.
 //
-// Why it is safe although GOMAXPROCS may grow again at any moment: the
-// recording set is replaced by a shorter one first, so from then on a
-// goroutine on a P beyond it takes the slow path, and growWriters, which
-// waits for growMu (held here), gives that P a new writer. A goroutine that
-// loaded the old set is pinned to its P until its record is done, and
-// quiesce (a stop-the-world, which waits for every pinned section to end)
-// returns only after all of those have finished. So after quiesce nobody
-// holds the retired writers, and this goroutine may seal their buffers.
-func (s *session) reclaim() {
-	growMu.Lock()
-	defer growMu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
+// The caller holds its P (procPin), which is what makes this safe without
+// stopping the world: GOMAXPROCS changes only in a stop-the-world, which
+// waits for every pinned section, so while the caller is pinned the Ps at
+// or beyond GOMAXPROCS do not exist, no goroutine is pinned on one (and so
+// none is writing with their writers), and none can become so. The other
+// code that changes the recording set either holds growMu (growWriters,
+// retireIdle), which is only tried here, never waited for (a pinned
+// goroutine must not block), or stops the world first (Stop), which waits
+// for this pinned section; the state, loaded while pinned, says whether
+// Stop has begun. A goroutine that loaded the old set indexes it with its
+// own P, below GOMAXPROCS, so the shorter set changes nothing for it.
+//
+// It reports whether it retired any writer; false also when growMu was
+// busy (the watcher tries again a period later).
+func (s *session) reclaim() bool {
 	old := writers.Load()
 	n := goruntime.GOMAXPROCS(0)
-	if cur != s || old == nil || len(old.w) <= n {
-		return
+	if state.Load() != stateOn || old == nil || len(old.w) <= n || old.w[0].s != s || !growMu.TryLock() {
+		return false
+	}
+	defer growMu.Unlock()
+	if old != writers.Load() {
+		return false // grown or reclaimed meanwhile: the next look sees the new set
 	}
 	set := &writerSet{w: old.w[:n:n]}
-	writers.Store(set) // growMu and mu held: nobody else replaces it
+	writers.Store(set)
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
-	quiesce()
 	for _, w := range old.w[n:] {
 		w.retire()
 		s.spare = append(s.spare, w)
 	}
 	s.retired.Add(uint64(len(old.w) - n))
+	return true
 }
 
 // idleWatch is what the watcher saw at its previous look (retireIdle).

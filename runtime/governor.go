@@ -40,8 +40,17 @@ import (
 // Every decision is logged, counted in Stats, and written into the trace
 // as a custom event (fdr.AppendShedPayload) on the governor's goroutine.
 
-// governEvery is how often the governor looks.
-const governEvery = 100 * time.Millisecond
+// governEvery is how often the governor looks, and governWindow the span
+// over which it judges the cost: a program that turns hot (a benchmark's
+// inner loop, a burst of requests) is over budget within one look, which
+// matters because until then it pays the full price of recording; a burst
+// shorter than a few looks in a window is no reason to shed anything. A
+// look reads the queue's record count (a load per buffer); only a look
+// over budget copies the window to count functions.
+const (
+	governEvery  = 10 * time.Millisecond
+	governWindow = 10 // looks: 100 ms
+)
 
 // RecordCost is the governor's estimate of what one record costs the
 // program, in nanoseconds: an Enter+Exit pair measures 45–60 ns on the
@@ -173,7 +182,8 @@ func (s *session) govern(done chan struct{}) {
 	t := time.NewTicker(governEvery)
 	defer t.Stop()
 	budget := s.cfg.OverheadBudget / 100
-	last, lastAt := s.q.Stats().Records, time.Now()
+	var w costWindow
+	w.reset(s.q.Stats().Records, time.Now())
 	hold := time.Time{}
 	told := false
 	for {
@@ -183,9 +193,7 @@ func (s *session) govern(done chan struct{}) {
 		case <-t.C:
 		}
 		now := time.Now()
-		recs := s.q.Stats().Records
-		cost := recordsCost(recs-last, now.Sub(lastAt), goruntime.GOMAXPROCS(0))
-		last, lastAt = recs, now
+		cost := w.add(s.q.Stats().Records, now, goruntime.GOMAXPROCS(0))
 		autoSet := (*patchSet)(atomic.LoadPointer(&auto))
 		if cost <= budget || now.Before(hold) || autoSet == nil {
 			// Without automatically instrumented functions there is
@@ -219,9 +227,35 @@ func (s *session) govern(done chan struct{}) {
 			s.cfg.OverheadBudget, cost*100, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
 		shedIDs(c.ids)
 		s.shedCount.Add(uint64(len(c.ids)))
-		// Let the shed take effect before judging again.
-		last, lastAt = s.q.Stats().Records, time.Now()
+		// Judge what is left on records made after the shed only.
+		w.reset(s.q.Stats().Records, time.Now())
+		hold = time.Now().Add(2 * governEvery)
 	}
+}
+
+// costWindow is the governor's sliding window: the record count and time
+// at each of the last governWindow looks.
+type costWindow struct {
+	recs [governWindow + 1]uint64
+	at   [governWindow + 1]time.Time
+	n    int // samples held, ≤ governWindow+1
+	next int // where the next sample goes
+}
+
+func (w *costWindow) reset(recs uint64, at time.Time) {
+	*w = costWindow{}
+	w.recs[0], w.at[0], w.n, w.next = recs, at, 1, 1
+}
+
+// add records a look and returns the cost over the window's span (from
+// its oldest sample).
+func (w *costWindow) add(recs uint64, at time.Time, procs int) float64 {
+	const r = len(w.recs)
+	w.recs[w.next], w.at[w.next] = recs, at
+	w.next = (w.next + 1) % r
+	w.n = min(w.n+1, r)
+	oldest := (w.next - w.n + r) % r
+	return recordsCost(recs-w.recs[oldest], at.Sub(w.at[oldest]), procs)
 }
 
 // recordsCost is the share of the CPU (all procs) that n records in d

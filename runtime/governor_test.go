@@ -184,3 +184,37 @@ func TestOverheadBudgetValidation(t *testing.T) {
 		t.Errorf("budget 100: %v", err)
 	}
 }
+
+// TestCostWindow: the governor judges the cost over its last governWindow
+// looks, so a program that turns hot is over budget at the first look
+// after, while one hot look among quiet ones weighs a tenth.
+func TestCostWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * governEvery) }
+	// 1e6 records per look (10 ms) on one proc cost 1e6*30 ns / 10 ms = 3.
+	const hot = 1_000_000
+	var w costWindow
+	w.reset(0, at(0))
+	recs := uint64(0)
+	for i := 1; i <= 3*governWindow; i++ {
+		if i == 2*governWindow {
+			recs += hot // one hot look
+		}
+		got := w.add(recs, at(i), 1)
+		switch {
+		case i < 2*governWindow && got != 0:
+			t.Fatalf("look %d: quiet program costs %g", i, got)
+		case i >= 2*governWindow && i < 3*governWindow:
+			if want := 3.0 / float64(governWindow); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("look %d: one hot look in the window costs %g, want %g", i, got, want)
+			}
+		case i == 3*governWindow && got != 0:
+			t.Fatalf("look %d: the hot look left the window, yet it costs %g", i, got)
+		}
+	}
+	// Just started (or just shed): the span is what there is.
+	w.reset(recs, at(100))
+	if got := w.add(recs+hot, at(101), 2); math.Abs(got-1.5) > 1e-9 {
+		t.Fatalf("first look after a reset: %g, want 1.5 (two procs)", got)
+	}
+}

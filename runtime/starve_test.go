@@ -298,3 +298,50 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 		t.Errorf("RetiredWriters %d, want %d", st.RetiredWriters, 4+20*4)
 	}
 }
+
+// TestShrunkPsGiveBackTheirBuffersAtOnce: when GOMAXPROCS shrinks, the
+// writers of the Ps that went away may hold every buffer. The first writer
+// that needs one takes them back itself (reclaim, pinned), so a flight
+// recorder drops nothing while the watcher has yet to look (here it never
+// does).
+func TestShrunkPsGiveBackTheirBuffersAtOnce(t *testing.T) {
+	old := goruntime.GOMAXPROCS(8)
+	defer goruntime.GOMAXPROCS(old)
+	watchEvery = time.Hour // no watcher: only the writers reclaim
+	defer func() { watchEvery = reclaimEvery }()
+	var tick atomic.Uint64
+	clockHook = func() (uint64, uint32) { return 1000 + tick.Add(10), 0 } // no fast path: some writers are driven unpinned
+	defer func() { clockHook = nil }()
+	c := config(t)
+	c.BufferSize, c.BufferCount, c.Logf = 4096, 4, func(string, ...any) {}
+	startT(t, c)
+	if !growWriters() || len(writers.Load().w) != 8 {
+		t.Fatalf("want a writer per P at GOMAXPROCS 8")
+	}
+	// Ps 4-7 take every buffer; nothing else records yet, so the test may
+	// drive their writers unpinned.
+	set := writers.Load()
+	for p := 4; p < 8; p++ {
+		w := set.w[p]
+		raceAcquire(w)
+		tm, cpu := now()
+		w.function(1, fdr.Enter, tm, cpu, uint64(100+p), nil)
+		raceRelease(w)
+	}
+	if st := ReadStats(); st.BuffersHeld != 4 {
+		t.Fatalf("%d buffers held; want Ps 4-7 to hold all 4", st.BuffersHeld)
+	}
+	goruntime.GOMAXPROCS(2)
+	for range 3000 { // 48 KB of records: the 4 KiB buffers turn over many times
+		function(2, fdr.Enter)
+		function(2, fdr.Exit)
+	}
+	st := ReadStats()
+	if st.Drops.Full != 0 || st.RetiredWriters < 6 || st.BuffersHeld > 2 {
+		t.Errorf("after the shrink: %d records dropped as Full, %d writers retired, %d buffers held; want 0, the 6 Ps that went away, ≤ 2",
+			st.Drops.Full, st.RetiredWriters, st.BuffersHeld)
+	}
+	if st.BuffersRecycled == 0 {
+		t.Errorf("no buffer recycled: the records went nowhere (%+v)", st)
+	}
+}

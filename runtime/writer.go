@@ -330,6 +330,10 @@ func (w *writer) next(t, g uint64) bool {
 	w.goid = 0
 	checkFastPath(w.p)
 	b, err := w.s.q.Acquire()
+	if err != nil && w.s.cfg.Mode == buffer.FlightRecorder && w.s.reclaim() {
+		// Writers of Ps that GOMAXPROCS no longer has held the buffers.
+		b, err = w.s.q.Acquire()
+	}
 	if err != nil {
 		w.drop(DropFull)
 		w.s.bufferExhausted(t, g)

@@ -167,7 +167,6 @@ func takePProfSlot(w http.ResponseWriter, r *http.Request) bool {
 	}
 }
 
-
 // buildPProf converts one snapshot (and its map) to a profile.
 func buildPProf(w io.Writer, trace, imap []byte, secs float64, lineage bool) error {
 	m, err := analysis.ParseMap(bytes.NewReader(imap))

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"hash/fnv"
 	"regexp"
 	"runtime"
@@ -48,6 +49,10 @@ type Config struct {
 	// line directives with relative file names mean different things to
 	// different releases (see linedir.go).
 	GoVersion string
+	// Importer loads the package's imports when naming function literals
+	// needs types (see rangefunc.go); with none, only the package's own
+	// declarations are typed.
+	Importer types.Importer
 }
 
 // File is one source file of a package.
@@ -76,6 +81,10 @@ type Result struct {
 	// Skipped counts functions left alone, by reason ("threshold",
 	// "xray:never", "go: directive", "generated", "cgo").
 	Skipped map[string]int
+	// UntypedRanges counts the range loops of the package (reported on
+	// its first file) whose literals may be misnamed because the type of
+	// what they range over could not be told (see rangefunc.go).
+	UntypedRanges int
 }
 
 // Package rewrites the files of one package, given in compile order.
@@ -97,6 +106,10 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	p.globBase = initLiteralBases(afs)
 	p.inline = newInlineInfo(afs)
 	p.consts = collectConsts(afs)
+	var untyped int
+	if cfg.rangeScopes() {
+		p.rangeFuncs, untyped = rangeOverFuncs(fset, afs, cfg)
+	}
 	p.used = map[string]bool{}
 	p.aliases = map[string]string{}
 	for _, af := range afs {
@@ -164,6 +177,9 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	for i, s := range states {
 		out[i] = s.result(afs[i], files[i])
 	}
+	if len(out) > 0 {
+		out[0].UntypedRanges = untyped
+	}
 	return out, nil
 }
 
@@ -182,6 +198,9 @@ type pkgState struct {
 	consts  map[string]constDecl // see deadcode.go
 	recv    string               // see recvName
 	inline  *inlineInfo          // see inline.go
+	// rangeFuncs are the range-over-func loops that scope the names of
+	// the literals in their bodies (see rangefunc.go).
+	rangeFuncs map[*ast.RangeStmt]bool
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -400,7 +419,21 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 // compiler does (outer.func1, outer.func2, …; their own literals
 // outer.func1.1, …) and instruments them.
 func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top bool) {
+	ranges := 0
 	s.dead.liveInspect(n, func(c ast.Node) bool {
+		if r, ok := c.(*ast.RangeStmt); ok && s.rangeFuncs[r] {
+			// What the loop ranges over is in this scope; its body is a
+			// scope of its own (see rangefunc.go).
+			for _, e := range []ast.Node{r.Key, r.Value, r.X} {
+				if e != nil {
+					s.literals(e, outer, counter, never, top)
+				}
+			}
+			ranges++
+			var inner int
+			s.literals(r.Body, outer+"-range"+strconv.Itoa(ranges), &inner, never, false)
+			return false
+		}
 		fl, ok := c.(*ast.FuncLit)
 		if !ok {
 			return true

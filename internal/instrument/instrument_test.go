@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -676,3 +677,70 @@ func TestSplitNames(t *testing.T) {
 
 // admitID matches the id in a generated Admit check, which tests name ID.
 var admitID = regexp.MustCompile(`__xray\.Admit\(__xray_ids_\w+\[\d+\]\)`)
+
+// TestRangeOverFuncNames: from Go 1.27 a range-over-func loop's body is a
+// naming scope of its own (see rangefunc.go); before, and for loops over
+// anything else, literals are numbered in their function. An operand whose
+// type cannot be loaded is counted, not guessed.
+func TestRangeOverFuncNames(t *testing.T) {
+	src := `package q
+
+import "example.invalid/nowhere"
+
+func seq(yield func(int) bool) {}
+
+type T struct{}
+
+func (T) All(yield func(int) bool) {}
+
+func F(s []int) {
+	a := func() {}
+	for range seq {
+		b := func() {}
+		for range (T{}).All {
+			c := func() { d := func() {}; d() }
+			c()
+		}
+		e := func() {}
+		b(); e()
+	}
+	for range s {
+		f := func() {}
+		f()
+	}
+	for range func(yield func(int) bool) {} {
+		g := func() {}
+		g()
+	}
+	for range nowhere.Seq() {
+		h := func() {}
+		h()
+	}
+	i := func() {}
+	a(); i()
+}
+`
+	for _, tc := range []struct {
+		goVersion string
+		want      []string
+		untyped   int
+	}{
+		{"go1.26.8", []string{"q.seq", "q.T.All", "q.F", "q.F.func1", "q.F.func2", "q.F.func3", "q.F.func3.1", "q.F.func4", "q.F.func5", "q.F.func6", "q.F.func7", "q.F.func8", "q.F.func9"}, 0},
+		{"go1.27.3", []string{"q.seq", "q.T.All", "q.F", "q.F.func1", "q.F-range1.1", "q.F-range1-range1.1", "q.F-range1-range1.1.1", "q.F-range1.2", "q.F.func2", "q.F.func3", "q.F-range2.1", "q.F.func4", "q.F.func5"}, 1},
+	} {
+		rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{GoVersion: tc.goVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(rs)
+		sort.Strings(got)
+		want := append([]string(nil), tc.want...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %q\nwant %q", tc.goVersion, got, want)
+		}
+		if rs[0].UntypedRanges != tc.untyped {
+			t.Errorf("%s: %d untyped range loops, want %d", tc.goVersion, rs[0].UntypedRanges, tc.untyped)
+		}
+	}
+}

@@ -113,9 +113,15 @@ func (s *fileState) lineBack(off int, explicit bool) string {
 // file names of line directives against the compiled file's directory
 // (Go 1.27 and later).
 func (c Config) resolvesRelativeLines() bool {
+	return c.goMinor() >= 27
+}
+
+// goMinor is the minor release of GoVersion (27 for "go1.27.3"), 0 when
+// it does not say.
+func (c Config) goMinor() int {
 	v, ok := strings.CutPrefix(c.GoVersion, "go1.")
 	if !ok {
-		return false
+		return 0
 	}
 	n := 0
 	for _, r := range v {
@@ -124,5 +130,5 @@ func (c Config) resolvesRelativeLines() bool {
 		}
 		n = n*10 + int(r-'0')
 	}
-	return n >= 27
+	return n
 }

@@ -181,7 +181,8 @@ func (d *driver) prepare(args []string) (extra []string, cleanup func(), err err
 	if err != nil {
 		return nil, cleanup, err
 	}
-	cfg := instrument.Config{Threshold: d.opts.threshold, SkipInlinable: d.opts.threshold > 0, Generated: d.opts.generated, ExitHooks: !d.opts.noHooks}
+	cfg := instrument.Config{Threshold: d.opts.threshold, SkipInlinable: d.opts.threshold > 0, Generated: d.opts.generated, ExitHooks: !d.opts.noHooks,
+		Importer: newExportImporter(d, listFlags, pkgs)}
 	// The target's runtime.GOOS and GOARCH decide which code is dead.
 	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE, GOVERSION string }](d, "env", "-json", "GOOS", "GOARCH", "GOMODCACHE", "GOVERSION")
 	if err != nil {
@@ -338,6 +339,9 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		rs, err := instrument.Package(u.importPath, in, ucfg)
 		if err != nil {
 			return nil, err
+		}
+		if len(rs) > 0 && rs[0].UntypedRanges > 0 {
+			fmt.Fprintf(os.Stderr, "goxray: %s: %d range loops over values whose type could not be loaded; function literals in their bodies may be named in the trace as Go 1.26 names them, not as this Go release does\n", u.importPath, rs[0].UntypedRanges)
 		}
 		for _, r := range rs {
 			if r.Src == nil {

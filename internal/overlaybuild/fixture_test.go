@@ -161,7 +161,7 @@ func TestAutoFixture(t *testing.T) {
 		// go run main.go: a command-line-arguments package, which go
 		// list attributes to no module, is the main module's.
 		dir := t.TempDir()
-		out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(dir), tool, "run", "-xray.threshold=0", "-tags", "fixturetag", "main.go", "dead.go", "a_iface.go", "extra-arg")
+		out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(dir), tool, "run", "-xray.threshold=0", "-tags", "fixturetag", "main.go", "dead.go", "a_iface.go", "rangefunc.go", "extra-arg")
 		if code != 0 || !strings.Contains(out, "PROBE\tmain.divide\t") {
 			t.Fatalf("goxray run main.go: exit %d\n%s\n%s", code, out, e)
 		}

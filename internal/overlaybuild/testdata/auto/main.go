@@ -98,6 +98,7 @@ func main() {
 	check(t.Get() == 2, "methods")
 	check(viaIface == "n" && namer.Name() == "n", "interface call in an initializer")
 	check(deadIf()+deadSwitch()+deadAfter(1) == 6, "dead code")
+	check(rangeFunc() == 11, "range over func")
 	var real Real
 	check(real.AM()+real.TM() == 3, "alias receivers")
 	var bi Box[int]

@@ -119,3 +119,18 @@ func Die(code int) {
 	log.SetFlags(log.Lshortfile)
 	log.Fatalf("dying with %d", Twice(code)) // FATAL-MARK
 }
+
+// Keys yields the keys of m in order: an iterator from another package,
+// which the instrumenter must type to name the literals in a loop over it.
+// Not inlined, so its caller's loop body stays a function of its own.
+//
+//go:noinline
+func Keys(m map[int]bool) func(yield func(int) bool) {
+	return func(yield func(int) bool) {
+		for k := range len(m) {
+			if m[k] && !yield(k) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package instrument
+
+import (
+	"errors"
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// From Go 1.27 the compiler names the function literals in the body of a
+// range-over-func loop after the loop, not after the function that holds
+// it: the loop is a scope of its own, outer-rangeN (the Nth such loop
+// directly in outer's scope), whose literals are outer-rangeN.1, .2, …
+// (no "func"), whose own range-over-func loops are outer-rangeN-rangeM,
+// and whose literals leave outer's count alone. Measured with
+// runtime.FuncForPC:
+//
+//	func main() {
+//		a := func() {}                // main.main.func1
+//		for range seq {
+//			f := func() {}            // main.main-range1.1 (Go 1.26: main.main.func2)
+//			for range seq {
+//				g := func() {}        // main.main-range1-range1.1
+//			}
+//		}
+//		b := func() {}                // main.main.func2 (Go 1.26: main.main.func4)
+//	}
+//
+// Whether a range statement ranges over a function is a question of
+// types: rangeOverFuncs answers it from the syntax where that suffices (a
+// literal operand) and otherwise type-checks the package, its imports
+// loaded by Config.Importer (the build driver's reads the compiler's
+// export data). A loop whose operand's type stays unknown
+// (an import that cannot be loaded) is taken for an ordinary loop, and its
+// literals may then be named as Go 1.26 names them; the result says how
+// many such loops there were.
+
+// rangeScopes reports whether the compiler names literals in
+// range-over-func bodies after the loop (Go 1.27 and later).
+func (c Config) rangeScopes() bool {
+	return c.goMinor() >= 27
+}
+
+// rangeOverFuncs returns the range statements of files that range over a
+// function, among those whose naming it changes (their bodies hold a
+// function literal or another range statement), and the number of such
+// statements whose operand's type it could not tell.
+func rangeOverFuncs(fset *token.FileSet, files []*ast.File, cfg Config) (map[*ast.RangeStmt]bool, int) {
+	var ambiguous []*ast.RangeStmt
+	out := map[*ast.RangeStmt]bool{}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			r, ok := n.(*ast.RangeStmt)
+			if !ok || !namesInside(r.Body) {
+				return true
+			}
+			switch x := ast.Unparen(r.X).(type) {
+			case *ast.FuncLit:
+				out[r] = true
+			case *ast.BasicLit, *ast.CompositeLit:
+			case *ast.UnaryExpr:
+				if x.Op != token.AND && x.Op != token.ARROW {
+					ambiguous = append(ambiguous, r)
+				}
+			default:
+				ambiguous = append(ambiguous, r)
+			}
+			return true
+		})
+	}
+	if len(ambiguous) == 0 {
+		return out, 0
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	imp := cfg.Importer
+	if imp == nil {
+		imp = noImports{}
+	}
+	tc := types.Config{
+		Importer:    imp,
+		FakeImportC: true,
+		Error:       func(error) {}, // a type error elsewhere leaves the loops' operands typed
+	}
+	if len(files) > 0 {
+		// The package name does not matter; errors are ignored.
+		_, _ = tc.Check(files[0].Name.Name, fset, files, info)
+	}
+	unknown := 0
+	for _, r := range ambiguous {
+		tv, ok := info.Types[r.X]
+		if !ok || tv.Type == nil || tv.Type == types.Typ[types.Invalid] {
+			unknown++
+			continue
+		}
+		if _, ok := tv.Type.Underlying().(*types.Signature); ok {
+			out[r] = true
+		}
+	}
+	return out, unknown
+}
+
+// namesInside reports whether body holds a function literal or a range
+// statement, whose names a range-over-func loop around them changes.
+func namesInside(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit, *ast.RangeStmt:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// noImports loads nothing: the package's own declarations are still typed.
+type noImports struct{}
+
+func (noImports) Import(path string) (*types.Package, error) {
+	return nil, errors.New("no importer")
+}
