@@ -8,10 +8,11 @@
 # slow request of an OpenTelemetry-traced service as Jaeger stores it.
 #
 # Everything goes to $DEMO_OUT (default out/demo, ignored by git; emptied
-# first), so the demo never changes tracked files. Chromium, when installed,
-# renders the flame graph and pprof's web flame graph to PNGs (checked not
-# to be blank); without it those two images are skipped with the install
-# command. `make docs` runs it with --docs, which requires Chromium and
+# first) but the derived service's source, which goes to out/_autodemo
+# (see step_auto), so the demo never changes tracked files. Chromium, when
+# installed, renders the flame graph and pprof's web flame graph to PNGs
+# (checked not to be blank); without it those two images are skipped with
+# the install command. `make docs` runs it with --docs, which requires Chromium and
 # afterwards copies the images to docs/ and the transcript into README.md.
 #
 # Adding a step: write a function step_<name> that reads and writes files in
@@ -176,9 +177,12 @@ step_timeline() {
   artifact "$OUT/timeline.perfetto-trace" "timeline, one track per goroutine: open in https://ui.perfetto.dev"
 }
 
-# step_auto: cmd/goxray/testdata/autodemo is the same service with every
-# goxray line removed; goxray build instruments it, XRAY_OPTIONS starts the
-# recorder, SIGUSR1 flushes it.
+# step_auto: the same service with every goxray line removed, written from
+# cmd/xraydemo by internal/autodemo into out/_autodemo: inside the module
+# whatever DEMO_OUT is, so that goxray build builds it as one of the
+# module's packages, and out of ./... by its leading _. goxray build
+# instruments it, XRAY_OPTIONS starts the recorder, SIGUSR1
+# flushes it.
 # step_otel: a slow request of an OpenTelemetry-traced service, as Jaeger
 # stores it (the function spans xrayotel exported, read back from Jaeger's
 # API), then the same request in goxray top -trace (scripts/demo-otel.sh;
@@ -194,8 +198,9 @@ step_otel() {
 step_auto() {
   local dir=$OUT/auto
   mkdir -p "$dir"
+  go run ./internal/autodemo/cmd/writeautodemo cmd/xraydemo out/_autodemo
   say "# The same service without a single goxray line, built with goxray build:"
-  show "$BIN/goxray" build -o "$BIN/autodemo" ./cmd/goxray/testdata/autodemo
+  show "$BIN/goxray" build -o "$BIN/autodemo" ./out/_autodemo
   XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr xray_logfile_base=$dir/" \
     "$BIN/autodemo" -duration 30s > "$OUT/autodemo.log" 2>&1 &
   local pid=$!

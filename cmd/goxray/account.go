@@ -6,20 +6,21 @@ import (
 	"io"
 	"os"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/analysis"
 )
 
 func init() {
-	register(command{name: "account", summary: "per-function latency table (llvm-xray account's columns and numbers)", run: runAccount})
+	registerView(view{
+		name:    "account",
+		summary: "per-function latency table (llvm-xray account's columns and numbers)",
+		usage:   "usage: goxray account [flags] TRACE\n\nThe table llvm-xray account prints, with the same flags and numbers, streamed\nfrom the file in bounded memory. Flags may follow TRACE.",
+		flags:   accountFlags,
+	})
 }
 
-func runAccount(args []string) int {
-	fs := flag.NewFlagSet("account", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: goxray account [flags] TRACE\n\nThe table llvm-xray account prints, with the same flags and numbers, streamed\nfrom the file in bounded memory. Flags may follow TRACE.")
-		fs.PrintDefaults()
-	}
-	m := mapFlag(fs)
+func accountFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
+	in := inputFlags(fs)
 	var o analysis.AccountOptions
 	fs.BoolVar(&o.KeepGoing, "k", false, "keep going: drop records that do not fit instead of failing")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "same as -k")
@@ -30,61 +31,39 @@ func runAccount(args []string) int {
 	order := fs.String("sortorder", "asc", "asc or dsc")
 	top := fs.Int("top", -1, "print only the first N rows")
 	format := fs.String("format", "text", "text or csv")
-	out := fs.String("o", "", "write to this file instead of standard output")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 || (*order != "asc" && *order != "dsc") || (*format != "text" && *format != "csv") {
-		fs.Usage()
-		return 2
-	}
-	trace := pos[0]
-	imap, err := loadMap(*m, trace)
-	if err != nil {
-		return fail("account", err)
-	}
-	f, r, err := openTrace(trace)
-	if err != nil {
-		return fail("account", err)
-	}
-	defer f.Close()
-	acc := analysis.NewAccountant(o)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
+	return func(pos []string) (func(io.Writer) error, error) {
+		trace, err := oneTrace(pos)
+		if err != nil || (*order != "asc" && *order != "dsc") || (*format != "text" && *format != "csv") {
+			return nil, errUsage
 		}
+		imap, err := in.loadMap(trace)
 		if err != nil {
-			return fail("account", fmt.Errorf("%s: %w", trace, err))
+			return nil, err
 		}
-		if err := acc.Add(e); err != nil {
-			return fail("account", fmt.Errorf("%s: %w (use -k to skip such records, -d to close the calls above a matching entry)", trace, err))
+		acc := analysis.NewAccountant(o)
+		var hdr fdr.Header
+		if err := in.each(trace, func(r *analysis.Reader) { hdr = r.Header() }, func(e *analysis.Event) error {
+			if err := acc.Add(e); err != nil {
+				return fmt.Errorf("%s: %w (use -k to skip such records, -d to close the calls above a matching entry)", trace, err)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
 		}
+		if acc.Errors > 0 {
+			fmt.Fprintf(os.Stderr, "goxray account: dropped %d records with no matching entry; first: %s\n", acc.Errors, acc.FirstEr)
+		}
+		rows := acc.Rows(hdr, imap)
+		total := len(rows)
+		rows, err = analysis.SortRows(rows, *sortBy, *order == "dsc", *top)
+		if err != nil {
+			return nil, err
+		}
+		return func(w io.Writer) error {
+			if *format == "csv" {
+				return analysis.WriteCSV(w, rows)
+			}
+			return analysis.WriteText(w, rows, total)
+		}, nil
 	}
-	if acc.Errors > 0 {
-		fmt.Fprintf(os.Stderr, "goxray account: dropped %d records with no matching entry; first: %s\n", acc.Errors, acc.FirstEr)
-	}
-	rows := acc.Rows(r.Header(), imap)
-	total := len(rows)
-	rows, err = analysis.SortRows(rows, *sortBy, *order == "dsc", *top)
-	if err != nil {
-		return fail("account", err)
-	}
-	w, done, err := output(*out)
-	if err != nil {
-		return fail("account", err)
-	}
-	if *format == "csv" {
-		err = analysis.WriteCSV(w, rows)
-	} else {
-		err = analysis.WriteText(w, rows, total)
-	}
-	if err == nil {
-		err = done()
-	}
-	if err != nil {
-		return fail("account", err)
-	}
-	return 0
 }

@@ -22,23 +22,8 @@ func TestAnalysisCommands(t *testing.T) {
 	trace := "../../fdr/testdata/runtime-v5-4g.xray"
 	dir := t.TempDir()
 	out := func(name string) string { return filepath.Join(dir, name) }
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	run := func(args ...string) {
-		t.Helper()
-		c, ok := commands[args[0]]
-		if !ok {
-			t.Fatalf("no command %s", args[0])
-		}
-		if code := c.run(args[1:]); code != 0 {
-			t.Fatalf("goxray %v: exit %d", args, code)
-		}
-	}
+	read := func(p string) string { return string(readFile(t, p)) }
+	run := func(args ...string) { t.Helper(); runCommand(t, args...) }
 	run("account", trace, "-sort=sum", "-sortorder=dsc", "-o", out("acct"))
 	want, err := xraytool.Run(bin, "account", "-sort=sum", "-sortorder=dsc", trace)
 	if err != nil {
@@ -84,6 +69,29 @@ func TestAnalysisCommands(t *testing.T) {
 	if code := commands["account"].run([]string{"/nonexistent"}); code != 1 {
 		t.Errorf("account of a missing file: exit %d, want 1", code)
 	}
+}
+
+// runCommand runs the command args[0] with args[1:], failing the test
+// unless it exits 0.
+func runCommand(t *testing.T, args ...string) {
+	t.Helper()
+	c, ok := commands[args[0]]
+	if !ok {
+		t.Fatalf("no command %s", args[0])
+	}
+	if code := c.run(args[1:]); code != 0 {
+		t.Fatalf("goxray %v: exit %d", args, code)
+	}
+}
+
+// readFile returns p's content, failing the test when it cannot.
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // runStderr runs an analysis command and returns its exit code and what it

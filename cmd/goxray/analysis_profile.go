@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
@@ -11,22 +10,32 @@ import (
 
 // profileFlags are the flags every tree view shares.
 type profileFlags struct {
-	imap    *string
+	in      *input
 	lineage *bool
 	open    *bool
 }
 
 func addProfileFlags(fs *flag.FlagSet, openDefault bool) profileFlags {
 	return profileFlags{
-		imap:    mapFlag(fs),
+		in:      inputFlags(fs),
 		lineage: fs.Bool("lineage", false, "nest each goroutine under the call that spawned it (\"go NAME\" frames: concurrent time, not added to the spawner's)"),
 		open:    fs.Bool("open", openDefault, "count calls still open at the end of the window as ending there"),
 	}
 }
 
+// load streams the one trace pos names into a merged call tree.
+func (pf profileFlags) load(pos []string) (string, *analysis.Profile, *analysis.Map, error) {
+	trace, err := oneTrace(pos)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	p, m, err := pf.loadProfile(trace)
+	return trace, p, m, err
+}
+
 // loadProfile streams trace into a merged call tree.
-func loadProfile(trace string, pf profileFlags) (*analysis.Profile, *analysis.Map, error) {
-	m, err := loadMap(*pf.imap, trace)
+func (pf profileFlags) loadProfile(trace string) (*analysis.Profile, *analysis.Map, error) {
+	m, err := pf.in.loadMap(trace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -34,7 +43,7 @@ func loadProfile(trace string, pf profileFlags) (*analysis.Profile, *analysis.Ma
 	if *pf.lineage {
 		// First pass: who started whom, and when each child first ran.
 		l := analysis.NewLineage()
-		if err := each(trace, nil, l.Scan); err != nil {
+		if err := pf.in.each(trace, nil, func(e *analysis.Event) error { l.Scan(e); return nil }); err != nil {
 			return nil, nil, err
 		}
 		l.Done()
@@ -43,21 +52,10 @@ func loadProfile(trace string, pf profileFlags) (*analysis.Profile, *analysis.Ma
 		}
 		o.Lineage = l
 	}
-	f, r, err := openTrace(trace)
-	if err != nil {
+	var p *analysis.Profile
+	if err := pf.in.each(trace, func(r *analysis.Reader) { p = analysis.NewProfile(r.Header(), o) },
+		func(e *analysis.Event) error { p.Add(e); return nil }); err != nil {
 		return nil, nil, err
-	}
-	defer f.Close()
-	p := analysis.NewProfile(r.Header(), o)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", trace, err)
-		}
-		p.Add(e)
 	}
 	p.Finish()
 	if p.Orphans > 0 {

@@ -64,16 +64,9 @@ func viewCost(t *testing.T, trace, out string, args []string) (alloc uint64, out
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	code := commands[args[0]].run(append(append([]string{trace}, args[1:]...), "-o", out))
+	runCommand(t, append(append([]string{args[0], trace}, args[1:]...), "-o", out)...)
 	runtime.ReadMemStats(&after)
-	if code != 0 {
-		t.Fatalf("goxray %v: exit %d", args, code)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return after.TotalAlloc - before.TotalAlloc, b
+	return after.TotalAlloc - before.TotalAlloc, readFile(t, out)
 }
 
 // TestDeepRecursionViews: every view of one 10^5-deep recursion finishes

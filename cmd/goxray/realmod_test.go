@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -28,8 +29,8 @@ func TestRealModules(t *testing.T) {
 	if os.Getenv("GOXRAY_REALMOD") == "" {
 		t.Skip("set GOXRAY_REALMOD=1 (make realmod) to run the real modules' test suites")
 	}
-	root := autoRepoRoot(t)
-	tool := autoBuildTool(t, t.TempDir())
+	root := modfixture.RepoRoot(t)
+	tool := buildGoxray(t)
 	bins := []string{xraytool.Bin(t)}
 	if p, err := exec.LookPath("llvm-xray-19"); err == nil && p != bins[0] {
 		bins = append(bins, p)
@@ -56,18 +57,18 @@ func TestRealModules(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			before := autoTreeHash(t, dir)
+			before := modfixture.TreeHash(t, dir)
 			traces := t.TempDir()
 			start := time.Now()
-			o, e, code := autoRun(t, dir, append(autoXrayEnv(traces), "GOXRAY_REPLACE="+root), tool, "test", "-count=1", "-xray.threshold=0", "./...")
+			o, e, code := modfixture.Run(t, dir, append(modfixture.XrayEnv(traces), "GOXRAY_REPLACE="+root), tool, "test", "-count=1", "-xray.threshold=0", "./...")
 			t.Logf("goxray test ./... of %s: %v", mv, time.Since(start).Round(time.Second))
 			if code != 0 {
 				t.Fatalf("goxray test: exit %d\n%s\n%s", code, o, e)
 			}
-			if autoTreeHash(t, dir) != before {
+			if modfixture.TreeHash(t, dir) != before {
 				t.Error("the module's tree changed")
 			}
-			ts := autoTraces(t, traces)
+			ts := modfixture.Traces(t, traces)
 			if len(ts) == 0 {
 				t.Fatal("no trace written")
 			}

@@ -2,45 +2,27 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
+	"io"
 )
 
 func init() {
-	register(command{name: "top", summary: "functions by self time and hottest call paths, all goroutines merged", run: runTop})
+	registerView(view{
+		name:    "top",
+		summary: "functions by self time and hottest call paths, all goroutines merged",
+		usage:   "usage: goxray top [flags] TRACE\n\nFunctions by self (flat) and inclusive (cum) time, then the hottest call\npaths, with every goroutine's calls merged by root function.",
+		elision: true,
+		flags:   topFlags,
+	})
 }
 
-func runTop(args []string) int {
-	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: goxray top [flags] TRACE\n\nFunctions by self (flat) and inclusive (cum) time, then the hottest call\npaths, with every goroutine's calls merged by root function.")
-		fmt.Fprintln(os.Stderr, elisionHelp)
-		fs.PrintDefaults()
-	}
+func topFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	pf := addProfileFlags(fs, true)
 	n := fs.Int("n", 20, "rows per table (0: all)")
-	out := fs.String("o", "", "write to this file instead of standard output")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return 2
+	return func(pos []string) (func(io.Writer) error, error) {
+		_, p, m, err := pf.load(pos)
+		if err != nil {
+			return nil, err
+		}
+		return func(w io.Writer) error { return p.WriteTop(w, m, *n) }, nil
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return 2
-	}
-	p, m, err := loadProfile(pos[0], pf)
-	if err != nil {
-		return fail("top", err)
-	}
-	w, done, err := output(*out)
-	if err != nil {
-		return fail("top", err)
-	}
-	if err := p.WriteTop(w, m, *n); err != nil {
-		return fail("top", err)
-	}
-	if err := done(); err != nil {
-		return fail("top", err)
-	}
-	return 0
 }

@@ -70,15 +70,8 @@ func TestTraceFilter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	run := func(args ...string) string {
 		t.Helper()
-		defer func() { traceID = ""; clear(requests) }()
-		if code := commands[args[0]].run(append(args[1:], "-o", out)); code != 0 {
-			t.Fatalf("goxray %v: exit %d", args, code)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		runCommand(t, append(args, "-o", out)...)
+		return string(readFile(t, out))
 	}
 	const traceA = "0000000000000000000000000000000a"
 	acct := run("account", trace, "-trace", traceA)
@@ -129,6 +122,4 @@ func TestTraceFilter(t *testing.T) {
 	if code := commands["account"].run([]string{trace, "-trace", "c", "-o", out}); code != 1 {
 		t.Errorf("a trace id the file lacks: exit %d, want 1", code)
 	}
-	traceID = ""
-	clear(requests)
 }

@@ -1,9 +1,3 @@
-// Command xraydemo is the instrumented service behind `make demo`: an HTTP
-// server on loopback whose handlers fan out to goroutines that read a
-// cache and, on a miss, a fake database with variable latency; and an
-// in-process client that keeps it busy. SIGUSR1 flushes a trace (and its
-// instrumentation map) while it runs; it stops after -duration or on
-// SIGTERM/SIGINT, writing a final trace.
 package main
 
 import (
@@ -17,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,29 +20,6 @@ import (
 
 	"github.com/goxray/xray"
 )
-
-// Function ids, one per instrumented function, registered once in init
-// (a package-level initializer that names the function using the id would
-// be an initialization cycle): llvm-xray shows these names and file:line
-// through the .map file every flush writes beside the trace.
-var (
-	idServe, idUser, idProfile, idOrders, idRecommend, idRender xray.ID
-	idCacheGet, idCachePut, idQuery, idScore, idClient          xray.ID
-)
-
-func init() {
-	idServe = xray.FuncOf((*Server).ServeHTTP)
-	idUser = xray.FuncOf((*Server).handleUser)
-	idProfile = xray.FuncOf((*Server).fetchProfile)
-	idOrders = xray.FuncOf((*Server).fetchOrders)
-	idRecommend = xray.FuncOf((*Server).fetchRecommendations)
-	idRender = xray.FuncOf((*Server).render)
-	idCacheGet = xray.FuncOf((*Cache).Get)
-	idCachePut = xray.FuncOf((*Cache).Put)
-	idQuery = xray.FuncOf((*DB).Query)
-	idScore = xray.FuncOf(score)
-	idClient = xray.FuncOf(client)
-}
 
 // Cache is a small map guarded by a mutex, with entries that expire.
 type Cache struct {
@@ -205,13 +177,10 @@ func client(base string, seed int64, stop <-chan struct{}, done *sync.WaitGroup)
 func main() {
 	clients := flag.Int("clients", 8, "concurrent client goroutines")
 	duration := flag.Duration("duration", 30*time.Second, "run at most this long")
-	dir := flag.String("dir", os.TempDir(), "where trace files go")
 	flag.Parse()
+	name := filepath.Base(os.Args[0])
 
-	if err := xray.Start(xray.Options{Dir: *dir}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	startTracing()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -222,8 +191,8 @@ func main() {
 		db:    &DB{r: rand.New(rand.NewSource(1))},
 	}}
 	go srv.Serve(ln)
-	fmt.Printf("xraydemo: pid %d serving on %s with %d clients; `kill -USR1 %d` writes a trace to %s\n",
-		os.Getpid(), ln.Addr(), *clients, os.Getpid(), *dir)
+	fmt.Printf("%s: pid %d serving on %s with %d clients; `kill -USR1 %d` writes a trace\n",
+		name, os.Getpid(), ln.Addr(), *clients, os.Getpid())
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -240,10 +209,6 @@ func main() {
 	close(stop)
 	wg.Wait()
 	srv.Close()
-	st := xray.Stats()
-	if err := xray.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("xraydemo: %d records, %d dropped, %d flushes before stop\n", st.Records, st.Drops.Total(), st.Flushes)
+	stopTracing()
+	fmt.Printf("%s: stopped\n", name)
 }

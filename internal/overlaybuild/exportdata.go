@@ -1,4 +1,4 @@
-package main
+package overlaybuild
 
 import (
 	"fmt"
@@ -20,6 +20,7 @@ import (
 // never pay for it; it compiles the user's packages as written, which a
 // later plain build then finds in the cache.
 type exportImporter struct {
+	d    *driver
 	args []string // go list's flags and package patterns
 
 	once  sync.Once
@@ -28,18 +29,18 @@ type exportImporter struct {
 	imp   types.Importer
 }
 
-func newExportImporter(listFlags []string, test bool, pkgs []string) *exportImporter {
+func newExportImporter(d *driver, listFlags, pkgs []string) *exportImporter {
 	args := append([]string{"list", "-e", "-deps", "-export", "-json=ImportPath,Export"}, listFlags...)
-	if test {
+	if d.verb == "test" {
 		args = append(args, "-test")
 	}
-	return &exportImporter{args: append(args, pkgs...)}
+	return &exportImporter{d: d, args: append(args, pkgs...)}
 }
 
 func (e *exportImporter) Import(path string) (*types.Package, error) {
 	e.once.Do(func() {
 		var list []struct{ ImportPath, Export string }
-		list, e.err = goJSON[struct{ ImportPath, Export string }](e.args...)
+		list, e.err = goJSON[struct{ ImportPath, Export string }](e.d, e.args...)
 		e.files = map[string]string{}
 		for _, p := range list {
 			path, variant, _ := strings.Cut(p.ImportPath, " ")

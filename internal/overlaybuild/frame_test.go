@@ -1,4 +1,4 @@
-package main
+package overlaybuild
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/internal/modfixture"
 )
 
 // TestFrameSize: code built by `goxray build` at the default settings,
@@ -16,18 +18,18 @@ func TestFrameSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds modules")
 	}
-	root := autoRepoRoot(t)
-	tool := autoBuildTool(t, t.TempDir())
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
 	dir := filepath.Join(t.TempDir(), "deep")
 	if err := os.CopyFS(dir, os.DirFS("testdata/deep")); err != nil {
 		t.Fatal(err)
 	}
-	writeGoMod(t, root, dir, "example.com/deep", true)
+	modfixture.WriteGoMod(t, root, dir, "example.com/deep", true)
 	plain, instr := filepath.Join(dir, "plain"), filepath.Join(dir, "instr")
-	if _, e, code := autoRun(t, dir, nil, "go", "build", "-o", plain, "."); code != 0 {
+	if _, e, code := modfixture.Run(t, dir, nil, "go", "build", "-o", plain, "."); code != 0 {
 		t.Fatalf("go build: exit %d\n%s", code, e)
 	}
-	if _, e, code := autoRun(t, dir, nil, tool, "build", "-o", instr, "."); code != 0 {
+	if _, e, code := modfixture.Run(t, dir, nil, tool, "build", "-o", instr, "."); code != 0 {
 		t.Fatalf("goxray build: exit %d\n%s", code, e)
 	}
 	// The recursive method is instrumented (its traced copy is linked).
@@ -41,7 +43,7 @@ func TestFrameSize(t *testing.T) {
 	frame := map[string]string{}
 	for _, bin := range []string{plain, instr} {
 		env := []string{"XRAY_OPTIONS=", "XRAY_FDR_OPTIONS="}
-		out, e, code := autoRun(t, dir, env, bin)
+		out, e, code := modfixture.Run(t, dir, env, bin)
 		if code != 0 || !strings.Contains(out, "DEEP ok\n") {
 			t.Fatalf("%s: exit %d\n%s\n%s", filepath.Base(bin), code, out, e)
 		}
