@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,7 +178,7 @@ func auxIsCPU(t *testing.T, read func() uint32) {
 			}
 			for i := 0; i < 1000; i++ {
 				if aux := read(); int(aux&0xfff) != cpu {
-					errc <- "aux&0xfff = " + itoa(uint64(aux&0xfff))
+					errc <- "aux&0xfff = " + strconv.FormatUint(uint64(aux&0xfff), 10)
 					return
 				}
 			}
@@ -192,19 +193,6 @@ func auxIsCPU(t *testing.T, read func() uint32) {
 	for i := 0; i < 1000; i++ {
 		if aux := read(); !all.IsSet(int(aux & 0xfff)) {
 			t.Fatalf("aux&0xfff = %d is not in the affinity mask", aux&0xfff)
-		}
-	}
-}
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
 		}
 	}
 }

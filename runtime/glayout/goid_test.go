@@ -2,6 +2,7 @@ package glayout
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +75,7 @@ func checkGoidConcurrently(t *testing.T) {
 			want := stackGoid()
 			for i := 0; i < 20; i++ {
 				if got := Goid(); got != want {
-					errs <- "Goid() = " + itoa(got) + ", runtime.Stack says " + itoa(want)
+					errs <- "Goid() = " + strconv.FormatUint(got, 10) + ", runtime.Stack says " + strconv.FormatUint(want, 10)
 					return
 				}
 				runtime.Gosched() // move between Ps and threads
@@ -179,19 +180,6 @@ func TestFindGoidOffset(t *testing.T) {
 	}
 	if _, err := findGoidOffset([]gSample{mk(1, 0), mk(7, 0), mk(8, 0)}); err == nil {
 		t.Fatal("offset 0 must never be chosen")
-	}
-}
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
 	}
 }
 
