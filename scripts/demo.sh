@@ -218,15 +218,15 @@ step_auto() {
   artifact "$t" "the automatically instrumented service's trace (and its .map)"
 }
 
-# splice FILE MARKER TEXT: replace what lies between the lines
-# <!-- MARKER:begin --> and <!-- MARKER:end --> in FILE by a code block
-# holding TEXT's lines.
+# splice FILE MARKER TEXT: replace what lies between the lines that are
+# exactly <!-- MARKER:begin --> and <!-- MARKER:end --> in FILE by a code
+# block holding TEXT's lines (whole lines, so prose may name the markers).
 splice() {
   local b="<!-- $2:begin -->" e="<!-- $2:end -->"
-  grep -qF "$b" "$1" && grep -qF "$e" "$1" || { echo "error: $1 lacks the lines $b and $e" >&2; exit 1; }
+  grep -qxF "$b" "$1" && grep -qxF "$e" "$1" || { echo "error: $1 lacks the lines $b and $e" >&2; exit 1; }
   awk -v ex="$3" -v b="$b" -v e="$e" '
-    index($0, b) { print; print "```"; while ((getline l < ex) > 0) print l; print "```"; skip=1; next }
-    index($0, e) { skip=0 }
+    $0 == b { print; print "```"; while ((getline l < ex) > 0) print l; print "```"; skip=1; next }
+    $0 == e { skip=0 }
     !skip { print }
   ' "$1" > "$OUT/splice.tmp"
   cp "$OUT/splice.tmp" "$1"
