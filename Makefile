@@ -65,7 +65,8 @@ demo-otel:
 	@GO=$(GO) scripts/demo-otel.sh
 
 # docs: run the demo (Chromium required), then refresh the tracked
-# docs/flame.{svg,png}, docs/pprof.png and the README's demo excerpt from it.
+# docs/flame.{svg,png}, docs/pprof.png, the transcript in docs/demo.md and
+# the README's excerpt of it.
 docs:
 	@scripts/demo.sh --docs
 

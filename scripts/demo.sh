@@ -13,7 +13,8 @@
 # installed, renders the flame graph and pprof's web flame graph to PNGs
 # (checked not to be blank); without it those two images are skipped with
 # the install command. `make docs` runs it with --docs, which requires Chromium and
-# afterwards copies the images to docs/ and the transcript into README.md.
+# afterwards copies the images to docs/, the transcript into docs/demo.md and
+# an excerpt of it (see excerpt) into README.md.
 #
 # Adding a step: write a function step_<name> that reads and writes files in
 # $OUT (the trace is $trace, its map $map, llvm-xray is $xray, built tools are
@@ -217,19 +218,43 @@ step_auto() {
   artifact "$t" "the automatically instrumented service's trace (and its .map)"
 }
 
+# splice FILE MARKER TEXT: replace what lies between the lines that are
+# exactly <!-- MARKER:begin --> and <!-- MARKER:end --> in FILE by a code
+# block holding TEXT's lines (whole lines, so prose may name the markers).
+splice() {
+  local b="<!-- $2:begin -->" e="<!-- $2:end -->"
+  grep -qxF "$b" "$1" && grep -qxF "$e" "$1" || { echo "error: $1 lacks the lines $b and $e" >&2; exit 1; }
+  awk -v ex="$3" -v b="$b" -v e="$e" '
+    $0 == b { print; print "```"; while ((getline l < ex) > 0) print l; print "```"; skip=1; next }
+    $0 == e { skip=0 }
+    !skip { print }
+  ' "$1" > "$OUT/splice.tmp"
+  cp "$OUT/splice.tmp" "$1"
+  rm -f "$OUT/splice.tmp"
+}
+
+# excerpt: the README's short copy of the transcript: llvm-xray's table,
+# then the head of goxray top -lineage's hottest call paths, where the
+# fan-out goroutines appear nested under the call that started them.
+# demo.txt's steps are paragraphs (separated by blank lines).
+excerpt() {
+  awk 'BEGIN { RS = ""; FS = "\n" }
+    /^\$ llvm-xray account/ && !acct { acct = 1; print; print ""; next }
+    /^\$ goxray top -lineage/ && !top { top = 1; print $1; print $2; print "…"; next }
+    /^Hottest call paths/ && top == 1 { top = 2; for (i = 1; i <= 7 && i <= NF; i++) print $i; if (NF > 7) print "…" }
+  ' "$OUT/demo.txt"
+}
+
 # docs: the --docs refresh of tracked files from this run's outputs.
 docs() {
   mkdir -p docs
   cp "$OUT/flame.svg" docs/flame.svg
   cp "$OUT/flame.png" docs/flame.png
   cp "$OUT/pprof.png" docs/pprof.png
-  awk -v ex="$OUT/demo.txt" '
-    /<!-- demo:begin -->/ { print; print "```"; while ((getline l < ex) > 0) print l; print "```"; skip=1; next }
-    /<!-- demo:end -->/ { skip=0 }
-    !skip { print }
-  ' README.md > "$OUT/README.md"
-  cp "$OUT/README.md" README.md
-  echo "refreshed docs/flame.svg, docs/flame.png, docs/pprof.png and the demo excerpt in README.md"
+  splice docs/demo.md demo "$OUT/demo.txt"
+  excerpt > "$OUT/demo-excerpt.txt"
+  splice README.md demo-excerpt "$OUT/demo-excerpt.txt"
+  echo "refreshed docs/flame.svg, docs/flame.png, docs/pprof.png, the transcript in docs/demo.md and its excerpt in README.md"
 }
 
 case "$OUT" in ""|/) echo "error: DEMO_OUT=$OUT" >&2; exit 1 ;; esac
