@@ -290,9 +290,9 @@ func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
 	measure := func() (float64, uint64) {
 		// No collection while measuring: one may empty a sync.Pool and
 		// charge its refill to this WriteTo. (The flusher's own buffers
-		// are kept in runtime/flush's reuse lists, not per P: CI saw 87
-		// and 100 KB per call when they were sync.Pools and WriteTo ran on
-		// another P than the previous one.)
+		// are kept in runtime/flush's reuse lists, not per P: sync.Pools
+		// would cost 87–100 KB per call whenever WriteTo ran on another P
+		// than the previous one.)
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		if _, err := WriteTo(io.Discard); err != nil { // sizes the copy
 			t.Fatal(err)

@@ -18,8 +18,9 @@ import (
 // thousands of goroutines (fewer buffers than busy Ps, long enough) must
 // keep cutting only those goroutines' windows, not every goroutine's; and
 // as the window slides past old drops, their slots serve new goroutines,
-// so a long session never runs out. (Before: 256 slots claimed for good by
-// the first goroutines; every later drop cut every goroutine's window.)
+// so a long session never runs out (slots kept for good would fill with
+// the first goroutines, and every later drop would cut every goroutine's
+// window).
 func TestLostByGoroutineBeyondSlots(t *testing.T) {
 	c := config(t)
 	c.BufferSize, c.BufferCount, c.NoFinalFile = 4096, 4, true

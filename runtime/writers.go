@@ -27,8 +27,8 @@ func growWriters() bool {
 	}
 	n := goruntime.GOMAXPROCS(0)
 	if n <= len(old.w) {
-		// Another caller grew the set first: retry with it. (Saying "no"
-		// here once lost records whose P was added by someone else.)
+		// Another caller grew the set first: retry with it (saying no
+		// would drop a record whose P someone else added).
 		return true
 	}
 	set := &writerSet{w: make([]*writer, n)}

@@ -684,10 +684,10 @@ func BenchmarkSnapshot(b *testing.B) {
 
 // TestStalledSealerDoesNotStarveAcquire: a sealer descheduled in the middle
 // of Seal must not make the flight recorder's Acquires fail while other
-// buffers are sealed and recyclable. (Before the fix, Seal took its FIFO
-// position with a fetch-and-add and filled it later, so every Acquire that
-// found no free buffer failed, counted as a stall, until that sealer ran
-// again: at GOMAXPROCS 16 on two vCPUs that was most of the drops.)
+// buffers are sealed and recyclable. (A Seal that took its FIFO position
+// with a fetch-and-add and filled it later would make every Acquire that
+// found no free buffer fail until that sealer ran again: at GOMAXPROCS 16
+// on two vCPUs, most of the drops.)
 func TestStalledSealerDoesNotStarveAcquire(t *testing.T) {
 	q := mustNew(t, 4096, 3, FlightRecorder)
 	a, b, c := mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q)
