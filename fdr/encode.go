@@ -90,10 +90,18 @@ func PutNewCPUId(dst []byte, cpu uint16, tsc uint64) {
 	putMeta(dst, introducer(KindNewCPUId)|uint64(cpu)<<8|tsc<<24, tsc>>40)
 }
 
+// NewCPUIdFields reads the cpu and absolute TSC of a NewCPUId record.
+func NewCPUIdFields(rec []byte) (cpu uint16, tsc uint64) {
+	return binary.LittleEndian.Uint16(rec[1:3]), binary.LittleEndian.Uint64(rec[3:11])
+}
+
 // PutTSCWrap writes TSCWrap: u64 absolute TSC at payload offset 0.
 func PutTSCWrap(dst []byte, tsc uint64) {
 	putMeta(dst, introducer(KindTSCWrap)|tsc<<8, tsc>>56)
 }
+
+// TSCWrapBase reads the absolute TSC of a TSCWrap record.
+func TSCWrapBase(rec []byte) uint64 { return binary.LittleEndian.Uint64(rec[1:9]) }
 
 // PutWallClock writes WallClock: u64 seconds at payload offset 0, u32
 // microseconds at payload offset 8.
@@ -138,6 +146,14 @@ func PutCustomEventMarker(dst []byte, size int32, delta int32) {
 	putMeta(dst, introducer(KindCustomEvent)|uint64(uint32(size))<<8|uint64(uint32(delta))<<40,
 		uint64(uint32(delta))>>24)
 }
+
+// EventSize reads the payload size of a custom or typed event marker (every
+// version puts it at payload offset 0).
+func EventSize(rec []byte) int32 { return int32(binary.LittleEndian.Uint32(rec[1:5])) }
+
+// EventDelta reads the TSC delta of a version-5 custom or typed event
+// marker.
+func EventDelta(rec []byte) int32 { return int32(binary.LittleEndian.Uint32(rec[5:9])) }
 
 // PutCustomEventMarkerV1 writes a version 1–3 custom event marker: i32
 // payload size, u64 absolute TSC.

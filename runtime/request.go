@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -131,10 +130,9 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 					}
 				case fdr.KindNewCPUId:
 					if !based {
-						// The block's base TSC: record bytes 3–10
-						// (fdr.PutNewCPUId).
+						// The block's base TSC.
 						based = true
-						t := binary.LittleEndian.Uint64(sg[off+3:])
+						_, t := fdr.NewCPUIdFields(sg[off:])
 						if e, ok := gs.first[g]; !ok || t < e {
 							gs.first[g] = t
 						}

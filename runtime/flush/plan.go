@@ -161,9 +161,9 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 			r.maxRec = max(r.maxRec, fdr.FunctionSize)
 		}
 		if !fdr.IsMetadata(s[r.off]) {
-			r.first = r.base + uint64(le32(s[r.off+4:]))
+			r.first = r.base + uint64(fdr.FunctionDelta(le64(s[r.off:])))
 		} else {
-			r.first = r.base + uint64(int64(int32(le32(s[r.off+5:]))))
+			r.first = r.base + uint64(int64(fdr.EventDelta(s[r.off:])))
 		}
 		// A chunk's runs follow each other in time, or planFast cannot
 		// sort them.
@@ -245,7 +245,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 				slow = true
 			}
 		case fdr.KindNewCPUId:
-			cpu, base := le16(s[off+1:]), le64(s[off+3:])
+			cpu, base := fdr.NewCPUIdFields(s[off:])
 			if cur == -2 {
 				chunks = append(chunks, chunk{goid: goid, parent: parent, gopc: gopc, seg: si, start: off + n, end: len(s),
 					cpu: cpu, base: base, r0: int32(len(runs))})
@@ -259,11 +259,11 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 		case fdr.KindTSCWrap:
 			if cur >= 0 {
 				closeRun(off)
-				open(off+n, r.cpu, le64(s[off+1:]))
+				open(off+n, r.cpu, fdr.TSCWrapBase(s[off:]))
 			}
 		case fdr.KindCustomEvent, fdr.KindTypedEvent:
 			if cur >= 0 {
-				e := t + uint64(int64(int32(le32(s[off+5:]))))
+				e := t + uint64(int64(fdr.EventDelta(s[off:])))
 				if e < t {
 					slow = true // time goes back within the run
 				}
@@ -341,7 +341,7 @@ func RecordSize(s []byte, off int) (int, error) {
 	n := fdr.MetadataSize
 	switch k := fdr.KindOf(s[off]); k {
 	case fdr.KindCustomEvent, fdr.KindTypedEvent:
-		size := int32(le32(s[off+1:]))
+		size := fdr.EventSize(s[off:])
 		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
 			return 0, fmt.Errorf("offset %d: event size %d does not fit", off, size)
 		}
@@ -356,7 +356,6 @@ func RecordSize(s []byte, off int) (int, error) {
 	return n, nil
 }
 
-func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
@@ -419,7 +418,7 @@ func (c *cursor) advance() error {
 			w := le32(s[off:])
 			c.ok, c.off, c.n, c.isFunc, c.typed = true, off, fdr.FunctionSize, true, false
 			c.action, c.funcID = fdr.FunctionFields(w)
-			c.tsc = c.base + uint64(le32(s[off+4:]))
+			c.tsc = c.base + uint64(fdr.FunctionDelta(le64(s[off:])))
 			c.pos = off + fdr.FunctionSize
 			// CallArguments belong to the record before them.
 			for c.pos+fdr.MetadataSize <= c.chunkEnd && s[c.pos] == fdr.IntroducerCallArgument {
@@ -438,13 +437,13 @@ func (c *cursor) advance() error {
 		c.pos = off + n
 		switch kind := fdr.KindOf(b0); kind {
 		case fdr.KindNewCPUId:
-			c.cpu, c.base = le16(s[off+1:]), le64(s[off+3:])
+			c.cpu, c.base = fdr.NewCPUIdFields(s[off:])
 		case fdr.KindTSCWrap:
-			c.base = le64(s[off+1:])
+			c.base = fdr.TSCWrapBase(s[off:])
 		case fdr.KindCustomEvent, fdr.KindTypedEvent:
 			c.ok, c.off, c.n, c.isFunc = true, off, n, false
 			c.typed = kind == fdr.KindTypedEvent
-			c.tsc = c.base + uint64(int64(int32(le32(s[off+5:]))))
+			c.tsc = c.base + uint64(int64(fdr.EventDelta(s[off:])))
 			return nil
 		case fdr.KindCallArgument:
 			return fmt.Errorf("flush: offset %d: CallArgument without a function record", off)
@@ -553,8 +552,8 @@ func (ix *indexed) cut(s []byte, r *run, after, before uint64) (run, bool) {
 				}
 			}
 		} else {
-			tsc = t + uint64(int64(int32(le32(s[off+5:]))))
-			off += fdr.MetadataSize + int(le32(s[off+1:]))
+			tsc = t + uint64(int64(fdr.EventDelta(s[off:])))
+			off += fdr.MetadataSize + int(fdr.EventSize(s[off:]))
 			if tsc > after && (before == 0 || tsc < before) {
 				in.events++
 				if fdr.KindOf(s[rec]) == fdr.KindTypedEvent {
