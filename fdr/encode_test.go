@@ -329,3 +329,36 @@ func TestNewBufferSpawn(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordReadersInvertWriters: each record-level reader returns what
+// its writer put, at the edges of each field's range.
+func TestRecordReadersInvertWriters(t *testing.T) {
+	rec := make([]byte, MetadataSize)
+	for _, tc := range []struct {
+		cpu uint16
+		tsc uint64
+	}{{0, 0}, {1, 1}, {0xffff, 1<<64 - 1}, {0x1234, 0x0123456789abcdef}} {
+		PutNewCPUId(rec, tc.cpu, tc.tsc)
+		if cpu, tsc := NewCPUIdFields(rec); cpu != tc.cpu || tsc != tc.tsc {
+			t.Errorf("NewCPUId(%d, %#x) read back as (%d, %#x)", tc.cpu, tc.tsc, cpu, tsc)
+		}
+		PutTSCWrap(rec, tc.tsc)
+		if got := TSCWrapBase(rec); got != tc.tsc {
+			t.Errorf("TSCWrap(%#x) read back as %#x", tc.tsc, got)
+		}
+	}
+	for _, tc := range []struct{ size, delta int32 }{{1, 0}, {1 << 30, -1}, {7, 1<<31 - 1}, {100, -1 << 31}} {
+		PutCustomEventMarker(rec, tc.size, tc.delta)
+		if s, d := EventSize(rec), EventDelta(rec); s != tc.size || d != tc.delta {
+			t.Errorf("custom event (%d, %d) read back as (%d, %d)", tc.size, tc.delta, s, d)
+		}
+		PutTypedEventMarker(rec, tc.size, tc.delta, 0xbeef)
+		if s, d := EventSize(rec), EventDelta(rec); s != tc.size || d != tc.delta {
+			t.Errorf("typed event (%d, %d) read back as (%d, %d)", tc.size, tc.delta, s, d)
+		}
+		PutCustomEventMarkerV1(rec, tc.size, 99)
+		if s := EventSize(rec); s != tc.size {
+			t.Errorf("v1 custom event size %d read back as %d", tc.size, s)
+		}
+	}
+}
