@@ -32,7 +32,7 @@ import (
 //	no_file_flush                Options.NoFinalFile
 //	flush_on_exit                Options.FlushOnExit (goxray's: a final file on SIGTERM/SIGINT)
 //	fast_clock                   Options.FastClock (goxray's: RDTSC without a fence)
-//	overhead_budget              Options.OverheadBudget (goxray's: percent of the CPU, or off)
+//	overhead_budget              Options.OverheadBudget (goxray's: percent of the process's CPU time, or off)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
 //	flush_signal                 Options.FlushSignal (ours: USR1, USR2, HUP, none, or a number)
 //	verbosity                    ≥ 1 logs the configuration at Start

@@ -135,7 +135,7 @@ type Options struct {
 	// why and records with the usual clock; Stats().Clock says which.
 	FastClock bool
 	// OverheadBudget bounds what recording may cost, in percent of the CPU
-	// (all Ps): 0 means DefaultOverheadBudget, NoOverheadBudget turns the
+	// time the process uses: 0 means DefaultOverheadBudget, NoOverheadBudget turns the
 	// governor off (a debugging session that wants every call). Over the
 	// budget, the governor stops tracing new calls of the hottest
 	// automatically instrumented functions (goxray build), so a request's
@@ -155,7 +155,7 @@ type Options struct {
 }
 
 // DefaultOverheadBudget is the governor's budget when Options leave it
-// zero: 2 % of the CPU.
+// zero: 2 % of the process's CPU time.
 const DefaultOverheadBudget = 2.0
 
 // NoOverheadBudget as Options.OverheadBudget turns the governor off.

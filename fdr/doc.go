@@ -215,11 +215,11 @@
 // # The shed event
 //
 // goxray's overhead governor stops tracing new calls of a function when
-// recording costs more of the CPU than its budget. It says so in the file
+// recording costs more of the process's CPU time than its budget. It says so in the file
 // with a custom event on its own goroutine, at the moment it decided:
 // ShedPrefix, the function id, then " share=" the fraction of the recent
-// records that function wrote, " cost=" the share of the CPU recording
-// took and " budget=" the share allowed, decimal fractions:
+// records that function wrote, " cost=" the share of the process's CPU
+// time recording took and " budget=" the share allowed, decimal fractions:
 // "goxray.shed id=1030 share=0.82 cost=0.093 budget=0.02" (Shed,
 // AppendShedPayload, ParseShed). Calls of that function that began before
 // the event keep their records; none that began after it have any.

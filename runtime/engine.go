@@ -54,8 +54,8 @@ type Config struct {
 	// records, timestamps with tens of cycles of skid. Where the CPU
 	// cannot give it, Start logs why and keeps the usual clock.
 	FastClock bool
-	// OverheadBudget is the share of the CPU, in percent of all Ps, that
-	// recording may cost before the governor sheds the hottest
+	// OverheadBudget is the share of the process's CPU time, in percent,
+	// that recording may cost before the governor sheds the hottest
 	// automatically instrumented functions (governor.go); 0: no governor.
 	OverheadBudget float64
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"encoding/binary"
 	"fmt"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -16,10 +15,14 @@ import (
 )
 
 // The overhead governor keeps what recording costs within a share of the
-// CPU (Config.OverheadBudget). Every governEvery it estimates that share
-// from the records written since its last look; over budget, it counts the
-// functions in the most recent records and sheds the hottest until the
-// rest fits.
+// CPU time the process uses (Config.OverheadBudget). Every governEvery it
+// estimates that share from the records written in its window and the
+// process's CPU time over the same span (getrusage); over budget, it
+// counts the functions in the most recent records and sheds the hottest
+// until the rest fits. The process's own CPU time, not the machine's or
+// GOMAXPROCS's, is what the program pays with: a single-threaded hot loop
+// on a 64-core machine is slowed by its recording as much as on one
+// core, and a budget per core would let it pay 64 times the budget.
 //
 // What shedding means, and why it never leaves a half-recorded call: a
 // shed function is one whose new calls are not traced at all. The code
@@ -45,11 +48,14 @@ import (
 // inner loop, a burst of requests) is over budget within one look, which
 // matters because until then it pays the full price of recording; a burst
 // shorter than a few looks in a window is no reason to shed anything. A
-// look reads the queue's record count (a load per buffer); only a look
-// over budget copies the window to count functions.
+// look reads the queue's record count (a load per buffer) and the
+// process's CPU time (one getrusage); only a look over budget copies the
+// window to count functions. Less than minJudgedCPU of CPU time in the
+// window is too little to judge a share of: an idle program is not shed.
 const (
 	governEvery  = 10 * time.Millisecond
 	governWindow = 10 // looks: 100 ms
+	minJudgedCPU = 5 * time.Millisecond
 )
 
 // RecordCost is the governor's estimate of what one record costs the
@@ -183,7 +189,7 @@ func (s *session) govern(done chan struct{}) {
 	defer t.Stop()
 	budget := s.cfg.OverheadBudget / 100
 	var w costWindow
-	w.reset(s.q.Stats().Records, time.Now())
+	w.reset(s.q.Stats().Records, processCPU())
 	hold := time.Time{}
 	told := false
 	for {
@@ -193,7 +199,7 @@ func (s *session) govern(done chan struct{}) {
 		case <-t.C:
 		}
 		now := time.Now()
-		cost := w.add(s.q.Stats().Records, now, goruntime.GOMAXPROCS(0))
+		cost := w.add(s.q.Stats().Records, processCPU())
 		autoSet := (*patchSet)(atomic.LoadPointer(&auto))
 		if cost <= budget || now.Before(hold) || autoSet == nil {
 			// Without automatically instrumented functions there is
@@ -228,43 +234,43 @@ func (s *session) govern(done chan struct{}) {
 		shedIDs(c.ids)
 		s.shedCount.Add(uint64(len(c.ids)))
 		// Judge what is left on records made after the shed only.
-		w.reset(s.q.Stats().Records, time.Now())
+		w.reset(s.q.Stats().Records, processCPU())
 		hold = time.Now().Add(2 * governEvery)
 	}
 }
 
-// costWindow is the governor's sliding window: the record count and time
-// at each of the last governWindow looks.
+// costWindow is the governor's sliding window: the record count and the
+// process's CPU time at each of the last governWindow looks.
 type costWindow struct {
 	recs [governWindow + 1]uint64
-	at   [governWindow + 1]time.Time
+	cpu  [governWindow + 1]time.Duration
 	n    int // samples held, ≤ governWindow+1
 	next int // where the next sample goes
 }
 
-func (w *costWindow) reset(recs uint64, at time.Time) {
+func (w *costWindow) reset(recs uint64, cpu time.Duration) {
 	*w = costWindow{}
-	w.recs[0], w.at[0], w.n, w.next = recs, at, 1, 1
+	w.recs[0], w.cpu[0], w.n, w.next = recs, cpu, 1, 1
 }
 
 // add records a look and returns the cost over the window's span (from
-// its oldest sample).
-func (w *costWindow) add(recs uint64, at time.Time, procs int) float64 {
+// its oldest sample): 0 while the process used less than minJudgedCPU.
+func (w *costWindow) add(recs uint64, cpu time.Duration) float64 {
 	const r = len(w.recs)
-	w.recs[w.next], w.at[w.next] = recs, at
+	w.recs[w.next], w.cpu[w.next] = recs, cpu
 	w.next = (w.next + 1) % r
 	w.n = min(w.n+1, r)
 	oldest := (w.next - w.n + r) % r
-	return recordsCost(recs-w.recs[oldest], at.Sub(w.at[oldest]), procs)
+	return recordsCost(recs-w.recs[oldest], cpu-w.cpu[oldest])
 }
 
-// recordsCost is the share of the CPU (all procs) that n records in d
-// cost at RecordCost each.
-func recordsCost(n uint64, d time.Duration, procs int) float64 {
-	if d <= 0 || procs <= 0 {
+// recordsCost is the share of cpu, the CPU time the process used, that n
+// records cost at RecordCost each (0 below minJudgedCPU).
+func recordsCost(n uint64, cpu time.Duration) float64 {
+	if cpu < minJudgedCPU {
 		return 0
 	}
-	return float64(n) * RecordCost / (float64(d.Nanoseconds()) * float64(procs))
+	return float64(n) * RecordCost / float64(cpu.Nanoseconds())
 }
 
 // recentCounts counts function entries by id in a copy of the window

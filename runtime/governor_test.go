@@ -186,21 +186,23 @@ func TestOverheadBudgetValidation(t *testing.T) {
 }
 
 // TestCostWindow: the governor judges the cost over its last governWindow
-// looks, so a program that turns hot is over budget at the first look
-// after, while one hot look among quiet ones weighs a tenth.
+// looks, against the CPU time the process used meanwhile, so a program
+// that turns hot is over budget at the first look after, while one hot
+// look among quiet ones weighs a tenth; and a process that hardly ran is
+// not judged at all.
 func TestCostWindow(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	at := func(i int) time.Time { return t0.Add(time.Duration(i) * governEvery) }
-	// 1e6 records per look (10 ms) on one proc cost 1e6*30 ns / 10 ms = 3.
+	// The process keeps one CPU busy: 10 ms of CPU time per look.
+	cpu := func(i int) time.Duration { return time.Duration(i) * governEvery }
+	// 1e6 records at 30 ns cost 30 ms: 3 looks' worth of CPU.
 	const hot = 1_000_000
 	var w costWindow
-	w.reset(0, at(0))
+	w.reset(0, cpu(0))
 	recs := uint64(0)
 	for i := 1; i <= 3*governWindow; i++ {
 		if i == 2*governWindow {
 			recs += hot // one hot look
 		}
-		got := w.add(recs, at(i), 1)
+		got := w.add(recs, cpu(i))
 		switch {
 		case i < 2*governWindow && got != 0:
 			t.Fatalf("look %d: quiet program costs %g", i, got)
@@ -212,9 +214,29 @@ func TestCostWindow(t *testing.T) {
 			t.Fatalf("look %d: the hot look left the window, yet it costs %g", i, got)
 		}
 	}
-	// Just started (or just shed): the span is what there is.
-	w.reset(recs, at(100))
-	if got := w.add(recs+hot, at(101), 2); math.Abs(got-1.5) > 1e-9 {
-		t.Fatalf("first look after a reset: %g, want 1.5 (two procs)", got)
+	// Just started (or just shed): the span is what there is. Two busy
+	// CPUs halve the share the same records cost.
+	w.reset(recs, cpu(100))
+	if got := w.add(recs+hot, cpu(100)+2*governEvery); math.Abs(got-1.5) > 1e-9 {
+		t.Fatalf("first look after a reset: %g, want 1.5 (two CPUs busy)", got)
+	}
+	// An idle process: records, but too little CPU time to judge.
+	w.reset(0, cpu(0))
+	if got := w.add(hot, minJudgedCPU-1); got != 0 {
+		t.Fatalf("a process that used %v of CPU was judged: %g", minJudgedCPU-1, got)
+	}
+}
+
+// TestProcessCPU: the governor's denominator follows the CPU time the
+// process burns.
+func TestProcessCPU(t *testing.T) {
+	c0 := processCPU()
+	if c0 <= 0 {
+		t.Fatalf("processCPU() = %v at the start of a test", c0)
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	if d := processCPU() - c0; d < 20*time.Millisecond {
+		t.Fatalf("50 ms of spinning counted as %v of CPU time", d)
 	}
 }
