@@ -214,7 +214,7 @@ func (s *session) govern(done chan struct{}) {
 			hold = now.Add(10 * time.Second)
 			if !told {
 				told = true
-				s.logf("overhead budget %.3g%% of the CPU: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", s.cfg.OverheadBudget, cost*100)
+				s.logf("overhead budget %.3g%% of the process's CPU time: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", s.cfg.OverheadBudget, cost*100)
 			}
 			continue
 		}
@@ -229,7 +229,7 @@ func (s *session) govern(done chan struct{}) {
 			names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
 			customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
 		}
-		s.logf("overhead budget %.3g%% of the CPU: recording cost about %.3g%%; %d functions shed until the session ends, these %d now: %s",
+		s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%%; %d functions shed until the session ends, these %d now: %s",
 			s.cfg.OverheadBudget, cost*100, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
 		shedIDs(c.ids)
 		s.shedCount.Add(uint64(len(c.ids)))
