@@ -53,8 +53,8 @@ import (
 // window to count functions. Less than minJudgedCPU of CPU time in the
 // window is too little to judge a share of: an idle program is not shed.
 const (
-	governEvery  = 10 * time.Millisecond
-	governWindow = 10 // looks: 100 ms
+	governEvery  = 5 * time.Millisecond
+	governWindow = 20 // looks: 100 ms
 	minJudgedCPU = 5 * time.Millisecond
 )
 

@@ -191,10 +191,11 @@ func TestOverheadBudgetValidation(t *testing.T) {
 // look among quiet ones weighs a tenth; and a process that hardly ran is
 // not judged at all.
 func TestCostWindow(t *testing.T) {
-	// The process keeps one CPU busy: 10 ms of CPU time per look.
+	// The process keeps one CPU busy: a look's worth of CPU time per look.
 	cpu := func(i int) time.Duration { return time.Duration(i) * governEvery }
-	// 1e6 records at 30 ns cost 30 ms: 3 looks' worth of CPU.
+	// 1e6 records at 30 ns cost 30 ms of CPU.
 	const hot = 1_000_000
+	hotCost := float64(hot) * RecordCost / float64(governWindow*governEvery)
 	var w costWindow
 	w.reset(0, cpu(0))
 	recs := uint64(0)
@@ -207,7 +208,7 @@ func TestCostWindow(t *testing.T) {
 		case i < 2*governWindow && got != 0:
 			t.Fatalf("look %d: quiet program costs %g", i, got)
 		case i >= 2*governWindow && i < 3*governWindow:
-			if want := 3.0 / float64(governWindow); math.Abs(got-want) > 1e-9 {
+			if want := hotCost; math.Abs(got-want) > 1e-9 {
 				t.Fatalf("look %d: one hot look in the window costs %g, want %g", i, got, want)
 			}
 		case i == 3*governWindow && got != 0:
@@ -217,8 +218,9 @@ func TestCostWindow(t *testing.T) {
 	// Just started (or just shed): the span is what there is. Two busy
 	// CPUs halve the share the same records cost.
 	w.reset(recs, cpu(100))
-	if got := w.add(recs+hot, cpu(100)+2*governEvery); math.Abs(got-1.5) > 1e-9 {
-		t.Fatalf("first look after a reset: %g, want 1.5 (two CPUs busy)", got)
+	want := float64(hot) * RecordCost / float64(2*governEvery)
+	if got := w.add(recs+hot, cpu(100)+2*governEvery); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("first look after a reset: %g, want %g (two CPUs busy)", got, want)
 	}
 	// An idle process: records, but too little CPU time to judge.
 	w.reset(0, cpu(0))
