@@ -135,8 +135,10 @@ type Options struct {
 	// why and records with the usual clock; Stats().Clock says which.
 	FastClock bool
 	// OverheadBudget bounds what recording may cost, in percent of the CPU
-	// time the process uses: 0 means DefaultOverheadBudget, NoOverheadBudget turns the
-	// governor off (a debugging session that wants every call). Over the
+	// time the process uses (not of the machine's: a single-threaded loop
+	// pays the same share on any number of cores): 0 means
+	// DefaultOverheadBudget, NoOverheadBudget turns the governor off (a
+	// debugging session that wants every call). Over the
 	// budget, the governor stops tracing new calls of the hottest
 	// automatically instrumented functions (goxray build), so a request's
 	// structure stays in the trace while tight inner loops leave it; calls
