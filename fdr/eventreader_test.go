@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"testing/iotest"
@@ -128,19 +126,7 @@ func checkReader(t *testing.T, data []byte) {
 }
 
 func TestReaderMatchesParse(t *testing.T) {
-	var files []goodFile
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no testdata: %v", err)
-	}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, goodFile{p, data})
-	}
-	files = append(files, quirkFiles()...)
+	files := append(testdataFiles(t), quirkFiles()...)
 	for _, b := range badFiles() {
 		files = append(files, goodFile{"bad: " + b.name, b.data})
 	}
@@ -205,18 +191,7 @@ func TestReaderFilter(t *testing.T) {
 // records of every version.
 func TestReaderMatchesParseMutants(t *testing.T) {
 	var seeds [][]byte
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seeds = append(seeds, data)
-	}
-	for _, g := range quirkFiles() {
+	for _, g := range append(testdataFiles(t), quirkFiles()...) {
 		seeds = append(seeds, g.data)
 	}
 	n := 600

@@ -25,16 +25,8 @@ import (
 
 // addSeeds adds every testdata/*.xray file and the hand-made files.
 func addSeeds(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seed files in testdata (%v)", err)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+	for _, g := range testdataFiles(f) {
+		f.Add(g.data)
 	}
 	for _, g := range quirkFiles() {
 		f.Add(g.data)

@@ -187,17 +187,7 @@ func strictInteropFiles(t *testing.T) []goodFile {
 			fs = append(fs, goodFile{fmt.Sprintf("generated v%d seed %d", v, seed), g.data})
 		}
 	}
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs = append(fs, goodFile{p, data})
-	}
+	fs = append(fs, testdataFiles(t)...)
 	for seed := range uint64(3) {
 		rng := rand.New(rand.NewPCG(seed, 300))
 		b := make([]byte, 3000)

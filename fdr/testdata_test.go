@@ -77,3 +77,22 @@ func TestTestdataGenerated(t *testing.T) {
 		})
 	}
 }
+
+// testdataFiles reads every testdata/*.xray file; a missing testdata
+// directory fails tb rather than leaving a test with nothing to check.
+func testdataFiles(tb testing.TB) []goodFile {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.xray"))
+	if err != nil || len(paths) == 0 {
+		tb.Fatalf("no testdata/*.xray files (%v)", err)
+	}
+	var fs []goodFile
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fs = append(fs, goodFile{p, data})
+	}
+	return fs
+}

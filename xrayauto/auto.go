@@ -62,21 +62,13 @@ func RegisterTable(ids []ID, file, table string) {
 // copy when it is true (see internal/instrument), so that code built with
 // `goxray build` costs one predictable branch per call while tracing is
 // off. It is xray.On.
-func On() bool { return xrt.On() }
+func On() bool { return xray.On() }
 
 // Enter is xray.Enter, here so that instrumented files need one import.
-func Enter(id ID) {
-	if xrt.On() {
-		xrt.Enter(uint32(id))
-	}
-}
+func Enter(id ID) { xray.Enter(id) }
 
 // Exit is xray.Exit, here so that instrumented files need one import.
-func Exit(id ID) {
-	if xrt.On() {
-		xrt.Exit(uint32(id))
-	}
-}
+func Exit(id ID) { xray.Exit(id) }
 
 // Admit reports whether a new call of id is to be traced: false once the
 // overhead governor shed id (xray.Options.OverheadBudget). Instrumented code
