@@ -272,14 +272,21 @@ func (d *driver) mainModule(flags, listFlags []string, tmp string) (mm listModul
 	return mm, extra, listFlags, nil
 }
 
+// listDeps is the go list command line for the packages the build
+// compiles and their dependencies (with their tests for go test), with
+// extra flags such as -json's fields.
+func (d *driver) listDeps(listFlags, pkgs []string, extra ...string) []string {
+	args := append(append([]string{"list", "-e", "-deps"}, extra...), listFlags...)
+	if d.verb == "test" {
+		args = append(args, "-test")
+	}
+	return append(args, pkgs...)
+}
+
 // units lists the packages the build compiles (with their tests for go
 // test) and returns those to instrument.
 func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, error) {
-	listArgs := append([]string{"list", "-e", "-deps", "-json=ImportPath,Name,Dir,ForTest,Standard,GoFiles,TestGoFiles,XTestGoFiles,Module,Error"}, listFlags...)
-	if d.verb == "test" {
-		listArgs = append(listArgs, "-test")
-	}
-	list, err := goJSON[listPackage](d, append(listArgs, pkgs...)...)
+	list, err := goJSON[listPackage](d, d.listDeps(listFlags, pkgs, "-json=ImportPath,Name,Dir,ForTest,Standard,GoFiles,TestGoFiles,XTestGoFiles,Module,Error")...)
 	if err != nil {
 		return nil, err
 	}

@@ -30,11 +30,7 @@ type exportImporter struct {
 }
 
 func newExportImporter(d *driver, listFlags, pkgs []string) *exportImporter {
-	args := append([]string{"list", "-e", "-deps", "-export", "-json=ImportPath,Export"}, listFlags...)
-	if d.verb == "test" {
-		args = append(args, "-test")
-	}
-	return &exportImporter{d: d, args: append(args, pkgs...)}
+	return &exportImporter{d: d, args: d.listDeps(listFlags, pkgs, "-export", "-json=ImportPath,Export")}
 }
 
 func (e *exportImporter) Import(path string) (*types.Package, error) {
