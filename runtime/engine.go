@@ -120,6 +120,9 @@ type session struct {
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
 	// shedCount counts the functions the governor shed in this session.
 	shedCount atomic.Uint64
+	// reclaiming is set while reclaim retires writers (see
+	// acquireAfterReclaim).
+	reclaiming atomic.Bool
 	// spare holds retired writers, which no recording set holds, for reuse
 	// (takeWriter). Under growMu.
 	spare []*writer

@@ -331,9 +331,9 @@ func (w *writer) next(t, g uint64) bool {
 	w.goid = 0
 	checkFastPath(w.p)
 	b, err := w.s.q.Acquire()
-	if err != nil && w.s.cfg.Mode == buffer.FlightRecorder && w.s.reclaim() {
-		// Writers of Ps that GOMAXPROCS no longer has held the buffers.
-		b, err = w.s.q.Acquire()
+	if err != nil && w.s.cfg.Mode == buffer.FlightRecorder {
+		// Writers of Ps that GOMAXPROCS no longer has may hold the buffers.
+		b, err = w.s.acquireAfterReclaim()
 	}
 	if err != nil {
 		w.drop(DropFull)

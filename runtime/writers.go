@@ -151,6 +151,8 @@ func (s *session) reclaim() bool {
 	if old != writers.Load() {
 		return false // grown or reclaimed meanwhile: the next look sees the new set
 	}
+	s.reclaiming.Store(true)
+	defer s.reclaiming.Store(false)
 	set := &writerSet{w: old.w[:n:n]}
 	writers.Store(set)
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
@@ -160,6 +162,33 @@ func (s *session) reclaim() bool {
 	}
 	s.retired.Add(uint64(len(old.w) - n))
 	return true
+}
+
+// reclaimSpins bounds how many times acquireAfterReclaim tries the queue
+// while another P's reclaim is sealing buffers: that reclaim is pinned and
+// runs to its end in microseconds, unless the OS deschedules its thread,
+// and then a record is dropped rather than this P held any longer.
+const reclaimSpins = 1 << 14
+
+// acquireAfterReclaim is a flight-recorder writer's second try for a
+// buffer, pinned: it reclaims the buffers of Ps that GOMAXPROCS no longer
+// has, or, while another P's reclaim is sealing them, waits for the first
+// of them. Without the wait, a writer whose claim failed just after the
+// other reclaim shortened the set, and before it sealed a buffer, dropped
+// its record.
+func (s *session) acquireAfterReclaim() (*buffer.Buffer, error) {
+	if s.reclaim() {
+		return s.q.Acquire()
+	}
+	for range reclaimSpins {
+		if !s.reclaiming.Load() {
+			return s.q.Acquire() // the other reclaim, if any, has ended
+		}
+		if b, err := s.q.Acquire(); err == nil {
+			return b, nil
+		}
+	}
+	return nil, buffer.ErrFull
 }
 
 // idleWatch is what the watcher saw at its previous look (retireIdle).
