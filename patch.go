@@ -11,7 +11,10 @@ func Patch(id ID) { xrt.Patch(uint32(id)) }
 // without counting drops, until Patch(id) or PatchAll. A call unpatched
 // between its Enter and its Exit leaves an open call or an unmatched Exit,
 // which flushes handle as usual. The set of unpatched ids costs one bit per
-// id up to the largest one.
+// id up to the largest one. A function that `goxray build` instrumented
+// and that is unpatched runs its original body, as with tracing off: its
+// calls cost one load and a branch, and a call already under way when it
+// is unpatched still records its Exit.
 func Unpatch(id ID) { xrt.Unpatch(uint32(id)) }
 
 // PatchAll records every id again.

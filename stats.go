@@ -83,7 +83,10 @@ type Statistics struct {
 	// instrumented functions it shed: new calls of them are not traced
 	// until the next Start (see Options.OverheadBudget). Each shed is also
 	// logged and written into the trace as a "goxray.shed" custom event.
+	// RecordCost is what the governor takes one record to cost, in ns: a
+	// read of the clock, timed at Start, and the work around it.
 	OverheadBudget float64
+	RecordCost     float64
 	ShedFuncs      []string
 }
 
@@ -143,6 +146,7 @@ func statistics(s xrt.Stats) Statistics {
 		GoroutineIDSource:     s.GoroutineIDSource,
 		RecordPath:            s.RecordPath,
 		OverheadBudget:        s.OverheadBudget,
+		RecordCost:            s.RecordCost,
 		ShedFuncs:             shedNames(s.ShedFuncs),
 	}
 }

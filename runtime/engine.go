@@ -120,6 +120,12 @@ type session struct {
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
 	// shedCount counts the functions the governor shed in this session.
 	shedCount atomic.Uint64
+	// The governor's (with a budget): its wake-up call, the estimated
+	// cost of a record in ns, and the TSC ticks per record below which a
+	// buffer was filled over budget (0: no governor).
+	govWake    chan struct{}
+	recordCost float64
+	hotTicks   uint64
 	// reclaiming is set while reclaim retires writers (see
 	// acquireAfterReclaim).
 	reclaiming atomic.Bool
@@ -219,19 +225,25 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	writers.Store(set)
 	s.set.Store(set)
 	// The assembly path knows nothing of rewinding or test clocks.
-	setFast(set, clockHook == nil && s.minTicks == 0 && fastReady())
+	fast := clockHook == nil && s.minTicks == 0 && fastReady()
+	setFast(set, fast)
+	if cfg.OverheadBudget > 0 {
+		s.govWake = make(chan struct{}, 1)
+		s.recordCost = estimateRecordCost(fast)
+		s.hotTicks = uint64(max(1, s.recordCost*float64(s.info.Frequency)/1e9/(cfg.OverheadBudget/100)))
+	}
 	cur = s
 	s.done = make(chan struct{})
 	go s.watchProcs(s.done, watchEvery)
-	// A new session judges its functions afresh, with or without a
-	// governor: a shed lasts until the session ends.
-	readmit()
 	if cfg.OverheadBudget > 0 {
 		go s.govern(s.done)
 	}
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
+	// A new session judges its functions afresh, with or without a
+	// governor: a shed lasts until the session ends.
+	setGates(true)
 	return cfg.Logf, clockWhy, nil
 }
 
@@ -278,6 +290,7 @@ func stop() (string, func(string, ...any), error) {
 		return "", nil, ErrNotRunning
 	}
 	state.Store(stateOff)
+	setGates(false)
 	close(s.done)
 	s.unnotify()
 	quiesce()

@@ -5,37 +5,36 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/registry"
 )
 
 // The overhead governor keeps what recording costs within a share of the
-// CPU time the process uses (Config.OverheadBudget). Every governEvery it
-// estimates that share from the records written in its window and the
-// process's CPU time over the same span (getrusage); over budget, it
-// counts the functions in the most recent records and sheds the hottest
-// until the rest fits. The process's own CPU time, not the machine's or
-// GOMAXPROCS's, is what the program pays with: a single-threaded hot loop
-// on a 64-core machine is slowed by its recording as much as on one
-// core, and a budget per core would let it pay 64 times the budget.
+// CPU time the process uses (Config.OverheadBudget). It estimates that
+// share from the records written over its recent looks, at the session's
+// estimated cost per record (estimateRecordCost), and the process's CPU
+// time over the same span (getrusage); over budget, it counts the
+// functions in the newest records and sheds the hottest until the rest
+// fits. The process's own CPU time, not the machine's or GOMAXPROCS's, is
+// what the program pays with: a single-threaded hot loop on a 64-core
+// machine is slowed by its recording as much as on one core, and a budget
+// per core would let it pay 64 times the budget.
 //
 // What shedding means, and why it never leaves a half-recorded call: a
 // shed function is one whose new calls are not traced at all. The code
-// that goxray build generates asks xrayauto.Admit(id) once, at the call's start,
-// next to On(); a call that began traced keeps its deferred Exit, which is
-// recorded as usual. So a call open when its function is shed still gets
-// its Exit, and a call that began after it records neither record, in
-// recursion, panics and Goexit alike. Enter and Exit themselves do not
-// look at the shed set: calls placed by hand (xray.Enter, defer
-// xray.Exit) can decide only at Enter, and Exit could not know which Enter
-// was recorded, so hand-placed calls are never shed — placing them is
-// the user's explicit choice — and only automatically instrumented
-// functions (xrayauto.RegisterTable) are candidates.
+// that goxray build generates tests the function's Gate once, at the
+// call's start, and the governor closes it; a call that began traced
+// keeps its deferred Exit, which is recorded as usual. So a call open
+// when its function is shed still gets its Exit, and a call that began
+// after it records neither record, in recursion, panics and Goexit alike,
+// and costs what it costs with tracing off. Enter and Exit themselves do
+// not look at the shed set: calls placed by hand (xray.Enter, defer
+// xray.Exit) can decide only at Enter, and Exit could not know which
+// Enter was recorded, so hand-placed calls are never shed — placing them
+// is the user's explicit choice — and only functions with a gate
+// (xrayauto.RegisterTable) are candidates.
 //
 // A function stays shed until the session ends (the next Start readmits it):
 // re-admitting when load falls would flip functions on and off faster
@@ -43,94 +42,25 @@ import (
 // Every decision is logged, counted in Stats, and written into the trace
 // as a custom event (fdr.AppendShedPayload) on the governor's goroutine.
 
-// governEvery is how often the governor looks, and governWindow the span
-// over which it judges the cost: a program that turns hot (a benchmark's
-// inner loop, a burst of requests) is over budget within one look, which
-// matters because until then it pays the full price of recording; a burst
-// shorter than a few looks in a window is no reason to shed anything. A
-// look reads the queue's record count (a load per buffer) and the
-// process's CPU time (one getrusage); only a look over budget copies the
-// window to count functions. Less than minJudgedCPU of CPU time in the
-// window is too little to judge a share of: an idle program is not shed.
+// The governor looks at the cost of recording when a writer seals a
+// buffer that it filled faster than the budget allows (the record path's
+// own evidence that a P is over budget: a program that turns hot is seen
+// within one buffer, a fraction of a millisecond at full recording cost),
+// and every governEvery otherwise (records spread thin over many Ps, or
+// still in buffers being filled). A look reads the queue's record count
+// (a load per buffer) and the process's CPU time (one getrusage) and
+// judges their growth over the last governSpan; only a look over budget
+// copies the newest records (sampleBytes) to count functions. Less than
+// minJudgedCPU of CPU time in the span is too little to judge a share of:
+// an idle program is not shed, and neither is a burst shorter than that.
 const (
-	governEvery  = 5 * time.Millisecond
-	governWindow = 20 // looks: 100 ms
-	minJudgedCPU = 5 * time.Millisecond
+	governSpan   = 100 * time.Millisecond
+	minJudgedCPU = time.Millisecond
+	sampleBytes  = 256 << 10
 )
 
-// RecordCost is the governor's estimate of what one record costs the
-// program, in nanoseconds: an Enter+Exit pair measures 45–60 ns on the
-// fenced TSC clocks of the machines make bench ran on, so 30 per record
-// leans to the expensive side (the governor then sheds a little early,
-// never late).
-const RecordCost = 30
-
-var (
-	shed   unsafe.Pointer // *patchSet: the shed ids (bits only, rest 0)
-	shedMu sync.Mutex
-
-	// auto marks the ids RegisterTable gave out: only those are shed.
-	auto   unsafe.Pointer // *patchSet
-	autoMu sync.Mutex
-)
-
-// Admitted reports whether new calls of id are traced: false once the
-// governor shed it. One load and a not-taken branch while nothing is shed.
-func Admitted(id uint32) bool { return !(*patchSet)(atomic.LoadPointer(&shed)).has(id) }
-
-// MarkAuto records that ids belong to automatically instrumented
-// functions, which the governor may shed.
-func MarkAuto(ids []uint32) { addBits(&auto, &autoMu, ids) }
-
-// addBits publishes a copy of the set at *p with ids added.
-func addBits(p *unsafe.Pointer, mu *sync.Mutex, ids []uint32) {
-	mu.Lock()
-	defer mu.Unlock()
-	ns := &patchSet{}
-	if old := (*patchSet)(atomic.LoadPointer(p)); old != nil {
-		ns.bits = append(ns.bits, old.bits...)
-	}
-	for _, id := range ids {
-		ns.bits = setBit(ns.bits, id)
-	}
-	atomic.StorePointer(p, unsafe.Pointer(ns))
-}
-
-func setBit(bits []uint64, id uint32) []uint64 {
-	i := int(id >> 6)
-	for len(bits) <= i {
-		bits = append(bits, 0)
-	}
-	bits[i] |= 1 << (id & 63)
-	return bits
-}
-
-// readmit traces every shed function again.
-func readmit() {
-	shedMu.Lock()
-	defer shedMu.Unlock()
-	atomic.StorePointer(&shed, nil)
-}
-
-// shedIDs sheds ids.
-func shedIDs(ids []uint32) { addBits(&shed, &shedMu, ids) }
-
-// ShedFuncs lists the shed ids, ascending.
-func ShedFuncs() []uint32 {
-	ps := (*patchSet)(atomic.LoadPointer(&shed))
-	if ps == nil {
-		return nil
-	}
-	var ids []uint32
-	for i, w := range ps.bits {
-		for b := 0; w != 0; b, w = b+1, w>>1 {
-			if w&1 != 0 {
-				ids = append(ids, uint32(i*64+b))
-			}
-		}
-	}
-	return ids
-}
+// governEvery is a variable for tests that take the ticker away.
+var governEvery = 10 * time.Millisecond
 
 // choice is one shed decision: the ids to shed and their shares of the
 // recent records.
@@ -141,9 +71,10 @@ type choice struct {
 
 // decide picks what to shed when recording costs cost (a share of the
 // CPU, 0..1) against budget (same unit), given how many of the recent
-// records each function wrote. Hottest first, only functions MarkAuto
-// named and not shed yet, until the rest would fit.
-func decide(cost, budget float64, counts map[uint32]int, eligible func(uint32) bool) choice {
+// records each function wrote (counts, indexed by id; the caller leaves
+// out functions that no longer record). Hottest first, only eligible
+// functions, until the rest would fit.
+func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) choice {
 	var c choice
 	if cost <= budget || cost <= 0 {
 		return c
@@ -151,13 +82,16 @@ func decide(cost, budget float64, counts map[uint32]int, eligible func(uint32) b
 	total := 0
 	type kv struct {
 		id uint32
-		n  int
+		n  uint32
 	}
 	var all []kv
 	for id, n := range counts {
-		total += n
-		if eligible(id) {
-			all = append(all, kv{id, n})
+		if n == 0 {
+			continue
+		}
+		total += int(n)
+		if eligible(uint32(id)) {
+			all = append(all, kv{uint32(id), n})
 		}
 	}
 	if total == 0 {
@@ -189,7 +123,9 @@ func (s *session) govern(done chan struct{}) {
 	defer t.Stop()
 	budget := s.cfg.OverheadBudget / 100
 	var w costWindow
-	w.reset(s.q.Stats().Records, processCPU())
+	var g sampler
+	start := time.Now()
+	w.reset(0, s.q.Stats().Records, processCPU())
 	hold := time.Time{}
 	told := false
 	for {
@@ -197,22 +133,21 @@ func (s *session) govern(done chan struct{}) {
 		case <-done:
 			return
 		case <-t.C:
+		case <-s.govWake:
 		}
 		now := time.Now()
-		cost := w.add(s.q.Stats().Records, processCPU())
-		autoSet := (*patchSet)(atomic.LoadPointer(&auto))
-		if cost <= budget || now.Before(hold) || autoSet == nil {
-			// Without automatically instrumented functions there is
-			// nothing the governor may shed: every call was placed by hand.
+		cost := w.add(now.Sub(start), s.q.Stats().Records, processCPU(), s.recordCost)
+		if cost <= budget || now.Before(hold) {
 			continue
 		}
-		counts := s.recentCounts()
-		c := decide(cost, budget, counts, func(id uint32) bool { return autoSet.has(id) && Admitted(id) })
+		counts := g.count(s)
+		c := decide(cost, budget, counts, sheddable)
 		if len(c.ids) == 0 {
-			// Nothing left to shed (the hot code is placed by hand): look
-			// again later, not every tick, and say so once.
+			// Nothing left to shed (the hot code is placed by hand, or
+			// records none now): look again later, not at every buffer,
+			// and say so once.
 			hold = now.Add(10 * time.Second)
-			if !told {
+			if !told && g.hand > 0 {
 				told = true
 				s.logf("overhead budget %.3g%% of the process's CPU time: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", s.cfg.OverheadBudget, cost*100)
 			}
@@ -229,85 +164,132 @@ func (s *session) govern(done chan struct{}) {
 			names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
 			customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
 		}
-		s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%%; %d functions shed until the session ends, these %d now: %s",
-			s.cfg.OverheadBudget, cost*100, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
-		shedIDs(c.ids)
-		s.shedCount.Add(uint64(len(c.ids)))
+		s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
+			s.cfg.OverheadBudget, cost*100, s.recordCost, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
+		s.shedCount.Add(uint64(len(shedIDs(c.ids))))
 		// Judge what is left on records made after the shed only.
-		w.reset(s.q.Stats().Records, processCPU())
-		hold = time.Now().Add(2 * governEvery)
+		w.reset(time.Since(start), s.q.Stats().Records, processCPU())
+		hold = time.Now().Add(2 * time.Millisecond)
 	}
 }
 
-// costWindow is the governor's sliding window: the record count and the
-// process's CPU time at each of the last governWindow looks.
+// wakeGovernor asks the governor to look now; it never blocks. Writers
+// call it after sealing a buffer they filled faster than the budget
+// allows (hotTicks).
+func (s *session) wakeGovernor() {
+	select {
+	case s.govWake <- struct{}{}:
+	default:
+	}
+}
+
+// costWindow holds the governor's recent looks: when each was taken, the
+// record count and the process's CPU time then. The cost is judged from
+// the oldest look within governSpan (or the one before it, when looks are
+// sparse) to the newest.
 type costWindow struct {
-	recs [governWindow + 1]uint64
-	cpu  [governWindow + 1]time.Duration
-	n    int // samples held, ≤ governWindow+1
-	next int // where the next sample goes
+	at   [windowLooks]time.Duration
+	recs [windowLooks]uint64
+	cpu  [windowLooks]time.Duration
+	n    int // looks held, ≥ 1 after reset
+	head int // the oldest
 }
 
-func (w *costWindow) reset(recs uint64, cpu time.Duration) {
+// windowLooks bounds the looks held: when buffers fill fast the span is
+// that many looks, shorter than governSpan.
+const windowLooks = 32
+
+func (w *costWindow) reset(at time.Duration, recs uint64, cpu time.Duration) {
 	*w = costWindow{}
-	w.recs[0], w.cpu[0], w.n, w.next = recs, cpu, 1, 1
+	w.at[0], w.recs[0], w.cpu[0], w.n = at, recs, cpu, 1
 }
 
-// add records a look and returns the cost over the window's span (from
-// its oldest sample): 0 while the process used less than minJudgedCPU.
-func (w *costWindow) add(recs uint64, cpu time.Duration) float64 {
-	const r = len(w.recs)
-	w.recs[w.next], w.cpu[w.next] = recs, cpu
-	w.next = (w.next + 1) % r
-	w.n = min(w.n+1, r)
-	oldest := (w.next - w.n + r) % r
-	return recordsCost(recs-w.recs[oldest], cpu-w.cpu[oldest])
+// add records a look and returns the cost, at recordCost ns a record, of
+// the records written since the window's oldest look, as a share of the
+// CPU time used since (0 below minJudgedCPU).
+func (w *costWindow) add(at time.Duration, recs uint64, cpu time.Duration, recordCost float64) float64 {
+	if w.n == windowLooks {
+		w.head, w.n = (w.head+1)%windowLooks, w.n-1
+	}
+	i := (w.head + w.n) % windowLooks
+	w.at[i], w.recs[i], w.cpu[i] = at, recs, cpu
+	w.n++
+	// Keep one look older than the span at most: the base.
+	for w.n > 2 && at-w.at[(w.head+1)%windowLooks] >= governSpan {
+		w.head, w.n = (w.head+1)%windowLooks, w.n-1
+	}
+	return recordsCost(recs-w.recs[w.head], cpu-w.cpu[w.head], recordCost)
 }
 
 // recordsCost is the share of cpu, the CPU time the process used, that n
-// records cost at RecordCost each (0 below minJudgedCPU).
-func recordsCost(n uint64, cpu time.Duration) float64 {
+// records cost at recordCost ns each (0 below minJudgedCPU).
+func recordsCost(n uint64, cpu time.Duration, recordCost float64) float64 {
 	if cpu < minJudgedCPU {
 		return 0
 	}
-	return float64(n) * RecordCost / float64(cpu.Nanoseconds())
+	return float64(n) * recordCost / float64(cpu.Nanoseconds())
 }
 
-// recentCounts counts function entries by id in a copy of the window
-// (copyWindow). Each block's records are its goroutine's, newest last, so the counts
-// lean to what ran recently only as much as the window does; that is
-// enough to tell the hot functions from the rest.
-func (s *session) recentCounts() map[uint32]int {
-	counts := map[uint32]int{}
-	c, err := copyWindow()
-	if err != nil {
-		return counts
+// sampler counts function entries by id in the newest records
+// (buffer.Queue.Sample), reusing its copy and its counts between looks.
+type sampler struct {
+	buf    []byte
+	counts []uint32
+	hand   int // entries of functions without a gate, in the last count
+}
+
+// count returns the entries per id of the newest records, leaving out
+// functions already shed (their old records say nothing of what recording
+// costs now). It holds mu while it copies, so that the queue cannot be
+// closed under it; nil if s is no longer the session.
+func (g *sampler) count(s *session) []uint32 {
+	mu.Lock()
+	if cur != s {
+		mu.Unlock()
+		return nil
 	}
-	defer c.release()
-	if c.s != s {
-		return counts // a later session's window: not this governor's to judge
-	}
-	for _, sg := range c.segs {
-		for off := 0; off < len(sg); {
-			if !fdr.IsMetadata(sg[off]) {
-				if off+fdr.FunctionSize > len(sg) {
+	sn := s.q.Sample(g.buf, sampleBytes)
+	mu.Unlock()
+	g.buf = sn.Buf
+	clear(g.counts)
+	for _, sg := range sn.Segments {
+		d := sg.Data
+		for off := 0; off < len(d); {
+			if !fdr.IsMetadata(d[off]) {
+				if off+fdr.FunctionSize > len(d) {
 					break
 				}
-				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(sg[off:]))
+				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(d[off:]))
 				if a == fdr.Enter || a == fdr.EnterArgs {
-					counts[id]++
+					if int(id) >= len(g.counts) {
+						g.counts = append(g.counts, make([]uint32, int(id)+1-len(g.counts))...)
+					}
+					g.counts[id]++
 				}
 				off += fdr.FunctionSize
 				continue
 			}
-			n, err := metaSize(sg, off)
+			n, err := metaSize(d, off)
 			if err != nil || n <= 0 {
 				break
 			}
 			off += n
 		}
 	}
-	return counts
+	g.hand = 0
+	gateMu.Lock()
+	for _, id := range shed {
+		if int(id) < len(g.counts) {
+			g.counts[id] = 0
+		}
+	}
+	for id, n := range g.counts {
+		if n != 0 && (id >= len(gates) || gates[id] == nil) {
+			g.hand += int(n)
+		}
+	}
+	gateMu.Unlock()
+	return g.counts
 }
 
 // logf calls the session's Logf holding no lock (Adopt may replace Logf,

@@ -17,7 +17,7 @@ import (
 // TestDecide: hottest first, only eligible functions, until the rest of
 // the cost fits the budget; nothing under the budget.
 func TestDecide(t *testing.T) {
-	counts := map[uint32]int{1: 700, 2: 200, 3: 60, 4: 40}
+	counts := []uint32{0, 700, 200, 60, 40}
 	handPlaced := func(id uint32) bool { return id != 2 }
 	for _, c := range []struct {
 		cost, budget float64
@@ -48,8 +48,9 @@ func TestDecide(t *testing.T) {
 func TestGovernorShedsHotFunction(t *testing.T) {
 	bin := xraytool.Bin(t)
 	const hot, outer, hand = 1501, 1502, 1503
-	MarkAuto([]uint32{hot, outer})
-	t.Cleanup(readmit)
+	gs := make([]Gate, 2)
+	RegisterGates([]uint32{hot, outer}, gs)
+	hotOn, outerOn := gs[0].On, gs[1].On
 	var mu sync.Mutex
 	var logged []string
 	c := config(t)
@@ -67,7 +68,7 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		if Admitted(hot) {
+		if hotOn() {
 			Enter(hot)
 			close(entered)
 			<-release
@@ -76,11 +77,11 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 	}()
 	<-entered
 	deadline := time.Now().Add(60 * time.Second)
-	for Admitted(hot) && time.Now().Before(deadline) {
-		if Admitted(outer) {
+	for hotOn() && time.Now().Before(deadline) {
+		if outerOn() {
 			Enter(outer)
 			for range 200 {
-				if Admitted(hot) {
+				if hotOn() {
 					Enter(hot)
 					Exit(hot)
 				}
@@ -90,7 +91,7 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 			Exit(outer)
 		}
 	}
-	if Admitted(hot) {
+	if hotOn() {
 		t.Fatal("the hot function was not shed in 60 s")
 	}
 	close(release)
@@ -98,7 +99,7 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 	// Calls that begin now record nothing.
 	shedAt, _ := now()
 	for range 1000 {
-		if Admitted(hot) {
+		if hotOn() {
 			Enter(hot)
 			Exit(hot)
 		}
@@ -185,46 +186,67 @@ func TestOverheadBudgetValidation(t *testing.T) {
 	}
 }
 
-// TestCostWindow: the governor judges the cost over its last governWindow
-// looks, against the CPU time the process used meanwhile, so a program
-// that turns hot is over budget at the first look after, while one hot
-// look among quiet ones weighs a tenth; and a process that hardly ran is
-// not judged at all.
+// TestCostWindow: the governor judges the cost over the looks of its
+// last governSpan, against the CPU time the process used meanwhile, so a
+// program that turns hot is over budget at the first look after, while
+// one hot look among quiet ones weighs a span's worth less; looks
+// farther apart than the span judge the time since the previous one;
+// and a process that hardly ran is not judged at all.
 func TestCostWindow(t *testing.T) {
-	// The process keeps one CPU busy: a look's worth of CPU time per look.
-	cpu := func(i int) time.Duration { return time.Duration(i) * governEvery }
-	// 1e6 records at 30 ns cost 30 ms of CPU.
-	const hot = 1_000_000
-	hotCost := float64(hot) * RecordCost / float64(governWindow*governEvery)
+	const every = 5 * time.Millisecond // one CPU busy: a look's worth of CPU per look
+	const rc = 30.0                    // ns a record
+	const hot = 1_000_000              // 30 ms of recording
+	looks := int(governSpan / every)
 	var w costWindow
-	w.reset(0, cpu(0))
+	w.reset(0, 0, 0)
 	recs := uint64(0)
-	for i := 1; i <= 3*governWindow; i++ {
-		if i == 2*governWindow {
+	at := func(i int) time.Duration { return time.Duration(i) * every }
+	for i := 1; i <= 3*looks; i++ {
+		if i == 2*looks {
 			recs += hot // one hot look
 		}
-		got := w.add(recs, cpu(i))
+		got := w.add(at(i), recs, at(i), rc)
 		switch {
-		case i < 2*governWindow && got != 0:
+		case i < 2*looks && got != 0:
 			t.Fatalf("look %d: quiet program costs %g", i, got)
-		case i >= 2*governWindow && i < 3*governWindow:
-			if want := hotCost; math.Abs(got-want) > 1e-9 {
+		case i >= 2*looks && i < 3*looks:
+			if want := hot * rc / float64(governSpan); math.Abs(got-want) > 1e-9 {
 				t.Fatalf("look %d: one hot look in the window costs %g, want %g", i, got, want)
 			}
-		case i == 3*governWindow && got != 0:
+		case i == 3*looks && got != 0:
 			t.Fatalf("look %d: the hot look left the window, yet it costs %g", i, got)
 		}
 	}
 	// Just started (or just shed): the span is what there is. Two busy
 	// CPUs halve the share the same records cost.
-	w.reset(recs, cpu(100))
-	want := float64(hot) * RecordCost / float64(2*governEvery)
-	if got := w.add(recs+hot, cpu(100)+2*governEvery); math.Abs(got-want) > 1e-9 {
+	w.reset(0, recs, 0)
+	if got, want := w.add(every, recs+hot, 2*every, rc), hot*rc/float64(2*every); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("first look after a reset: %g, want %g (two CPUs busy)", got, want)
 	}
+	// Sparse looks: the previous one is the base, however old.
+	w.reset(0, 0, 0)
+	w.add(time.Second, 0, time.Second, rc)
+	if got, want := w.add(2*time.Second, hot, 2*time.Second, rc), hot*rc/float64(time.Second); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("a look a second after the previous one: %g, want %g", got, want)
+	}
+	// Dense looks (buffers filling fast): the window holds windowLooks,
+	// so a hot start 32 looks ago no longer counts.
+	w.reset(0, 0, 0)
+	var got float64
+	recs = 0
+	for i := 1; i <= 2*windowLooks; i++ {
+		recs += 1000
+		if i <= windowLooks {
+			recs += 4000
+		}
+		got = w.add(time.Duration(i)*time.Microsecond*100, recs, time.Duration(i)*time.Microsecond*100, rc)
+	}
+	if want := 1000 * rc / float64(100*time.Microsecond); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("dense looks: %g, want %g", got, want)
+	}
 	// An idle process: records, but too little CPU time to judge.
-	w.reset(0, cpu(0))
-	if got := w.add(hot, minJudgedCPU-1); got != 0 {
+	w.reset(0, 0, 0)
+	if got := w.add(time.Second, hot, minJudgedCPU-1, rc); got != 0 {
 		t.Fatalf("a process that used %v of CPU was judged: %g", minJudgedCPU-1, got)
 	}
 }

@@ -95,4 +95,5 @@ func publishPatches(ns *patchSet) {
 		}
 	}
 	atomic.StorePointer(&patches, unsafe.Pointer(ns))
+	refreshGates()
 }

@@ -91,8 +91,10 @@ type Stats struct {
 	// were sealed so they can be recycled.
 	RetiredWriters uint64
 	// OverheadBudget is the governor's budget in percent (0: none);
-	// ShedFuncs the functions it shed, which new calls no longer trace.
+	// RecordCost its estimate of one record's cost, in ns; ShedFuncs the
+	// functions it shed, which new calls no longer trace.
 	OverheadBudget float64
+	RecordCost     float64
 	ShedFuncs      []uint32
 }
 
@@ -148,6 +150,7 @@ func (s *session) stats() Stats {
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.RetiredWriters = s.retired.Load()
 	st.OverheadBudget = s.cfg.OverheadBudget
+	st.RecordCost = s.recordCost
 	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {

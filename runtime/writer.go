@@ -36,6 +36,7 @@ type writer struct {
 	cpu   uint32         // CPU of the current base; noCPU forces NewCPUId
 	goid  uint64         // goroutine whose block is open; 0: none
 	last  uint64         // TSC base: the last record's TSC
+	first uint64         // the TSC at which buf was taken (the governor's rate test)
 	ext   *atomic.Uint64 // buf's published extent (records<<32 | bytes)
 	buf   *buffer.Buffer
 	s     *session
@@ -325,6 +326,9 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
+		if w.last-w.first < uint64(w.count)*w.s.hotTicks {
+			w.s.wakeGovernor()
+		}
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
 		w.held.Store(nil)
 	}
@@ -341,6 +345,7 @@ func (w *writer) next(t, g uint64) bool {
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()
+	w.first = t
 	w.held.Store(b)
 	return true
 }

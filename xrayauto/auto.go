@@ -16,22 +16,31 @@ import (
 // that ids registered here and by hand are one kind.
 type ID = xray.ID
 
+// Gate is the word an instrumented function tests at the start of each
+// call: open while tracing is on and the overhead governor has not shed
+// the function. Each instrumented file declares an array of them beside
+// its id table.
+type Gate = xrt.Gate
+
 // RegisterTable registers the functions of one automatically instrumented
-// source file and stores their ids in ids, in table order. table holds one
-// line per function, "name\tline\n", all declared in file, or
-// "name\tline\tfile\n" where a line directive names another file. It runs from
-// the initializer of a package-level array that every instrumented
+// source file, stores their ids in ids, in table order, and hands the
+// runtime their gates (gates[i] is the function of ids[i]'s). table holds
+// one line per function, "name\tline\n", all declared in file, or
+// "name\tline\tfile\n" where a line directive names another file. It runs
+// from the initializer of a package-level array that every instrumented
 // function of the file reads, so Go's initialization order assigns the
 // ids before any of those functions can run, including from other
-// package-level initializers. A malformed table is a bug in the generator:
-// it panics at initialization rather than trace under wrong names.
-func RegisterTable(ids []ID, file, table string) {
+// package-level initializers; the gates have no initializer, and are
+// closed (calls run untraced) until this registers them. A malformed
+// table is a bug in the generator: it panics at initialization rather
+// than trace under wrong names.
+func RegisterTable(ids []ID, gates []Gate, file, table string) {
 	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
 	if table == "" {
 		lines = nil
 	}
-	if len(lines) != len(ids) {
-		panic(fmt.Sprintf("xray: instrumentation table of %s: %d entries for %d ids", file, len(lines), len(ids)))
+	if len(lines) != len(ids) || len(gates) != len(ids) {
+		panic(fmt.Sprintf("xray: instrumentation table of %s: %d entries for %d ids and %d gates", file, len(lines), len(ids), len(gates)))
 	}
 	fs := make([]registry.Func, len(lines))
 	for i, l := range lines {
@@ -50,31 +59,17 @@ func RegisterTable(ids []ID, file, table string) {
 	}
 	raw := make([]uint32, len(fs))
 	registry.RegisterAll(fs, raw)
-	xrt.MarkAuto(raw)
 	for i, id := range raw {
 		ids[i] = ID(id)
 	}
+	xrt.RegisterGates(raw, gates)
 }
-
-// On reports whether tracing is on: one load of a global word, which the
-// compiler inlines. Every automatically instrumented function tests it once
-// per call, running its original body when it is false and its traced
-// copy when it is true (see internal/instrument), so that code built with
-// `goxray build` costs one predictable branch per call while tracing is
-// off. It is xray.On.
-func On() bool { return xray.On() }
 
 // Enter is xray.Enter, here so that instrumented files need one import.
 func Enter(id ID) { xray.Enter(id) }
 
 // Exit is xray.Exit, here so that instrumented files need one import.
 func Exit(id ID) { xray.Exit(id) }
-
-// Admit reports whether a new call of id is to be traced: false once the
-// overhead governor shed id (xray.Options.OverheadBudget). Instrumented code
-// asks it after On, at the call's start, so a call either records its
-// Entry and Exit or neither.
-func Admit(id ID) bool { return xrt.Admitted(uint32(id)) }
 
 // AutoStop stops tracing, writing the final file, if tracing is on. The
 // instrumenter defers it at the top of main.main and of TestMain (its own

@@ -9,7 +9,8 @@ import (
 
 func TestRegisterTable(t *testing.T) {
 	var ids [3]ID
-	RegisterTable(ids[:], "/src/auto.go", "autotest.F\t3\nautotest.(*T).M\t7\nautotest.F.func1\t4\n")
+	var gates [3]Gate
+	RegisterTable(ids[:], gates[:], "/src/auto.go", "autotest.F\t3\nautotest.(*T).M\t7\nautotest.F.func1\t4\n")
 	for i, want := range []struct {
 		name string
 		line int
@@ -20,7 +21,7 @@ func TestRegisterTable(t *testing.T) {
 		}
 	}
 	var none [0]ID
-	RegisterTable(none[:], "/src/empty.go", "")
+	RegisterTable(none[:], nil, "/src/empty.go", "")
 }
 
 func TestRegisterTableRejectsBadTables(t *testing.T) {
@@ -32,9 +33,20 @@ func TestRegisterTableRejectsBadTables(t *testing.T) {
 				}
 			}()
 			var ids [1]ID
-			RegisterTable(ids[:], "/src/bad.go", tab)
+			var gates [1]Gate
+			RegisterTable(ids[:], gates[:], "/src/bad.go", tab)
 		}()
 	}
+}
+
+func TestRegisterTableRejectsMissingGates(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "0 gates") {
+			t.Errorf("one id, no gate: recover() = %v", r)
+		}
+	}()
+	var ids [1]ID
+	RegisterTable(ids[:], nil, "/src/bad.go", "a\t1\n")
 }
 
 func TestAutoExitWithoutTracing(t *testing.T) {

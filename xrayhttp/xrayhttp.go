@@ -294,6 +294,7 @@ type StatsJSON struct {
 	RewoundCalls          uint64   `json:"rewound_calls"`
 	RecordPath            string   `json:"record_path"`
 	OverheadBudget        float64  `json:"overhead_budget_percent"`
+	RecordCost            float64  `json:"record_cost_ns"`
 	ShedFuncs             []string `json:"shed_funcs"`
 	FlushDiscardedBuffers uint64   `json:"flush_discarded_buffers"`
 
@@ -347,6 +348,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		RewoundCalls:          st.RewoundCalls,
 		RecordPath:            st.RecordPath,
 		OverheadBudget:        st.OverheadBudget,
+		RecordCost:            st.RecordCost,
 		ShedFuncs:             st.ShedFuncs,
 		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
 		Clock:                 st.Clock,

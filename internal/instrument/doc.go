@@ -22,19 +22,22 @@
 // original file:line:column.
 //
 // Each instrumented function keeps its body, which is what runs while
-// tracing is off, behind one test of xrayauto.On() inserted on the line of the
-// opening brace; while tracing is on it runs a traced copy of itself
-// instead (the split shape; see split.go for its rules):
+// tracing is off, behind one test of its gate (an xrayauto.Gate, open
+// while tracing is on and the function is neither shed nor unpatched)
+// inserted on the line of the opening brace; while the gate is open it
+// runs a traced copy of itself instead (the split shape; see split.go for
+// its rules):
 //
-//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { return __xray_F(a) }; <body> }
+//	func F(a A) (r R) { if __xray_ids_F_on[i].On() { return __xray_F(a) }; <body> }
 //	func __xray_F(a A) (r R) { __xray.Enter(__xray_ids_F[i]); defer __xray.Exit(__xray_ids_F[i]); <body> }
 //
-// where __xray is the file's import of github.com/goxray/xray/xrayauto and
-// __xray_ids_F a package-level array appended at the end of the file, with
-// the copies (all take a numeric suffix when the package already uses the
-// name). A function literal calls a copy nested in it. Functions whose copy
+// where __xray is the file's import of github.com/goxray/xray/xrayauto,
+// __xray_ids_F a package-level array of ids declared in the package's
+// first file, and __xray_ids_F_on the array of gates, appended at the end
+// of the file with the copies (all take a numeric suffix when the package
+// already uses the name). A function literal calls a copy nested in it. Functions whose copy
 // would behave differently for their callers (they hold literals, call
-// recover, t.Helper, runtime.Caller) get `if __xray.On() && __xray.Admit(id) { Enter; defer
+// recover, t.Helper, runtime.Caller) get `if __xray_ids_F_on[i].On() { Enter; defer
 // Exit }` instead, and init functions, main.main and TestMain the
 // unconditional Enter and deferred Exit. The array's initializer
 // registers the file's table with xrayauto.RegisterTable;

@@ -53,6 +53,12 @@ func (s *fileState) insert(off int, text string) {
 	s.edits = append(s.edits, edit{off: off, text: text, seq: len(s.edits)})
 }
 
+// insertFirst is insert, ahead of every other insertion at off.
+func (s *fileState) insertFirst(off int, text string) {
+	text += s.lineBack(off, false)
+	s.edits = append(s.edits, edit{off: off, text: text, seq: -1})
+}
+
 func (s *fileState) apply(name string) []byte {
 	sort.SliceStable(s.edits, func(i, j int) bool {
 		if s.edits[i].off != s.edits[j].off {
@@ -89,7 +95,7 @@ func (s *fileState) apply(name string) []byte {
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s, %s)\n\treturn\n}\n",
-		s.ids, len(s.funcs), s.xr, s.xr, strconv.Quote(name), strconv.Quote(tab.String()))
+	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s[:], %s, %s)\n\treturn\n}\n",
+		s.ids, len(s.funcs), s.xr, s.xr, s.gates(), strconv.Quote(name), strconv.Quote(tab.String()))
 	return b.Bytes()
 }

@@ -138,22 +138,18 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	for i, f := range files {
 		states[i] = p.file(fset, afs[i], f)
 	}
-	for i, s := range states {
-		if len(s.edits) > 0 {
-			// The import goes on the package clause's line: no line moves.
-			s.insert(s.tf.Offset(afs[i].Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
-		}
-	}
-	// The id arrays are declared in the first file of the package (and
-	// of its test files), right after its imports: being ready at once,
-	// they are the first variables initialized, before any initializer
+	// The id arrays and their gates are declared in the first file of
+	// the package (and of its test files), right after its imports (and
+	// the import of xrayauto goes in afterwards, so that the host has it
+	// even without functions of its own): being ready at once, they are
+	// the first variables initialized, before any initializer
 	// that reaches an instrumented function in a way initialization
 	// order does not see (an interface or func value call). The test
 	// files' go to the first test file: the package's first file is
 	// compiled without them too.
 	for _, test := range []bool{false, true} {
 		host := -1
-		var decls []string
+		var tables []*fileState
 		for i, s := range states {
 			if s.isTest != test {
 				continue
@@ -162,11 +158,20 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 				host = i // cgo files are left alone
 			}
 			if len(s.funcs) > 0 {
-				decls = append(decls, fmt.Sprintf("var %s = %s_init()", s.ids, s.ids))
+				tables = append(tables, s)
 			}
 		}
-		if len(decls) > 0 {
+		if len(tables) > 0 {
 			h, af := states[host], afs[host]
+			// Each table's gates before it: the table's initializer
+			// refers to them, and a variable is initialized only after
+			// those it refers to, in declaration order. Declared
+			// later, they would let every variable declared before them
+			// be initialized first.
+			var decls []string
+			for _, t := range tables {
+				decls = append(decls, fmt.Sprintf("var %s [%d]%s.Gate; var %s = %s_init()", t.gates(), len(t.funcs), h.xr, t.ids, t.ids))
+			}
 			at := af.Name.End()
 			for _, d := range af.Decls {
 				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
@@ -174,6 +179,13 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 				}
 			}
 			h.insert(h.tf.Offset(at), "; "+strings.Join(decls, "; "))
+		}
+	}
+	for i, s := range states {
+		if len(s.edits) > 0 {
+			// The import goes on the package clause's line (no line
+			// moves), before the tables when they go there too.
+			s.insertFirst(s.tf.Offset(afs[i].Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
 		}
 	}
 	for i, s := range states {
@@ -256,7 +268,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s.prefix = symbolPrefix(p.importPath, af.Name.Name)
 	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
 	s.ids = "__xray_ids_" + identSafe(base)
-	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"]; i++ {
+	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"] || p.used[s.ids+"_on"]; i++ {
 		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
 	}
 	s.xr = p.fresh("__xray")
@@ -456,7 +468,7 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	}
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size})
-	id := fmt.Sprintf("%s[%d]", s.ids, i)
+	id := slot(i)
 	switch {
 	case s.split(id, body, ft, decl, lit):
 	case decl == nil && lit == nil:
@@ -466,14 +478,22 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	}
 }
 
-// traceCheck is the condition under which a call of id is traced:
-// tracing is on (one load while it is off) and the overhead governor has
-// not shed id. It is asked once, at the call's start.
-func (s *fileState) traceCheck(id string) string {
-	return s.xr + ".On() && " + s.xr + ".Admit(" + id + ")"
+// slot is a function's index in its file's tables: the ids (s.ids) and
+// the gates (s.gates()).
+type slot int
+
+// traceCheck is the condition under which a call of id is traced: its
+// gate is open (tracing is on and the overhead governor has not shed id).
+// It is one load, asked once, at the call's start.
+func (s *fileState) traceCheck(id slot) string {
+	return fmt.Sprintf("%s[%d].On()", s.gates(), id)
 }
 
+// gates names the array of the file's gates, beside its id table.
+func (s *fileState) gates() string { return s.ids + "_on" }
+
 // enterExit is the traced prologue of the function with the given id.
-func (s *fileState) enterExit(id string) string {
-	return s.xr + ".Enter(" + id + "); defer " + s.xr + ".Exit(" + id + ");"
+func (s *fileState) enterExit(id slot) string {
+	ref := fmt.Sprintf("%s[%d]", s.ids, id)
+	return s.xr + ".Enter(" + ref + "); defer " + s.xr + ".Exit(" + ref + ");"
 }

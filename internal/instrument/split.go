@@ -8,9 +8,9 @@ import (
 )
 
 // The split shape. An instrumented function keeps its original body, which
-// is what runs while tracing is off, behind one test of a global flag:
+// is what runs while tracing is off, behind one test of its gate:
 //
-//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { return __xray_F(a) }; <body> }
+//	func F(a A) (r R) { if __xray_ids_F_on[i].On() { return __xray_F(a) }; <body> }
 //	func __xray_F(a A) (r R) { __xray.Enter(id); defer __xray.Exit(id); <body> }
 //
 // The traced sibling, appended at the end of the file, is a copy of the
@@ -27,13 +27,13 @@ import (
 // interface sees it), generic functions an explicitly instantiated one. A
 // function literal calls a traced copy of itself, nested in it:
 //
-//	func(a A) R { if __xray.On() && __xray.Admit(id) { return func(a A) R { Enter; defer Exit; <body> }(a) }; <body> }
+//	func(a A) R { if __xray_ids_F_on[i].On() { return func(a A) R { Enter; defer Exit; <body> }(a) }; <body> }
 //
 // Parameters that the body cannot name (blank or unnamed) are not passed
 // on; an unnamed or blank receiver gets a name. Where the copy would change
 // what a program sees, the function gets the conditional shape instead,
 //
-//	func F(a A) (r R) { if __xray.On() && __xray.Admit(id) { __xray.Enter(id); defer __xray.Exit(id) }; <body> }
+//	func F(a A) (r R) { if __xray_ids_F_on[i].On() { __xray.Enter(id); defer __xray.Exit(id) }; <body> }
 //
 // which records the same calls and costs, off, a branch and the open-coded
 // defer's bookkeeping (a bit cleared at entry and tested at each return;
@@ -55,7 +55,7 @@ import (
 
 // split instruments the function in the split shape and reports whether it
 // did; decl or lit is the function (a declaration or a literal).
-func (s *fileState) split(id string, body *ast.BlockStmt, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) bool {
+func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) bool {
 	if decl == nil && lit == nil || stackSensitive(body) {
 		return false
 	}
@@ -175,7 +175,7 @@ func (s *fileState) lineAt(pos token.Pos) string {
 // render is the text of body, braces included, with the edits made inside
 // it so far (the body's own literals, exit hooks) and, first, the traced
 // prologue of id.
-func (s *fileState) render(body *ast.BlockStmt, id string) string {
+func (s *fileState) render(body *ast.BlockStmt, id slot) string {
 	from, to := s.tf.Offset(body.Lbrace), s.tf.Offset(body.Rbrace)+1
 	var in []edit
 	for _, e := range s.edits {

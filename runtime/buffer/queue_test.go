@@ -3,6 +3,7 @@ package buffer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -343,6 +344,50 @@ func TestSnapshotOrderAndCopy(t *testing.T) {
 		if !bytes.Equal(snap.Segments[i].Data, pattern(w.index, w.n, w.tag)) {
 			t.Fatalf("segment %d changed after the arena was overwritten and closed", i)
 		}
+	}
+}
+
+// TestSampleTakesTheNewestEnd: Sample copies the live buffers and the
+// latest sealed ones, about limit bytes in all, never fewer than one
+// buffer, oldest first like Snapshot.
+func TestSampleTakesTheNewestEnd(t *testing.T) {
+	q := mustNew(t, 4096, 6, FlightRecorder)
+	var sealed []*Buffer
+	for i := range 4 {
+		b := mustAcquire(t, q)
+		fill(b, 1000, 1, byte(i))
+		q.Seal(b, uint64(i+1))
+		sealed = append(sealed, b)
+	}
+	live := mustAcquire(t, q)
+	fill(live, 500, 1, 0xe)
+	indexes := func(sn Snapshot) (ix []int) {
+		for _, s := range sn.Segments {
+			ix = append(ix, s.Index)
+		}
+		return ix
+	}
+	for _, c := range []struct {
+		limit int
+		want  []int
+	}{
+		{1, []int{live.Index()}},
+		{500, []int{live.Index()}},
+		{2500, []int{sealed[2].Index(), sealed[3].Index(), live.Index()}},
+		{1 << 20, []int{sealed[0].Index(), sealed[1].Index(), sealed[2].Index(), sealed[3].Index(), live.Index()}},
+	} {
+		sn := q.Sample(nil, c.limit)
+		if got := indexes(sn); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Sample(limit %d) copied buffers %v, want %v", c.limit, got, c.want)
+		}
+		for _, s := range sn.Segments {
+			if s.Index == live.Index() && !bytes.Equal(s.Data, pattern(s.Index, 500, 0xe)) {
+				t.Errorf("Sample(limit %d): the live buffer's copy differs from what was written", c.limit)
+			}
+		}
+	}
+	if got := indexes(q.Snapshot(nil)); len(got) != 5 {
+		t.Errorf("Snapshot copied %v, want all five buffers", got)
 	}
 }
 

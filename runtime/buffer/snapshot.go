@@ -63,10 +63,11 @@ var beforeCopyHook, afterCopyHook func(b *Buffer)
 var midSealHook func(b *Buffer, filled bool)
 
 type snapCand struct {
-	b    *Buffer
-	gen  uint64
-	seq  uint64
-	last uint64 // sealed: lastTSC read after the state, a bound if the copy is lost
+	b     *Buffer
+	gen   uint64
+	seq   uint64
+	last  uint64 // sealed: lastTSC read after the state, a bound if the copy is lost
+	bytes int    // the extent at the scan
 }
 
 // Snapshot copies every sealed buffer and every buffer held by a writer, each
@@ -78,7 +79,18 @@ type snapCand struct {
 // Each buffer is copied seqlock-style: read its generation, copy up to the
 // extent, validate that the generation has not changed; a buffer recycled in
 // the meantime is discarded and counted in Discarded.
-func (q *Queue) Snapshot(dst []byte) Snapshot {
+func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0) }
+
+// Sample is Snapshot of the newest buffers only: those held by writers and
+// the most recently sealed, about limit bytes in all (at least one
+// buffer). It is for estimates of what is being recorded now (the overhead
+// governor's count of hot functions), not for files: LostUpTo does not
+// bound what it leaves out, and copies it discards are not counted in the
+// queue's Stats.
+func (q *Queue) Sample(dst []byte, limit int) Snapshot { return q.snapshot(dst, max(limit, 1)) }
+
+// snapshot is Snapshot, or Sample when limit > 0.
+func (q *Queue) snapshot(dst []byte, limit int) Snapshot {
 	snap := Snapshot{Buf: dst[:0]}
 	if q.closed.Load() {
 		return snap
@@ -108,7 +120,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		}
 		eb, _, _ := unpackExtent(b.s.extent.Load())
 		estimate += int(eb)
-		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq, last: last})
+		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq, last: last, bytes: int(eb)})
 	}
 	// Every buffer recycled before pass 1 looked at it did its accounting
 	// before handing the buffer out again (recycle, then handOut), so this
@@ -126,6 +138,20 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		}
 		return cmp.Compare(x.b.s.index, y.b.s.index)
 	})
+	if limit > 0 {
+		// The newest end: live buffers, then the latest sealed.
+		n, k := 0, len(cands)
+		for k > 0 && (k == len(cands) || n+cands[k-1].bytes <= limit) {
+			k--
+			n += cands[k].bytes
+		}
+		cands, estimate, live = cands[k:], n, 0
+		for _, cd := range cands {
+			if cd.seq == noSeq {
+				live++
+			}
+		}
+	}
 
 	// Live buffers keep growing; leave them some room. No copy exceeds
 	// the arena, so neither does the estimate.
@@ -239,7 +265,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot {
 		})
 		snap.Bytes += n
 	}
-	if snap.Discarded > 0 {
+	if snap.Discarded > 0 && limit == 0 {
 		q.discarded.Add(uint64(snap.Discarded))
 	}
 	slices.Reverse(snap.Segments) // oldest first, as documented

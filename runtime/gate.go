@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Gate is the word an automatically instrumented function tests at the
+// start of every call: open while the session runs, the overhead governor
+// has not shed the function and Unpatch has not turned it off; closed
+// otherwise. One load and a
+// predictable branch decide, whether tracing is off, on, or on with the
+// function shed, so a shed function costs what it costs with tracing off.
+//
+// Gates belong to the generated code (one array per instrumented file,
+// zero until registered, so a call before registration runs untraced);
+// the runtime opens and closes them, under gateMu, at Start, Stop, each
+// shed decision and each change of the patch set.
+type Gate struct{ open atomic.Uint32 }
+
+// On reports whether a call that starts now is to be traced.
+func (g *Gate) On() bool { return g.open.Load() != 0 }
+
+var (
+	gateMu sync.Mutex
+	// gates is indexed by function id: the gate of each automatically
+	// instrumented function, nil for every other id (hand-placed calls
+	// have none and are never shed).
+	gates []*Gate
+	// shed holds the ids the governor shed this session, ascending.
+	shed []uint32
+	// gatesOpen says whether registered gates open: a session runs.
+	gatesOpen bool
+)
+
+// RegisterGates gives the functions ids their gates: gates[i] decides
+// whether calls of ids[i] are traced. It opens them at once if a session
+// runs, so a package initialized while tracing is on is traced from its
+// first call.
+func RegisterGates(ids []uint32, g []Gate) {
+	if len(ids) != len(g) {
+		panic("runtime: RegisterGates: ids and gates differ in length")
+	}
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	for i, id := range ids {
+		for int(id) >= len(gates) {
+			gates = append(gates, nil)
+		}
+		gates[id] = &g[i]
+		g[i].open.Store(gateValue(id))
+	}
+}
+
+// setGates opens (at Start, with the shed set emptied: a new session
+// judges its functions afresh) or closes (at Stop) every registered gate.
+func setGates(open bool) {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	gatesOpen = open
+	if open {
+		shed = nil
+	}
+	refreshGatesLocked()
+}
+
+// refreshGates sets every gate anew: after Patch, Unpatch and their All
+// forms, so an unpatched automatically instrumented function costs what
+// it costs with tracing off.
+func refreshGates() {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	refreshGatesLocked()
+}
+
+func refreshGatesLocked() {
+	for id, g := range gates {
+		if g != nil {
+			g.open.Store(gateValue(uint32(id)))
+		}
+	}
+}
+
+// gateValue is what id's gate holds (under gateMu): 1 while a session
+// runs, id is not shed and not unpatched.
+func gateValue(id uint32) uint32 {
+	if gatesOpen && !isShed(id) && !unpatched(id) {
+		return 1
+	}
+	return 0
+}
+
+// shedIDs closes the gates of ids until the session ends, and returns
+// those that had a gate and were not shed yet (the rest are ignored).
+func shedIDs(ids []uint32) []uint32 {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	var done []uint32
+	for _, id := range ids {
+		if int(id) >= len(gates) || gates[id] == nil || isShed(id) {
+			continue
+		}
+		gates[id].open.Store(0)
+		i, _ := slices.BinarySearch(shed, id)
+		shed = slices.Insert(shed, i, id)
+		done = append(done, id)
+	}
+	return done
+}
+
+// sheddable reports whether the governor may shed id: it has a gate and
+// is not shed yet.
+func sheddable(id uint32) bool {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return int(id) < len(gates) && gates[id] != nil && !isShed(id)
+}
+
+// isShed: under gateMu.
+func isShed(id uint32) bool {
+	_, found := slices.BinarySearch(shed, id)
+	return found
+}
+
+// ShedFuncs lists the ids shed this session (or the last one), ascending.
+func ShedFuncs() []uint32 {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return slices.Clone(shed)
+}

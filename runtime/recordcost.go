@@ -1,0 +1,37 @@
+package runtime
+
+import "time"
+
+// What one record costs the program beyond its clock read, in ns: the rest
+// of the record path, and in automatically instrumented code the traced
+// copy's call and deferred Exit, per record. Measured on the machines
+// make bench ran on (bench/README.md: the Enter+Exit row over its floor of
+// two clock reads, and BenchmarkTracedCopy's shed/traced difference); the
+// Go path (race detector, purego, other architectures, MinDuration, test
+// clocks) takes about 10 ns more than the assembly one.
+const (
+	recordWorkAsm = 6
+	recordWorkGo  = 16
+)
+
+// estimateRecordCost is the overhead governor's estimate of one record's
+// cost in ns: a read of the session's clock, timed here (the fastest of a
+// few rounds, so that a preempted round does not count), plus the work
+// around it. The clock is what differs most between machines: a fenced
+// TSC read costs 8–25 ns, a virtualized clock_gettime 50 or more.
+func estimateRecordCost(fast bool) float64 {
+	const reads, rounds = 256, 8
+	best := time.Duration(1 << 62)
+	for range rounds {
+		t0 := time.Now()
+		for range reads {
+			now() // a call the compiler cannot drop: assembly, or a hook
+		}
+		best = min(best, time.Since(t0))
+	}
+	work := float64(recordWorkGo)
+	if fast {
+		work = recordWorkAsm
+	}
+	return float64(best.Nanoseconds())/reads + work
+}
