@@ -6,39 +6,35 @@ import (
 	"sync/atomic"
 )
 
-// Gate is the word an automatically instrumented function tests at the
-// start of every call: open while the session runs, the overhead governor
-// has not shed the function and Unpatch has not turned it off; closed
-// otherwise. One load and a
-// predictable branch decide, whether tracing is off, on, or on with the
-// function shed, so a shed function costs what it costs with tracing off.
+// A gate is the word an automatically instrumented function tests at the
+// start of every call (xrayauto.Gate holds it): nonzero while the session
+// runs, the overhead governor has not shed the function and Unpatch has
+// not turned it off; zero otherwise. One load and a predictable branch
+// decide, whether tracing is off, on, or on with the function shed, so a
+// shed function costs what it costs with tracing off.
 //
 // Gates belong to the generated code (one array per instrumented file,
 // zero until registered, so a call before registration runs untraced);
-// the runtime opens and closes them, under gateMu, at Start, Stop, each
-// shed decision and each change of the patch set.
-type Gate struct{ open atomic.Uint32 }
-
-// On reports whether a call that starts now is to be traced.
-func (g *Gate) On() bool { return g.open.Load() != 0 }
+// the runtime sets them, under gateMu, at Start, Stop, each shed decision
+// and each change of the patch set.
 
 var (
 	gateMu sync.Mutex
 	// gates is indexed by function id: the gate of each automatically
 	// instrumented function, nil for every other id (hand-placed calls
 	// have none and are never shed).
-	gates []*Gate
+	gates []*atomic.Uint32
 	// shed holds the ids the governor shed this session, ascending.
 	shed []uint32
 	// gatesOpen says whether registered gates open: a session runs.
 	gatesOpen bool
 )
 
-// RegisterGates gives the functions ids their gates: gates[i] decides
+// RegisterGates gives the functions ids their gates: g[i] decides
 // whether calls of ids[i] are traced. It opens them at once if a session
 // runs, so a package initialized while tracing is on is traced from its
 // first call.
-func RegisterGates(ids []uint32, g []Gate) {
+func RegisterGates(ids []uint32, g []*atomic.Uint32) {
 	if len(ids) != len(g) {
 		panic("runtime: RegisterGates: ids and gates differ in length")
 	}
@@ -48,8 +44,8 @@ func RegisterGates(ids []uint32, g []Gate) {
 		for int(id) >= len(gates) {
 			gates = append(gates, nil)
 		}
-		gates[id] = &g[i]
-		g[i].open.Store(gateValue(id))
+		gates[id] = g[i]
+		g[i].Store(gateValue(id))
 	}
 }
 
@@ -77,7 +73,7 @@ func refreshGates() {
 func refreshGatesLocked() {
 	for id, g := range gates {
 		if g != nil {
-			g.open.Store(gateValue(uint32(id)))
+			g.Store(gateValue(uint32(id)))
 		}
 	}
 }
@@ -101,7 +97,7 @@ func shedIDs(ids []uint32) []uint32 {
 		if int(id) >= len(gates) || gates[id] == nil || isShed(id) {
 			continue
 		}
-		gates[id].open.Store(0)
+		gates[id].Store(0)
 		i, _ := slices.BinarySearch(shed, id)
 		shed = slices.Insert(shed, i, id)
 		done = append(done, id)

@@ -1,9 +1,24 @@
 package runtime
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// testGates registers a gate for each of ids, as xrayauto.RegisterTable
+// does for a file's functions, and returns them.
+func testGates(ids ...uint32) []atomic.Uint32 {
+	gs := make([]atomic.Uint32, len(ids))
+	ws := make([]*atomic.Uint32, len(ids))
+	for i := range gs {
+		ws[i] = &gs[i]
+	}
+	RegisterGates(ids, ws)
+	return gs
+}
+
+func isOpen(g *atomic.Uint32) bool { return g.Load() != 0 }
 
 // TestGatesFollowTheSession: a gate is open exactly while a session runs
 // and its function is not shed: closed before Start, open after, closed
@@ -12,9 +27,8 @@ import (
 // registered during a session opens at once.
 func TestGatesFollowTheSession(t *testing.T) {
 	const a, b, late = 1601, 1602, 1603
-	gs := make([]Gate, 2)
-	RegisterGates([]uint32{a, b}, gs)
-	open := func() (bool, bool) { return gs[0].On(), gs[1].On() }
+	gs := testGates(a, b)
+	open := func() (bool, bool) { return isOpen(&gs[0]), isOpen(&gs[1]) }
 	if x, y := open(); x || y {
 		t.Fatalf("before Start: gates %v %v, want closed", x, y)
 	}
@@ -35,16 +49,15 @@ func TestGatesFollowTheSession(t *testing.T) {
 	if sheddable(a) || !sheddable(b) || sheddable(4242) {
 		t.Fatalf("sheddable: a %v b %v 4242 %v", sheddable(a), sheddable(b), sheddable(4242))
 	}
-	lg := make([]Gate, 1)
-	RegisterGates([]uint32{late}, lg)
-	if !lg[0].On() {
+	lg := testGates(late)
+	if !isOpen(&lg[0]) {
 		t.Fatal("a gate registered during a session is closed")
 	}
 	if err := Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if x, y := open(); x || y || lg[0].On() {
-		t.Fatalf("after Stop: gates %v %v %v, want closed", x, y, lg[0].On())
+	if x, y := open(); x || y || isOpen(&lg[0]) {
+		t.Fatalf("after Stop: gates %v %v %v, want closed", x, y, isOpen(&lg[0]))
 	}
 	if got := ShedFuncs(); len(got) != 1 || got[0] != a {
 		t.Fatalf("after Stop, ShedFuncs = %v, want the last session's [a]", got)
@@ -65,21 +78,20 @@ func TestHotBufferWakesGovernor(t *testing.T) {
 	defer func(d time.Duration) { governEvery = d }(governEvery)
 	governEvery = time.Hour
 	const hot = 1611
-	gs := make([]Gate, 1)
-	RegisterGates([]uint32{hot}, gs)
+	gs := testGates(hot)
 	c := config(t)
 	c.OverheadBudget = 2
 	c.BufferSize, c.BufferCount = 16<<10, 16
 	startT(t, c)
-	for deadline := time.Now().Add(60 * time.Second); gs[0].On() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); isOpen(&gs[0]) && time.Now().Before(deadline); {
 		for range 1000 {
-			if gs[0].On() {
+			if isOpen(&gs[0]) {
 				Enter(hot)
 				Exit(hot)
 			}
 		}
 	}
-	if gs[0].On() {
+	if isOpen(&gs[0]) {
 		t.Fatal("a function recording at full speed was not shed in 60 s without the ticker")
 	}
 	if st := ReadStats(); len(st.ShedFuncs) != 1 || st.ShedFuncs[0] != hot {
@@ -93,25 +105,24 @@ func TestHotBufferWakesGovernor(t *testing.T) {
 // excepted.
 func TestUnpatchClosesTheGate(t *testing.T) {
 	const a, b = 1621, 1622
-	gs := make([]Gate, 2)
-	RegisterGates([]uint32{a, b}, gs)
+	gs := testGates(a, b)
 	t.Cleanup(PatchAll)
 	startT(t, config(t))
 	Unpatch(a)
-	if gs[0].On() || !gs[1].On() {
-		t.Fatalf("after Unpatch(a): gates %v %v, want closed, open", gs[0].On(), gs[1].On())
+	if isOpen(&gs[0]) || !isOpen(&gs[1]) {
+		t.Fatalf("after Unpatch(a): gates %v %v, want closed, open", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
 	UnpatchAll()
-	if gs[0].On() || gs[1].On() {
+	if isOpen(&gs[0]) || isOpen(&gs[1]) {
 		t.Fatal("after UnpatchAll a gate is open")
 	}
 	Patch(b)
-	if gs[0].On() || !gs[1].On() {
-		t.Fatalf("after Patch(b): gates %v %v, want closed, open", gs[0].On(), gs[1].On())
+	if isOpen(&gs[0]) || !isOpen(&gs[1]) {
+		t.Fatalf("after Patch(b): gates %v %v, want closed, open", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
 	shedIDs([]uint32{b})
 	PatchAll()
-	if !gs[0].On() || gs[1].On() {
-		t.Fatalf("after PatchAll with b shed: gates %v %v, want open, closed", gs[0].On(), gs[1].On())
+	if !isOpen(&gs[0]) || isOpen(&gs[1]) {
+		t.Fatalf("after PatchAll with b shed: gates %v %v, want open, closed", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
 }

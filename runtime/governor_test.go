@@ -48,9 +48,8 @@ func TestDecide(t *testing.T) {
 func TestGovernorShedsHotFunction(t *testing.T) {
 	bin := xraytool.Bin(t)
 	const hot, outer, hand = 1501, 1502, 1503
-	gs := make([]Gate, 2)
-	RegisterGates([]uint32{hot, outer}, gs)
-	hotOn, outerOn := gs[0].On, gs[1].On
+	gs := testGates(hot, outer)
+	hotOn, outerOn := func() bool { return isOpen(&gs[0]) }, func() bool { return isOpen(&gs[1]) }
 	var mu sync.Mutex
 	var logged []string
 	c := config(t)

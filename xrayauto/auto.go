@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/goxray/xray"
 	xrt "github.com/goxray/xray/runtime"
@@ -17,10 +18,17 @@ import (
 type ID = xray.ID
 
 // Gate is the word an instrumented function tests at the start of each
-// call: open while tracing is on and the overhead governor has not shed
-// the function. Each instrumented file declares an array of them beside
-// its id table.
-type Gate = xrt.Gate
+// call: open while tracing is on and the function is neither shed by the
+// overhead governor nor unpatched. Each instrumented file declares an
+// array of them beside its id table; the runtime sets them.
+type Gate struct{ open atomic.Uint32 }
+
+// On reports whether a call that starts now is to be traced: one load,
+// which the compiler inlines into the instrumented function. Gate is
+// declared here, not as an alias of a runtime type, because the compiler
+// does not inline the methods of a type that the calling package reaches
+// only through an alias.
+func (g *Gate) On() bool { return g.open.Load() != 0 }
 
 // RegisterTable registers the functions of one automatically instrumented
 // source file, stores their ids in ids, in table order, and hands the
@@ -62,7 +70,11 @@ func RegisterTable(ids []ID, gates []Gate, file, table string) {
 	for i, id := range raw {
 		ids[i] = ID(id)
 	}
-	xrt.RegisterGates(raw, gates)
+	words := make([]*atomic.Uint32, len(gates))
+	for i := range gates {
+		words[i] = &gates[i].open
+	}
+	xrt.RegisterGates(raw, words)
 }
 
 // Enter is xray.Enter, here so that instrumented files need one import.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goxray/xray/internal/inlinecheck"
 	"github.com/goxray/xray/runtime/registry"
 )
 
@@ -53,4 +54,11 @@ func TestAutoExitWithoutTracing(t *testing.T) {
 	if got := AutoExit(3); got != 3 {
 		t.Errorf("AutoExit(3) = %d", got)
 	}
+}
+
+// TestGateTestIsInlined: in an instrumented package, the test of a
+// function's gate is inlined (one load and a branch), so that a function
+// is as cheap with tracing off, or shed, as the design says.
+func TestGateTestIsInlined(t *testing.T) {
+	inlinecheck.RequireInlinedCalls(t, "testdata/gatecaller", "xrayauto.(*Gate).On")
 }
