@@ -38,7 +38,7 @@ func startWith(b *testing.B, o xray.Options) {
 	b.Helper()
 	o.Dir, o.FlushSignal, o.Logf = b.TempDir(), xray.NoSignal, func(string, ...any) {}
 	// These rows measure what a traced call costs; the governor would shed
-	// the benchmarked function after its first 100 ms.
+	// the benchmarked function within its first milliseconds.
 	o.OverheadBudget = xray.NoOverheadBudget
 	err := xray.Start(o)
 	if err != nil {

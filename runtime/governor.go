@@ -218,6 +218,12 @@ func (w *costWindow) add(at time.Duration, recs uint64, cpu time.Duration, recor
 	for w.n > 2 && at-w.at[(w.head+1)%windowLooks] >= governSpan {
 		w.head, w.n = (w.head+1)%windowLooks, w.n-1
 	}
+	if recs < w.recs[w.head] {
+		// The count can step back (a buffer recycled while Stats read
+		// it was counted twice in an earlier look; MinDuration erases
+		// records): no growth to judge.
+		return 0
+	}
 	return recordsCost(recs-w.recs[w.head], cpu-w.cpu[w.head], recordCost)
 }
 

@@ -243,6 +243,11 @@ func TestCostWindow(t *testing.T) {
 	if want := 1000 * rc / float64(100*time.Microsecond); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("dense looks: %g, want %g", got, want)
 	}
+	// A count that steps back is no growth, not a wrap to 2⁶⁴.
+	w.reset(0, 1000, 0)
+	if got := w.add(time.Second, 999, time.Second, rc); got != 0 {
+		t.Fatalf("a record count that stepped back costs %g", got)
+	}
 	// An idle process: records, but too little CPU time to judge.
 	w.reset(0, 0, 0)
 	if got := w.add(time.Second, hot, minJudgedCPU-1, rc); got != 0 {

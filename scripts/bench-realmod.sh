@@ -20,6 +20,7 @@
 # per-benchmark median ratios, the budget in force and the functions shed while traced
 # (as the runtime's log lines report them; n/a when it reports none).
 #
+# MODULES names another module list (MODULES=/dev/null: the server only).
 # QUICK=1 (or ROUNDS, BENCHTIME, REQUESTS) makes it short: 2 rounds of
 # 20 ms benchmarks and 3000 requests instead of 5 rounds of 200 ms and
 # 30000. Results land in bin/realmod/.
@@ -92,7 +93,7 @@ while read -r mv skip; do
       done
     done
   done
-done <bench/realmod/modules.txt
+done <"${MODULES:-bench/realmod/modules.txt}"
 
 # The server: plain, off and on, REQUESTS requests each, interleaved.
 srv=$work/server

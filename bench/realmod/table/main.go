@@ -89,8 +89,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("| module | benchmarks | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
-	fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+	var rows []string // the module table's, printed when there are modules
 	var allOff, allOn, allAA []float64
 	for _, e := range ents {
 		d := filepath.Join(dir, e.Name())
@@ -125,9 +124,14 @@ func main() {
 		}
 		allOff, allOn, allAA = append(allOff, ro...), append(allOn, rn...), append(allAA, ra...)
 		budget, shed := governor(filepath.Join(d, "on.err"))
-		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %s | %s |\n", e.Name(), len(ro), geomean(ro), geomean(rn), geomean(ra), budget, shed)
+		rows = append(rows, fmt.Sprintf("| %s | %d | %.3f | %.3f | %.3f | %s | %s |", e.Name(), len(ro), geomean(ro), geomean(rn), geomean(ra), budget, shed))
 	}
-	fmt.Printf("| all | %d | %.3f | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn), geomean(allAA))
+	if len(rows) > 0 {
+		fmt.Println("| module | benchmarks | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
+		fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+		fmt.Println(strings.Join(rows, "\n"))
+		fmt.Printf("| all | %d | %.3f | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn), geomean(allAA))
+	}
 
 	srv := filepath.Join(dir, "server")
 	if b, err := os.ReadFile(filepath.Join(srv, "server.txt")); err == nil {
