@@ -142,7 +142,10 @@ type Options struct {
 	// budget, the governor stops tracing new calls of the hottest
 	// automatically instrumented functions (goxray build), so a request's
 	// structure stays in the trace while tight inner loops leave it; calls
-	// already open keep their Exit, so no file holds half a call. A shed
+	// already open keep their Exit, so no file holds half a call, and new
+	// calls of a shed function cost what they cost with tracing off. The
+	// cost is estimated at Stats().RecordCost a record (the session's
+	// clock read, timed at Start, and the work around it). A shed
 	// function stays shed until the next Start. Hand-placed Enter/Exit
 	// are never shed. Each decision is logged, listed in Stats().ShedFuncs
 	// and written into the trace (a "goxray.shed id=N …" custom event).
