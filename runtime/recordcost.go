@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/goxray/xray/runtime/glayout"
+)
 
 // What one record costs the program beyond its clock read, in ns: the rest
 // of the record path, and in automatically instrumented code the traced
@@ -15,10 +19,13 @@ const (
 )
 
 // estimateRecordCost is the overhead governor's estimate of one record's
-// cost in ns: a read of the session's clock, timed here (the fastest of a
-// few rounds, so that a preempted round does not count), plus the work
-// around it. The clock is what differs most between machines: a fenced
-// TSC read costs 8–25 ns, a virtualized clock_gettime 50 or more.
+// cost in ns: a read of the session's clock and of the goroutine id, timed
+// here (the fastest of a few rounds, so that a preempted round does not
+// count), plus the work around them. These are what differ most between
+// machines and builds: a fenced TSC read costs 8–25 ns, a virtualized
+// clock_gettime 50 or more, and the goroutine id a load where the g
+// pointer can be read but a microsecond or more where it comes from
+// runtime.Stack (purego, architectures without a g reader).
 func estimateRecordCost(fast bool) float64 {
 	const reads, rounds = 256, 8
 	best := time.Duration(1 << 62)
@@ -26,6 +33,7 @@ func estimateRecordCost(fast bool) float64 {
 		t0 := time.Now()
 		for range reads {
 			now() // a call the compiler cannot drop: assembly, or a hook
+			goidSink += glayout.Goid()
 		}
 		best = min(best, time.Since(t0))
 	}
@@ -35,3 +43,6 @@ func estimateRecordCost(fast bool) float64 {
 	}
 	return float64(best.Nanoseconds())/reads + work
 }
+
+// goidSink keeps the goroutine id reads of estimateRecordCost.
+var goidSink uint64
