@@ -84,7 +84,8 @@ type Statistics struct {
 	// until the next Start (see Options.OverheadBudget). Each shed is also
 	// logged and written into the trace as a "goxray.shed" custom event.
 	// RecordCost is what the governor takes one record to cost, in ns: a
-	// read of the clock, timed at Start, and the work around it.
+	// read of the clock and of the goroutine id, timed at Start, and the
+	// work around them.
 	OverheadBudget float64
 	RecordCost     float64
 	ShedFuncs      []string

@@ -144,8 +144,9 @@ type Options struct {
 	// structure stays in the trace while tight inner loops leave it; calls
 	// already open keep their Exit, so no file holds half a call, and new
 	// calls of a shed function cost what they cost with tracing off. The
-	// cost is estimated at Stats().RecordCost a record (the session's
-	// clock read, timed at Start, and the work around it). A shed
+	// cost is estimated at Stats().RecordCost a record (a read of the
+	// session's clock and of the goroutine id, timed at Start, and the
+	// work around them). A shed
 	// function stays shed until the next Start. Hand-placed Enter/Exit
 	// are never shed. Each decision is logged, listed in Stats().ShedFuncs
 	// and written into the trace (a "goxray.shed id=N …" custom event).
