@@ -1,12 +1,14 @@
 package runtime
 
 import (
+	goruntime "runtime"
 	"time"
 
 	"github.com/goxray/xray/runtime/glayout"
 )
 
-// What one record costs the program beyond its clock read, in ns: the rest
+// What one record costs the program beyond its clock and goroutine id
+// reads, in ns: the rest
 // of the record path, and in automatically instrumented code the traced
 // copy's call and deferred Exit, per record. Measured on the machines
 // make bench ran on (bench/README.md: the Enter+Exit row over its floor of
@@ -29,20 +31,19 @@ const (
 func estimateRecordCost(fast bool) float64 {
 	const reads, rounds = 256, 8
 	best := time.Duration(1 << 62)
+	var ids uint64
 	for range rounds {
 		t0 := time.Now()
 		for range reads {
 			now() // a call the compiler cannot drop: assembly, or a hook
-			goidSink += glayout.Goid()
+			ids += glayout.Goid()
 		}
 		best = min(best, time.Since(t0))
 	}
+	goruntime.KeepAlive(ids) // the reads are the point: keep them
 	work := float64(recordWorkGo)
 	if fast {
 		work = recordWorkAsm
 	}
 	return float64(best.Nanoseconds())/reads + work
 }
-
-// goidSink keeps the goroutine id reads of estimateRecordCost.
-var goidSink uint64
