@@ -8,13 +8,13 @@ import (
 )
 
 // What one record costs the program beyond its clock and goroutine id
-// reads, in ns: the rest
-// of the record path, and in automatically instrumented code the traced
-// copy's call and deferred Exit, per record. Measured on the machines
-// make bench ran on (bench/README.md: the Enter+Exit row over its floor of
-// two clock reads, and BenchmarkTracedCopy's shed/traced difference); the
-// Go path (race detector, purego, other architectures, MinDuration, test
-// clocks) takes about 10 ns more than the assembly one.
+// reads, in ns: the rest of the record path, and in automatically
+// instrumented code the traced copy's call and deferred Exit, per record.
+// Measured on the machines make bench ran on (bench/README.md: the
+// Enter+Exit row over its floor of two clock reads, and the LeafAutoOn
+// row over LeafHandOn); the Go path (race detector, purego, other
+// architectures, MinDuration, test clocks) takes about 10 ns more than
+// the assembly one.
 const (
 	recordWorkAsm = 6
 	recordWorkGo  = 16
