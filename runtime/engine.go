@@ -118,8 +118,6 @@ type session struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
-	// shedCount counts the functions the governor shed in this session.
-	shedCount atomic.Uint64
 	// The governor's (with a budget): its wake-up call, the estimated
 	// cost of a record in ns, and the TSC ticks per record below which a
 	// buffer was filled over budget (0: no governor).

@@ -178,8 +178,8 @@ func (s *session) govern(done chan struct{}) {
 			customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
 		}
 		s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
-			s.cfg.OverheadBudget, cost*100, s.recordCost, s.shedCount.Load()+uint64(len(c.ids)), len(c.ids), strings.Join(names, ", "))
-		s.shedCount.Add(uint64(len(shedIDs(c.ids))))
+			s.cfg.OverheadBudget, cost*100, s.recordCost, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
+		shedIDs(c.ids)
 		// Judge what is left on records made after the shed only.
 		w.reset(time.Since(start), s.q.Stats().Records, processCPU())
 		hold = time.Now().Add(2 * time.Millisecond)
