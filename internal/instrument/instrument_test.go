@@ -1,9 +1,12 @@
 package instrument
 
 import (
+	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"reflect"
 	"regexp"
 	"sort"
@@ -742,5 +745,75 @@ func F(s []int) {
 		if rs[0].UntypedRanges != tc.untyped {
 			t.Errorf("%s: %d untyped range loops, want %d", tc.goVersion, rs[0].UntypedRanges, tc.untyped)
 		}
+	}
+}
+
+// TestLiteralSignatureHidden: a literal whose parameters or results are
+// named like a type, package or type parameter its signature uses builds
+// (its traced copy, inside its body, could not repeat that signature, so
+// it gets the conditional shape), and literals around it keep the split
+// shape.
+func TestLiteralSignatureHidden(t *testing.T) {
+	src := `package q
+
+import (
+	"bytes"
+	"strings"
+)
+
+type item struct{ v int }
+
+type pair[K any] struct{ k K }
+
+func each(xs []int, f func(int, *item)) {
+	for i := range xs {
+		f(i, &item{xs[i]})
+	}
+}
+
+func G[K any](k K) (n int) {
+	each([]int{1, 2}, func(i int, item *item) { n += i + item.v })
+	var b bytes.Buffer
+	w := func(bytes *bytes.Buffer, s string) int { n, _ := bytes.WriteString(s); return n }
+	n += w(&b, "x")
+	id := func(K K) K { return K }
+	_ = id(k)
+	mk := func(v int) (item item) { item.v = v; return }
+	n += mk(3).v
+	pk := func(pair pair[K]) (ps []pair[K]) { ps = append(ps, pair); return }
+	_ = pk(pair[K]{k})
+	st := func(s struct{ strings string }) (strings []string) { return append(strings, s.strings) }
+	_ = st(struct{ strings string }{"s"})
+	plain := func(x int) int { return x + len(strings.Repeat("a", x)) }
+	return n + plain(1)
+}
+`
+	rs, err := Package("example.com/q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(rs[0].Src)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "q.go", rs[0].Src, 0)
+	if err != nil {
+		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
+	}
+	var errs []string
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(err error) { errs = append(errs, err.Error()) }}
+	if _, err := conf.Check("example.com/q", fset, []*ast.File{f}, nil); err != nil {
+		t.Errorf("rewritten source does not type-check:\n%s\n%s", strings.Join(errs, "\n"), out)
+	}
+	var lits []string
+	for _, fn := range rs[0].Funcs {
+		if strings.Contains(fn.Name, ".func") {
+			lits = append(lits, fn.Name)
+		}
+	}
+	if len(lits) != 7 {
+		t.Errorf("instrumented literals %q, want all 7", lits)
+	}
+	// The unhidden literal keeps the split shape.
+	if !strings.Contains(gateRef.ReplaceAllString(out, "GATE.On()"), "plain := func(x int) int {if GATE.On() { return func(x int) int ") {
+		t.Errorf("the literal without hidden names lost the split shape:\n%s", out)
 	}
 }

@@ -38,7 +38,10 @@ import (
 // which records the same calls and costs, off, a branch and the open-coded
 // defer's bookkeeping (a bit cleared at entry and tested at each return;
 // the function is not inlinable and its frame holds the defer's state):
-// a function holding function literals (a literal in a copy is another
+// a function literal whose signature names something its own parameters
+// or results hide in its body (func(item *item), func(bytes *bytes.Buffer),
+// func(T T) for a type parameter T: the copy, which lives in that body,
+// could not spell its type), a function holding function literals (a literal in a copy is another
 // function, named pkg.__xray_F.func1, whose values reflection and
 // comparisons tell apart; a literal's copy would renumber the literals it
 // holds, as the compiler names literals in source order), a function that
@@ -60,6 +63,9 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 		return false
 	}
 	if hasFuncLit(body) {
+		return false
+	}
+	if lit != nil && hidesOwnTypes(ft) {
 		return false
 	}
 	params, args := s.forward(ft.Params)
@@ -236,4 +242,45 @@ func hasFuncLit(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// hidesOwnTypes reports whether a name that ft's parameter or result types
+// use is also the name of one of its parameters or results: inside the
+// function's body, where a literal's traced copy repeats the signature,
+// that name is the variable, not the type or package it names in ft.
+func hidesOwnTypes(ft *ast.FuncType) bool {
+	declared := map[string]bool{}
+	var types []ast.Expr
+	for _, fl := range []*ast.FieldList{ft.Params, ft.Results} {
+		if fl == nil {
+			continue
+		}
+		for _, f := range fl.List {
+			for _, n := range f.Names {
+				declared[n.Name] = true
+			}
+			types = append(types, f.Type)
+		}
+	}
+	hidden := false
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			hidden = hidden || declared[n.Name]
+		case *ast.SelectorExpr:
+			ast.Inspect(n.X, visit) // the selected name is not looked up in scope
+			return false
+		case *ast.Field:
+			// Field, method and parameter names of a type spelled
+			// inside the signature declare nothing in the body.
+			ast.Inspect(n.Type, visit)
+			return false
+		}
+		return !hidden
+	}
+	for _, t := range types {
+		ast.Inspect(t, visit)
+	}
+	return hidden
 }
