@@ -817,3 +817,47 @@ func G[K any](k K) (n int) {
 		t.Errorf("the literal without hidden names lost the split shape:\n%s", out)
 	}
 }
+
+// TestGenericMethods: from Go 1.27 a method may have type parameters of
+// its own; the runtime names every instantiation path.(*T).M[...] (and
+// path.(*T[...]).M[...] on a generic type), and the traced copy is called
+// with the type arguments, which the arguments alone may not infer. A
+// release whose parser rejects such methods has nothing to name.
+func TestGenericMethods(t *testing.T) {
+	src := `package q
+
+type S struct{}
+
+func (s *S) Zero[T any]() (z T) { return }
+
+func (S) Pair[A, B any](a A, b B) (A, B) { return a, b }
+
+type List[E any] struct{ xs []E }
+
+func (l *List[E]) Map[F any](f func(E) F) *List[F] { return &List[F]{} }
+`
+	if _, err := parser.ParseFile(token.NewFileSet(), "q.go", src, 0); err != nil {
+		if _, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{}); err == nil {
+			t.Error("a source this release's parser rejects was instrumented")
+		}
+		return
+	}
+	rs, err := Package("example.com/q", []File{{Path: "q.go", Src: []byte(src)}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"example.com/q.(*S).Zero[...]", "example.com/q.S.Pair[...]", "example.com/q.(*List[...]).Map[...]"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	out := gateRef.ReplaceAllString(string(rs[0].Src), "GATE.On()")
+	for _, want := range []string{
+		"{ return s.__xray_Zero[T]() }",
+		"{ return __xray_recv.__xray_Pair[A, B](a, b) }",
+		"{ return l.__xray_Map[F](f) }",
+		"func (s *S) __xray_Zero[T any]() (z T)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}

@@ -16,10 +16,7 @@ func (s *fileState) declName(d *ast.FuncDecl) string {
 			s.inits++
 			return s.prefix + ".init." + strconv.Itoa(n)
 		}
-		if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
-			return s.prefix + "." + d.Name.Name + "[...]"
-		}
-		return s.prefix + "." + d.Name.Name
+		return s.prefix + "." + d.Name.Name + typeArgs(d)
 	}
 	t := ast.Unparen(d.Recv.List[0].Type) // (*T) and *(T) are receivers too
 	ptr := false
@@ -39,9 +36,20 @@ func (s *fileState) declName(d *ast.FuncDecl) string {
 		typ = exprIdent(t.X) + "[...]"
 	}
 	if ptr {
-		return s.prefix + ".(*" + typ + ")." + d.Name.Name
+		return s.prefix + ".(*" + typ + ")." + d.Name.Name + typeArgs(d)
 	}
-	return s.prefix + "." + typ + "." + d.Name.Name
+	return s.prefix + "." + typ + "." + d.Name.Name + typeArgs(d)
+}
+
+// typeArgs is "[...]" for a function with type parameters of its own (a
+// generic function or, from Go 1.27, a generic method), whose
+// instantiations the runtime names all alike: path.F[...],
+// path.(*T).M[...], path.(*T[...]).M[...].
+func typeArgs(d *ast.FuncDecl) string {
+	if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
+		return "[...]"
+	}
+	return ""
 }
 
 func exprIdent(e ast.Expr) string {

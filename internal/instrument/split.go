@@ -24,8 +24,9 @@ import (
 // its Exit: exactly what the Enter/defer Exit shape records.
 //
 // Methods get a method sibling (an unexported name, so no reflection or
-// interface sees it), generic functions an explicitly instantiated one. A
-// function literal calls a traced copy of itself, nested in it:
+// interface sees it), generic functions and methods (Go 1.27) an
+// explicitly instantiated one. A function literal calls a traced copy of
+// itself, nested in it:
 //
 //	func(a A) R { if __xray_ids_F_on[i].On() { return func(a A) R { Enter; defer Exit; <body> }(a) }; <body> }
 //
@@ -117,7 +118,7 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 				rname = f.Names[0].Name
 			}
 			recv = "(" + rname + " " + s.text(f.Type.Pos(), f.Type.End()) + ") "
-			call = rname + "." + name + "(" + args + ")"
+			call = rname + "." + name + targs + "(" + args + ")"
 		} else {
 			call = name + targs + "(" + args + ")"
 		}
