@@ -37,7 +37,9 @@
 // of the file with the copies (all take a numeric suffix when the package
 // already uses the name). A function literal calls a copy nested in it. Functions whose copy
 // would behave differently for their callers (they hold literals, call
-// recover, t.Helper, runtime.Caller) get `if __xray_ids_F_on[i].On() { Enter; defer
+// recover, t.Helper, runtime.Caller), or could not be written (a literal
+// whose parameters hide a name its signature uses, as in func(item *item):
+// its copy lives in its body), get `if __xray_ids_F_on[i].On() { Enter; defer
 // Exit }` instead, and init functions, main.main and TestMain the
 // unconditional Enter and deferred Exit. The array's initializer
 // registers the file's table with xrayauto.RegisterTable;
@@ -80,9 +82,14 @@
 // in code the compiler drops as dead, such as a branch on a constant
 // false condition, take no number and are not instrumented: see
 // deadcode.go), and generic code once per declaration, as the runtime names every instantiation:
-// path.F[...], path.(*T[...]).M. path is the import path with the
+// path.F[...], path.(*T[...]).M, and from Go 1.27 generic methods
+// path.(*T).M[...]. From Go 1.27 the literals in the body of a
+// range-over-func loop are named after the loop, path.F-range1.1 or,
+// where the compiler inlines the iterator and the body, path.F-range1.func1
+// (see rangefunc.go). path is the import path with the
 // linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for
-// a command, path_test for an external test package. A literal inside a
+// a command (but the import path for a command compiled into its test
+// binary, Config.Library), path_test for an external test package. A literal inside a
 // function that the compiler inlines elsewhere runs under the inlining
 // caller's name; its trace id keeps the name of its source position.
 //

@@ -51,6 +51,11 @@ type Config struct {
 	// line directives with relative file names mean different things to
 	// different releases (see linedir.go).
 	GoVersion string
+	// Library says the package is compiled as a library whatever its
+	// name: the go command compiles a command (package main) into its
+	// test binary that way, under its import path, so its symbols are
+	// path.F, not main.F.
+	Library bool
 	// Importer loads the package's imports when naming function literals
 	// needs types (see rangefunc.go); with none, only the package's own
 	// declarations are typed.
@@ -246,6 +251,7 @@ type fileState struct {
 	osName  string // local name of "os", "" if not imported
 	logName string // local name of "log", "" if not imported
 	isTest  bool
+	command bool // package main, compiled as a command or, for its tests, as a library
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
 	// siblings are the traced copies of the file's split functions,
@@ -265,7 +271,12 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		isTest:  strings.HasSuffix(f.Path, "_test.go"),
 		active:  true,
 	}
-	s.prefix = symbolPrefix(p.importPath, af.Name.Name)
+	pkgName := af.Name.Name
+	s.command = pkgName == "main"
+	if p.cfg.Library {
+		pkgName = ""
+	}
+	s.prefix = symbolPrefix(p.importPath, pkgName)
 	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
 	s.ids = "__xray_ids_" + identSafe(base)
 	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"] || p.used[s.ids+"_on"]; i++ {
@@ -381,7 +392,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
 		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer "+s.xr+".AutoStop();")
 	}
-	if s.cfg.ExitHooks && (s.active || s.prefix == "main" || s.isTest) {
+	if s.cfg.ExitHooks && (s.active || s.command || s.isTest) {
 		s.wrapExits(d)
 	}
 	var counter int
@@ -421,7 +432,7 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 			}
 			ranges++
 			var inner int
-			s.literals(r.Body, outer+"-range"+strconv.Itoa(ranges), &inner, never, false)
+			s.literals(r.Body, outer+"-range"+strconv.Itoa(ranges), &inner, never, s.rangeBodyInlined(r))
 			return false
 		}
 		fl, ok := c.(*ast.FuncLit)

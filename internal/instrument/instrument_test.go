@@ -861,3 +861,28 @@ func (l *List[E]) Map[F any](f func(E) F) *List[F] { return &List[F]{} }
 		}
 	}
 }
+
+// TestCommandAsLibrary: the go command compiles a command into its test
+// binary as a library, under its import path: its functions are named
+// path.F there, and its main is an ordinary function (no final flush),
+// while its os.Exit calls still flush.
+func TestCommandAsLibrary(t *testing.T) {
+	src := "package main\n\nimport \"os\"\n\nfunc work() { os.Exit(1) }\n\nfunc main() { work() }\n"
+	for _, lib := range []bool{false, true} {
+		rs, err := Package("example.com/cmd.x", []File{{Path: "main.go", Src: []byte(src)}}, Config{Library: lib, ExitHooks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"main.work", "main.main"}
+		if lib {
+			want = []string{"example.com/cmd%2ex.work", "example.com/cmd%2ex.main"}
+		}
+		if got := names(rs); !reflect.DeepEqual(got, want) {
+			t.Errorf("library %v: names %q, want %q", lib, got, want)
+		}
+		out := string(rs[0].Src)
+		if strings.Contains(out, "AutoStop()") == lib || !strings.Contains(out, ".AutoExit(") {
+			t.Errorf("library %v: final flush in main %v, os.Exit wrapped %v:\n%s", lib, strings.Contains(out, "AutoStop()"), strings.Contains(out, ".AutoExit("), out)
+		}
+	}
+}

@@ -26,6 +26,20 @@ import (
 //		b := func() {}                // main.main.func2 (Go 1.26: main.main.func4)
 //	}
 //
+// Where the compiler inlines the iterator and then the loop's body (the
+// closure it makes of it, called once), it names the literals of the body
+// as those of a function: outer-rangeN.func1, .func2, … (their own
+// literals .func1.1, …; a range-over-func loop inside is
+// outer-rangeN-rangeM either way). Whether it does is its inliner's
+// decision, taken on costs the rewrite does not see; rangeBodyInlined
+// answers for the standard library's iterators that the compiler inlines
+// (slices.All, Values and Backward, maps.All, Keys and Values) with the
+// estimate of inline.go against the budget of a closure called once, and
+// takes every other loop for one whose body stays a closure. Go 1.26 names
+// the literals of an inlined body after the inlined iterator
+// (outer.outer.Values[...].func3.outer-range1.func4, numbered across the
+// whole function): they are not named as it does.
+//
 // Whether a range statement ranges over a function is a question of
 // types: rangeOverFuncs answers it from the syntax where that suffices (a
 // literal operand) and otherwise type-checks the package, its imports
@@ -39,6 +53,38 @@ import (
 // range-over-func bodies after the loop (Go 1.27 and later).
 func (c Config) rangeScopes() bool {
 	return c.goMinor() >= 27
+}
+
+// inlinedIterators are the standard library's iterator constructors that
+// the compiler inlines together with the iterator they return, by import
+// path and name.
+var inlinedIterators = map[string]map[string]bool{
+	"slices": {"All": true, "Values": true, "Backward": true},
+	"maps":   {"All": true, "Keys": true, "Values": true},
+}
+
+// closureCalledOnceBudget is the compiler's inlining budget for a closure
+// called once, such as the body of a range-over-func loop.
+const closureCalledOnceBudget = 800
+
+// rangeBodyInlined reports whether the compiler probably inlines the body
+// of the range-over-func loop r, which then names the literals in it
+// outer-rangeN.funcK rather than outer-rangeN.K.
+func (s *fileState) rangeBodyInlined(r *ast.RangeStmt) bool {
+	call, ok := ast.Unparen(r.X).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || !inlinedIterators[s.dead.imports[x.Name]][sel.Sel.Name] {
+		return false
+	}
+	c := s.inline.estimate(r.Body)
+	return c >= 0 && c <= closureCalledOnceBudget
 }
 
 // rangeOverFuncs returns the range statements of files that range over a

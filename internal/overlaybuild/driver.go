@@ -340,6 +340,7 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 			in = append(in, instrument.File{Path: f, Name: name, Src: src})
 		}
 		ucfg := cfg
+		ucfg.Library = u.library
 		if u.mod != nil && u.mod.Main {
 			ucfg.Lang = d.langPin
 		}

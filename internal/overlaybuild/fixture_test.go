@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,6 +60,18 @@ func autoModule(t *testing.T, root string, require bool) string {
 	if err := os.CopyFS(dir, os.DirFS("testdata/auto")); err != nil {
 		t.Fatal(err)
 	}
+	// Files in syntax older releases cannot parse (Go 1.27's generic
+	// methods) are kept as NAME.go.in, which gofmt leaves alone; their
+	// build constraint keeps them out of older releases' builds.
+	ins, err := filepath.Glob(filepath.Join(dir, "*.go.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range ins {
+		if err := os.Rename(in, strings.TrimSuffix(in, ".in")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	modfixture.WriteGoMod(t, root, dir, "example.com/fixture.v1", require)
 	return dir
 }
@@ -90,17 +103,7 @@ func TestAutoFixture(t *testing.T) {
 		if want := modfixture.MarkLine(t, filepath.Join(mod, "main.go"), "CALLER-MARK"); !strings.Contains(out, "CALLER "+strconv.Itoa(want)+"\n") {
 			t.Errorf("runtime.Caller: want line %d in\n%s", want, out)
 		}
-		type probe struct{ line, count int }
-		probes := map[string]probe{}
-		sc := bufio.NewScanner(strings.NewReader(out))
-		for sc.Scan() {
-			f := strings.Split(sc.Text(), "\t")
-			if len(f) == 4 && f[0] == "PROBE" {
-				l, _ := strconv.Atoi(f[2])
-				c, _ := strconv.Atoi(f[3])
-				probes[f[1]] = probe{l, c}
-			}
-		}
+		probes := readProbes(out)
 		if len(probes) < 15 {
 			t.Fatalf("only %d probes:\n%s", len(probes), out)
 		}
@@ -113,20 +116,8 @@ func TestAutoFixture(t *testing.T) {
 		if len(ts) != 1 {
 			t.Fatalf("want one final trace (os.Exit in main), got %v", ts)
 		}
-		for bin, rows := range modfixture.Account(t, ts[0]) {
-			for name, p := range probes {
-				if name == "main.main" {
-					continue // open: main ends in os.Exit, which runs no deferred Exit
-				}
-				r, ok := rows[name]
-				if !ok {
-					t.Errorf("%s: %s (called %d times) not in account", bin, name, p.count)
-					continue
-				}
-				if r.Count != p.count || r.Line != p.line {
-					t.Errorf("%s: %s: account says %d calls at line %d; the runtime saw %d calls, declared at line %d", bin, name, r.Count, r.Line, p.count, p.line)
-				}
-			}
+		// main.main is open: it ends in os.Exit, which runs no deferred Exit.
+		for bin, rows := range matchProbes(t, ts[0], probes, "main.main") {
 			lib := "example.com/fixture.v1/lib%2ex."
 			for _, absent := range []string{lib + "Nosplit", lib + "Never", lib + "Generated", lib + "Probe", lib + "nanotime"} {
 				if _, ok := rows[absent]; ok {
@@ -311,6 +302,74 @@ func TestAutoFixture(t *testing.T) {
 
 	if after := modfixture.TreeHash(t, mod); after != before {
 		t.Error("the user's module tree changed")
+	}
+}
+
+type probe struct{ line, count int }
+
+// readProbes reads the "PROBE name line count" lines that lib.Report
+// prints: the functions that called lib.Probe, under the names the runtime
+// gives them, with their declaration lines and call counts.
+func readProbes(out string) map[string]probe {
+	probes := map[string]probe{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Split(strings.TrimSpace(sc.Text()), "\t")
+		if len(f) == 4 && f[0] == "PROBE" {
+			l, _ := strconv.Atoi(f[2])
+			c, _ := strconv.Atoi(f[3])
+			probes[f[1]] = probe{l, c}
+		}
+	}
+	return probes
+}
+
+// matchProbes checks that every probed function but those still open is
+// in the map of trace under the runtime's name for it, at its line, with
+// as many complete calls as it made, and returns the account's rows by
+// llvm-xray binary.
+func matchProbes(t *testing.T, trace string, probes map[string]probe, open ...string) map[string]map[string]modfixture.Row {
+	t.Helper()
+	account := modfixture.Account(t, trace)
+	for bin, rows := range account {
+		for name, p := range probes {
+			if slices.Contains(open, name) {
+				continue
+			}
+			r, ok := rows[name]
+			if !ok {
+				t.Errorf("%s: %s (called %d times) not in account", bin, name, p.count)
+				continue
+			}
+			if r.Count != p.count || r.Line != p.line {
+				t.Errorf("%s: %s: account says %d calls at line %d; the runtime saw %d calls, declared at line %d", bin, name, r.Count, r.Line, p.count, p.line)
+			}
+		}
+	}
+	return account
+}
+
+// TestAutoTestedCommand: goxray test of a command names its functions as
+// the runtime does in the test binary, where the go command compiles the
+// command as a library, under its import path.
+func TestAutoTestedCommand(t *testing.T) {
+	_, tool, mod := fixture(t, true)
+	dir := t.TempDir()
+	out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(dir), tool, "test", "-v", "-count=1", "-xray.threshold=0", "./cmd.x")
+	if code != 0 {
+		t.Fatalf("goxray test: exit %d\n%s\n%s", code, out, e)
+	}
+	probes := readProbes(out)
+	path := "example.com/fixture.v1/cmd%2ex."
+	for _, name := range []string{path + "work", path + "work.func1"} {
+		if _, ok := probes[name]; !ok {
+			t.Errorf("the runtime did not name a probed function %s: %v", name, probes)
+		}
+	}
+	for bin, rows := range matchProbes(t, modfixture.OnlyTrace(t, dir), probes) {
+		if rows[path+"main"].Count != 1 || rows[path+"TestWork"].Count != 1 {
+			t.Errorf("%s: main %+v, TestWork %+v: want one call each", bin, rows[path+"main"], rows[path+"TestWork"])
+		}
 	}
 }
 

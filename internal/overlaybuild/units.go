@@ -63,6 +63,9 @@ type unit struct {
 	files                    []string // absolute, compile order
 	mod                      *listModule
 	needsTestMain            bool
+	// library: a command compiled into its test binary, which the go
+	// command compiles as a library, under its import path.
+	library bool
 }
 
 func selected(p listPackage, extra map[string]bool) bool {
@@ -108,7 +111,7 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 		isX := strings.HasSuffix(p.Name, "_test")
 		u := byPath[path]
 		if u == nil {
-			u = &unit{importPath: path, pkgName: p.Name, dir: p.Dir, mod: p.Module}
+			u = &unit{importPath: path, pkgName: p.Name, dir: p.Dir, mod: p.Module, library: p.Name == "main" && tested[path]}
 			byPath[path] = u
 			order = append(order, path)
 		}

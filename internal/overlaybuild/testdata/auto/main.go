@@ -83,6 +83,27 @@ func check(ok bool, what string) {
 
 var status int
 
+// extras are the checks of files built only by some Go releases.
+var extras []func()
+
+type item struct{ v int }
+
+func each(xs []int, f func(i int, it *item)) {
+	for i, x := range xs {
+		f(i, &item{x})
+	}
+}
+
+// hidden has literals whose parameters and results are named like the
+// types their signatures use.
+func hidden() int {
+	lib.Probe()
+	n := 0
+	each([]int{1, 2}, func(i int, item *item) { lib.Probe(); n += i + item.v })
+	mk := func(v int) (item item) { lib.Probe(); item.v = v; return }
+	return n + mk(4).v
+}
+
 func main() {
 	lib.Probe()
 	if len(os.Args) > 1 && os.Args[1] == "panic" {
@@ -99,6 +120,10 @@ func main() {
 	check(viaIface == "n" && namer.Name() == "n", "interface call in an initializer")
 	check(deadIf()+deadSwitch()+deadAfter(1) == 6, "dead code")
 	check(rangeFunc() == 11, "range over func")
+	check(hidden() == 8, "literals whose parameters hide their types")
+	for _, f := range extras {
+		f()
+	}
 	var real Real
 	check(real.AM()+real.TM() == 3, "alias receivers")
 	var bi Box[int]
