@@ -177,7 +177,7 @@ func (d *driver) prepare(args []string) (extra []string, cleanup func(), err err
 		return nil, cleanup, err
 	}
 	extra = append(extra, modExtra...)
-	units, err := d.units(mm, pkgs, listFlags)
+	units, roots, err := d.units(mm, pkgs, listFlags)
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -192,6 +192,9 @@ func (d *driver) prepare(args []string) (extra []string, cleanup func(), err err
 		cfg.GOOS, cfg.GOARCH, cfg.GoVersion = target[0].GOOS, target[0].GOARCH, target[0].GOVERSION
 		if !supportedOS[cfg.GOOS] {
 			return nil, cleanup, fmt.Errorf("GOOS=%s/GOARCH=%s is not supported: goxray records on linux (every GOARCH; assembly on amd64 and arm64) and darwin; build for %s with plain go build", cfg.GOOS, cfg.GOARCH, cfg.GOOS)
+		}
+		if err := untraced(roots, mm, target[0].GOMODCACHE); err != nil {
+			return nil, cleanup, err
 		}
 		if err := outsideModCache(units, target[0].GOMODCACHE); err != nil {
 			return nil, cleanup, err
@@ -284,11 +287,12 @@ func (d *driver) listDeps(listFlags, pkgs []string, extra ...string) []string {
 }
 
 // units lists the packages the build compiles (with their tests for go
-// test) and returns those to instrument.
-func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, error) {
-	list, err := goJSON[listPackage](d, d.listDeps(listFlags, pkgs, "-json=ImportPath,Name,Dir,ForTest,Standard,GoFiles,TestGoFiles,XTestGoFiles,Module,Error")...)
+// test) and returns those to instrument, and the packages the command line
+// names that none of them is (see untraced).
+func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, []listPackage, error) {
+	list, err := goJSON[listPackage](d, d.listDeps(listFlags, pkgs, "-json=ImportPath,Name,Dir,ForTest,Standard,DepOnly,GoFiles,TestGoFiles,XTestGoFiles,Module,Error")...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range list {
 		// Files named on the command line (go run main.go) make a
@@ -303,14 +307,20 @@ func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, error)
 	if len(d.opts.pkgs) > 0 {
 		more, err := goJSON[listPackage](d, append(append([]string{"list", "-e", "-json=ImportPath"}, listFlags...), d.opts.pkgs...)...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, p := range more {
 			extraPkgs[p.ImportPath] = true
 		}
 	}
 	pruneOverlays()
-	return collectUnits(list, extraPkgs), nil
+	var roots []listPackage
+	for _, p := range list {
+		if !p.DepOnly && p.ForTest == "" && p.Error == nil && !(p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test")) && !selected(p, extraPkgs) {
+			roots = append(roots, p)
+		}
+	}
+	return collectUnits(list, extraPkgs), roots, nil
 }
 
 // instrument rewrites every unit's files (read from the user's overlay

@@ -134,3 +134,33 @@ func TestLangOf(t *testing.T) {
 		}
 	}
 }
+
+// TestUntraced: a package named on the command line that nothing
+// instruments is refused with the flag that would instrument it, and,
+// in the module cache, with the ways out of it.
+func TestUntraced(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "pkg", "mod")
+	mm := listModule{Path: "example.com/m", Main: true}
+	other := &listModule{Path: "example.com/other"}
+	local := listPackage{ImportPath: "example.com/other/cmd/srv", Name: "main", Dir: filepath.Join(t.TempDir(), "other", "cmd", "srv"), Module: other}
+	err := untraced([]listPackage{local}, mm, cache)
+	if err == nil || !strings.Contains(err.Error(), "-xray.pkgs=example.com/other/...") || strings.Contains(err.Error(), "module cache") {
+		t.Errorf("a local dependency's command: %v", err)
+	}
+	cached := local
+	cached.Dir = filepath.Join(cache, "example.com", "other@v1.0.0", "cmd", "srv")
+	if err := untraced([]listPackage{cached}, mm, cache); err == nil || !strings.Contains(err.Error(), "-xray.pkgs=example.com/other/...") || !strings.Contains(err.Error(), "go mod vendor") {
+		t.Errorf("a command in the module cache: %v", err)
+	}
+	std := listPackage{ImportPath: "cmd/gofmt", Name: "main", Standard: true}
+	if err := untraced([]listPackage{std}, mm, cache); err == nil || !strings.Contains(err.Error(), "standard library") {
+		t.Errorf("a standard command: %v", err)
+	}
+	self := listPackage{ImportPath: xrayModule + "/runtime", Name: "runtime", Module: &listModule{Path: xrayModule, Main: true}}
+	if err := untraced([]listPackage{self}, mm, cache); err != nil {
+		t.Errorf("goxray's own library: %v", err)
+	}
+	if err := untraced(nil, mm, cache); err != nil {
+		t.Error(err)
+	}
+}

@@ -622,3 +622,57 @@ func main() {
 		}
 	}
 }
+
+// TestAutoDependencyCommand: a command of another module (a server whose
+// main lives in a dependency) is refused, naming -xray.pkgs, rather than
+// built with nothing traced; with the flag it is traced, from a local copy
+// (a replace directive) as from a vendored one, as
+// docs/automatic-instrumentation.md says.
+func TestAutoDependencyCommand(t *testing.T) {
+	_, tool, mod := fixture(t, true)
+	other := filepath.Join(filepath.Dir(mod), "other")
+	files := map[string]string{
+		"go.mod":          "module example.com/other\n\ngo 1.26.0\n",
+		"cmd/srv/main.go": "package main\n\nimport \"fmt\"\n\nfunc handle(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n\nfunc main() { fmt.Println(handle(3), handle(4)) }\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(other, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gomod, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What `go get -tool example.com/other/cmd/srv` writes (with a local
+	// copy): the tool directive makes go mod vendor copy the command.
+	gomod = append(gomod, "\ntool example.com/other/cmd/srv\n\nrequire example.com/other v0.0.0\n\nreplace example.com/other => ../other\n"...)
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const srv = "example.com/other/cmd/srv"
+	for _, vendored := range []bool{false, true} {
+		if vendored {
+			if _, e, code := modfixture.Run(t, mod, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "go", "mod", "vendor"); code != 0 {
+				t.Fatalf("go mod vendor: %s", e)
+			}
+		}
+		bin := filepath.Join(t.TempDir(), "srv")
+		_, e, code := modfixture.Run(t, mod, []string{"GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-o", bin, srv)
+		if code == 0 || !strings.Contains(e, srv+" is in module example.com/other") || !strings.Contains(e, "-xray.pkgs=example.com/other/...") || fileExists(bin) {
+			t.Errorf("vendored %v: goxray build %s without -xray.pkgs: exit %d, binary written %v:\n%s", vendored, srv, code, fileExists(bin), e)
+		}
+		if _, e, code := modfixture.Run(t, mod, []string{"GOPROXY=off"}, tool, "build", "-xray.threshold=0", "-xray.pkgs=example.com/other/...", "-o", bin, srv); code != 0 {
+			t.Fatalf("vendored %v: goxray build -xray.pkgs: exit %d\n%s", vendored, code, e)
+		}
+		for b, rows := range modfixture.Account(t, modfixture.Trace(t, mod, bin)) {
+			if r := rows["main.handle"]; r.Count != 2 || r.Line != 5 {
+				t.Errorf("vendored %v: %s: main.handle %+v, want 2 calls at line 5", vendored, b, r)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package overlaybuild
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ type listModule struct {
 type listPackage struct {
 	ImportPath, Name, Dir, ForTest string
 	Standard                       bool
+	DepOnly                        bool // not named on the command line
 	GoFiles, TestGoFiles           []string
 	XTestGoFiles                   []string
 	Module                         *listModule
@@ -37,6 +39,32 @@ func outsideModCache(units []*unit, modcache string) error {
 			return fmt.Errorf("-xray.pkgs: %s is in the module cache, whose files the go command lets no overlay replace: "+
 				"vendor it (go mod vendor), put its module in a go.work workspace, or replace it with a local copy", u.importPath)
 		}
+	}
+	return nil
+}
+
+// untraced refuses a build that names packages goxray would leave alone
+// (roots, those of the packages named on the command line that are not
+// instrumented): a binary built from a dependency's command, or a
+// dependency's tests, would trace nothing of what was asked and look
+// like a success. A package of another module is refused with the
+// -xray.pkgs flag that instruments its module, and, when the module is in
+// the module cache, where no overlay reaches, the ways out of it; the
+// standard library and goxray's own packages are not instrumented.
+func untraced(roots []listPackage, mm listModule, modcache string) error {
+	for _, p := range roots {
+		switch {
+		case p.Standard:
+			return fmt.Errorf("%s is in the standard library, which goxray does not instrument: this build would trace nothing of it", p.ImportPath)
+		case p.Module == nil || p.Module.Path == xrayModule && p.Name != "main":
+			continue // goxray's own library; GOPATH mode: nothing to instrument
+		}
+		msg := fmt.Sprintf("%s is in module %s, not in the main module %s: goxray instruments the main module's packages, and this build would trace nothing of it. "+
+			"Add -xray.pkgs=%s/... to instrument that module", p.ImportPath, p.Module.Path, mm.Path, p.Module.Path)
+		if rel, err := filepath.Rel(modcache, p.Dir); modcache != "" && err == nil && filepath.IsLocal(rel) {
+			msg += ", after taking it out of the module cache, whose files the go command lets no overlay replace (go mod vendor, a go.work workspace, or a replace directive naming a local copy)"
+		}
+		return errors.New(msg + "; see docs/automatic-instrumentation.md, \"A command from another module\"")
 	}
 	return nil
 }
