@@ -886,3 +886,50 @@ func TestCommandAsLibrary(t *testing.T) {
 		}
 	}
 }
+
+// TestInlinedRangeBodyNames: Go 1.27 names the literals of a range body
+// that it inlines with a standard iterator F-range1.func1, those of a body
+// too costly to inline F-range2.1; Go 1.26 numbers both among F's.
+func TestInlinedRangeBodyNames(t *testing.T) {
+	src := `package q
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+func F(s []int, m map[int]int) {
+	for range slices.Values(s) {
+		a := func() {}
+		a()
+		for range maps.Keys(m) {
+			b := func() {}
+			b()
+		}
+	}
+	for x := range slices.All(s) {
+		c := func() {}
+		c()
+		_ = fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x)
+		_ = fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x)
+		_ = fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x) + fmt.Sprint(x)
+	}
+}
+`
+	for goVersion, want := range map[string][]string{
+		"go1.26.8": {"q.F.func1", "q.F.func2", "q.F.func3", "q.F"},
+		"go1.27.3": {"q.F-range1.func1", "q.F-range1-range1.func1", "q.F-range2.1", "q.F"},
+	} {
+		rs, err := Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{GoVersion: goVersion, Importer: importer.Default()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(rs)
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) || rs[0].UntypedRanges != 0 {
+			t.Errorf("%s: names %q (%d untyped ranges), want %q", goVersion, got, rs[0].UntypedRanges, want)
+		}
+	}
+}
