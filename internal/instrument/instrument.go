@@ -461,14 +461,7 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 // tracing is on unless decl and lit are both nil (main.main, TestMain and
 // init functions, which run once).
 func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
-	size := 0
-	ast.Inspect(body, func(n ast.Node) bool {
-		if n != nil {
-			size++
-		}
-		return true
-	})
-	size-- // the block itself
+	size := bodySize(body)
 	if !always && size < s.cfg.Threshold {
 		s.skipped["threshold"]++
 		return
@@ -487,6 +480,19 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	default:
 		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.traceCheck(id)+" { "+s.enterExit(id)+" };")
 	}
+}
+
+// bodySize is the size of a function body in syntax nodes, the block
+// itself not counted.
+func bodySize(body *ast.BlockStmt) int {
+	size := 0
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n != nil {
+			size++
+		}
+		return true
+	})
+	return size - 1
 }
 
 // slot is a function's index in its file's tables: the ids (s.ids) and

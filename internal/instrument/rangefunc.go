@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // From Go 1.27 the compiler names the function literals in the body of a
@@ -33,9 +34,11 @@ import (
 // outer-rangeN-rangeM either way). Whether it does is its inliner's
 // decision, taken on costs the rewrite does not see; rangeBodyInlined
 // answers for the standard library's iterators that the compiler inlines
-// (slices.All, Values and Backward, maps.All, Keys and Values) with the
-// estimate of inline.go against the budget of a closure called once, and
-// takes every other loop for one whose body stays a closure. Go 1.26 names
+// (slices.All, Values and Backward, maps.All, Keys and Values) and for the
+// package's own iterators that the build leaves inlinable (by the estimate
+// of inline.go), with that estimate of the body against the budget of a
+// closure called once, and takes every other loop (an iterator from
+// another package, a variable) for one whose body stays a closure. Go 1.26 names
 // the literals of an inlined body after the inlined iterator
 // (outer.outer.Values[...].func3.outer-range1.func4, numbered across the
 // whole function): they are not named as it does.
@@ -71,20 +74,66 @@ const closureCalledOnceBudget = 800
 // of the range-over-func loop r, which then names the literals in it
 // outer-rangeN.funcK rather than outer-rangeN.K.
 func (s *fileState) rangeBodyInlined(r *ast.RangeStmt) bool {
-	call, ok := ast.Unparen(r.X).(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	if !ok {
-		return false
-	}
-	x, ok := sel.X.(*ast.Ident)
-	if !ok || !inlinedIterators[s.dead.imports[x.Name]][sel.Sel.Name] {
+	if !s.iteratorInlined(r.X) {
 		return false
 	}
 	c := s.inline.estimate(r.Body)
 	return c >= 0 && c <= closureCalledOnceBudget
+}
+
+// iteratorInlined reports whether the compiler probably inlines the
+// iterator x of a range-over-func loop, which makes the loop's body a
+// closure it calls directly: a standard iterator of inlinedIterators, or
+// a function or method of the package that the build leaves inlinable,
+// ranged over (seq, t.All) or called for the iterator it returns
+// (Count(n), t.All()).
+func (s *fileState) iteratorInlined(x ast.Expr) bool {
+	if call, ok := ast.Unparen(x).(*ast.CallExpr); ok {
+		x = call.Fun
+	}
+	switch f := ast.Unparen(x).(type) {
+	case *ast.Ident:
+		return s.declInlined(s.inline.funcs[f.Name])
+	case *ast.SelectorExpr:
+		if id, ok := f.X.(*ast.Ident); ok {
+			if path := s.dead.imports[id.Name]; path != "" {
+				return inlinedIterators[path][f.Sel.Name]
+			}
+		}
+		return s.declInlined(s.inline.methods[f.Sel.Name]...)
+	}
+	return false
+}
+
+// declInlined reports whether the compiler probably inlines calls of the
+// declarations ds (the methods of that name, for a method known by name
+// only; all of them must qualify): within the estimated budget, without
+// //go:noinline, and left alone by the build, since an instrumented
+// function is inlinable no more.
+func (s *fileState) declInlined(ds ...*ast.FuncDecl) bool {
+	for _, d := range ds {
+		if d == nil || d.Body == nil || !s.inline.inlinable(d.Body) || hasNoinline(d.Doc) {
+			return false
+		}
+		never, always, goDirective := directives(d.Doc)
+		if !never && !goDirective && (always || !s.cfg.SkipInlinable && bodySize(d.Body) >= s.cfg.Threshold) {
+			return false
+		}
+	}
+	return len(ds) > 0
+}
+
+// hasNoinline reports whether a doc comment holds //go:noinline.
+func hasNoinline(doc *ast.CommentGroup) bool {
+	if doc == nil {
+		return false
+	}
+	for _, c := range doc.List {
+		if c.Text == "//go:noinline" || strings.HasPrefix(c.Text, "//go:noinline ") {
+			return true
+		}
+	}
+	return false
 }
 
 // rangeOverFuncs returns the range statements of files that range over a

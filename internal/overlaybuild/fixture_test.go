@@ -676,3 +676,41 @@ func TestAutoDependencyCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoInlinedIterators: at the default threshold the package's small
+// iterators stay inlinable, and from Go 1.27 the compiler inlines them
+// with the loops' bodies, naming the literals there F-range1.func1: the
+// map names them as the runtime does. Go 1.26 builds no such loop here
+// (it names those literals after the inlined iterator, which goxray does
+// not reproduce).
+func TestAutoInlinedIterators(t *testing.T) {
+	_, tool, mod := fixture(t, true)
+	bin := filepath.Join(t.TempDir(), "iters")
+	if _, e, code := modfixture.Run(t, mod, nil, tool, "build", "-o", bin, "./iters"); code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	dir := t.TempDir()
+	out, e, code := modfixture.Run(t, mod, modfixture.XrayEnv(dir), bin)
+	if code != 0 {
+		t.Fatalf("iters: exit %d\n%s\n%s", code, out, e)
+	}
+	probes := readProbes(out)
+	for name := range probes {
+		if !strings.HasPrefix(name, "main.") {
+			delete(probes, name) // the library's, too small to be traced at this threshold
+		}
+	}
+	if len(probes) == 0 {
+		if v, _, _ := modfixture.Run(t, mod, nil, "go", "env", "GOVERSION"); strings.HasPrefix(v, "go1.26") {
+			return // iters.go needs go1.27
+		}
+		t.Fatalf("no probes:\n%s", out)
+	}
+	want := []string{"main.F-range1.func1", "main.F-range2.func1", "main.F-range3.func1", "main.F-range4.func1", "main.F-range5.1"}
+	for _, name := range want {
+		if _, ok := probes[name]; !ok {
+			t.Errorf("the runtime did not name a literal %s: %v", name, probes)
+		}
+	}
+	matchProbes(t, modfixture.OnlyTrace(t, dir), probes)
+}
