@@ -68,19 +68,54 @@ func F() {
 	b := &bag{xs: []int{1}}
 	w := os.Stdout
 	for range seq {
-		sink = append(sink, func() { lib.Probe(); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, "") })
+		sink = append(sink, func() {
+			lib.Probe()
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+		})
 	}
 	for range b.All {
-		sink = append(sink, func() { lib.Probe(); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, "") })
+		sink = append(sink, func() {
+			lib.Probe()
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+		})
 	}
 	for range b.Seq() {
-		sink = append(sink, func() { lib.Probe(); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, "") })
+		sink = append(sink, func() {
+			lib.Probe()
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+		})
 	}
 	for range Count(1) {
-		sink = append(sink, func() { lib.Probe(); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, "") })
+		sink = append(sink, func() {
+			lib.Probe()
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+		})
 	}
 	for range noin {
-		sink = append(sink, func() { lib.Probe(); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, ""); fmt.Fprint(w, "") })
+		sink = append(sink, func() {
+			lib.Probe()
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+			fmt.Fprint(w, "")
+		})
 	}
 	for _, f := range sink {
 		f()
