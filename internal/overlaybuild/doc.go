@@ -4,7 +4,11 @@
 // hands the rewritten files to the go command through -overlay (with a
 // temporary go.mod through -modfile when the module does not require
 // goxray yet). It is what `goxray build`, `goxray test` and `goxray run`
-// do; the user's tree is only read.
+// do; the user's tree is only read. A package named on the command line
+// that none of this would instrument (another module's command or tests,
+// unless -xray.pkgs names them, or a standard package) is refused before
+// anything is built, naming the flag that would: such a build would
+// succeed and trace nothing of what was asked.
 //
 // The go command hashes overlaid files like any source, so the build
 // cache keys follow the rewritten content: a plain build afterwards
