@@ -34,7 +34,7 @@ import (
 //	fast_clock                   Options.FastClock (goxray's: RDTSC without a fence)
 //	overhead_budget              Options.OverheadBudget (goxray's: percent of the process's CPU time, or off)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
-//	flush_signal                 Options.FlushSignal (ours: USR1, USR2, HUP, none, or a number)
+//	flush_signal                 Options.FlushSignal (ours: a signal name such as WINCH, a number, or none)
 //	verbosity                    ≥ 1 logs the configuration at Start
 //	grace_period_ms and the other compiler-rt flags: accepted and ignored
 //	(a flush copies what each writer has published; it waits for nobody)

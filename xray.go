@@ -89,12 +89,16 @@ type Options struct {
 	// Mode: FlightRecorder (default) or Fill.
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
-	// NoSignal listens to none. Start refuses the signals XRAY_FDR_OPTIONS'
-	// flush_signal refuses (see internal/xrayflags): SIGKILL, SIGSTOP,
-	// SIGINT, SIGTERM, SIGQUIT, SIGABRT (use FlushOnExit), SIGURG and
-	// SIGPROF (the Go runtime's preemption and profiler), the synchronous
-	// SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, and SIGPIPE and
-	// job control.
+	// NoSignal listens to none. A server that owns SIGUSR1 or SIGUSR2 (log
+	// reopening, graceful restart) should pick one it leaves alone, such
+	// as syscall.SIGWINCH, whose default action is to do nothing, or
+	// flush over HTTP (xrayhttp): every listener gets a signal. Start
+	// refuses the signals XRAY_FDR_OPTIONS' flush_signal refuses (see
+	// internal/xrayflags): SIGKILL, SIGSTOP, SIGINT, SIGTERM, SIGQUIT,
+	// SIGABRT (use FlushOnExit), SIGURG and SIGPROF (the Go runtime's
+	// preemption and profiler), the synchronous faults, SIGPIPE, SIGCHLD,
+	// SIGXCPU, SIGXFSZ, job control, the C library's thread signals, and
+	// numbers that are no signal of the platform.
 	FlushSignal os.Signal
 	// Logf receives one line per signal-triggered flush and per Stop;
 	// default: the standard logger with an "xray: " prefix. Use

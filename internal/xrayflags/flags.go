@@ -486,46 +486,6 @@ var fdrFlags = []flagDef{
 	}},
 }
 
-var signalNames = map[string]syscall.Signal{
-	"HUP":  syscall.SIGHUP,
-	"USR1": syscall.SIGUSR1,
-	"USR2": syscall.SIGUSR2,
-}
-
-// refusedSignals cannot serve as a flush trigger; see the package
-// documentation for why.
-var refusedSignals = map[syscall.Signal]bool{
-	syscall.SIGKILL: true, syscall.SIGSTOP: true,
-	syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGQUIT: true, syscall.SIGABRT: true,
-	syscall.SIGURG: true, syscall.SIGPROF: true,
-	syscall.SIGSEGV: true, syscall.SIGBUS: true, syscall.SIGFPE: true, syscall.SIGILL: true,
-	syscall.SIGTRAP: true, syscall.SIGSYS: true, syscall.SIGPIPE: true,
-	syscall.SIGCHLD: true, syscall.SIGTSTP: true, syscall.SIGTTIN: true, syscall.SIGTTOU: true,
-	syscall.SIGCONT: true,
-}
-
-// RefusedSignal reports whether sig may not serve as a flush trigger (see
-// the package documentation for the list and why). xray.Options.FlushSignal
-// is held to the same rule.
-func RefusedSignal(sig syscall.Signal) bool { return refusedSignals[sig] }
-
-const wantSignal = "USR1, USR2, HUP, none, or a signal number a flush may take over"
-
-func parseSignal(v string) (syscall.Signal, string) {
-	u := strings.ToUpper(v)
-	if u == "NONE" || u == "OFF" {
-		return 0, ""
-	}
-	if s, ok := signalNames[strings.TrimPrefix(u, "SIG")]; ok {
-		return s, ""
-	}
-	n, ok := parseInt(v, 1, 64)
-	if !ok || RefusedSignal(syscall.Signal(n)) {
-		return 0, wantSignal
-	}
-	return syscall.Signal(n), ""
-}
-
 // Flags renders the fields that are set as the two variables' contents,
 // one canonical name=value per field (so Parse(c.Flags()) gives c back,
 // deprecated spellings replaced by current ones). For logging the
@@ -565,16 +525,7 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 		f = append(f, "mode="+c.Mode)
 	}
 	if c.Has(FieldFlushSignal) {
-		s := "none"
-		if c.FlushSignal != 0 {
-			s = strconv.Itoa(int(c.FlushSignal))
-			for name, sig := range signalNames {
-				if sig == c.FlushSignal {
-					s = name
-				}
-			}
-		}
-		f = append(f, "flush_signal="+s)
+		f = append(f, "flush_signal="+signalFlag(c.FlushSignal))
 	}
 	if c.Has(FieldFlushOnExit) {
 		f = append(f, "flush_on_exit="+strconv.FormatBool(c.FlushOnExit))
