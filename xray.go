@@ -123,6 +123,15 @@ type Options struct {
 	// fast path), and Entries of calls still in progress show up in a flush
 	// only once something else is recorded on their P.
 	MinDuration time.Duration
+	// DirMaxFiles and DirMaxBytes bound the files this program's flushes
+	// keep in Dir (traces and maps, named FilePrefix+Program+".XXXXXX"):
+	// after each flush the oldest of them are deleted until at most
+	// DirMaxFiles files and DirMaxBytes bytes remain, never the file just
+	// written, nor any file of another name. Defaults 64 files (32
+	// traces) and 1 GiB; negative: no bound. Statistics.FilesDeleted
+	// counts what went.
+	DirMaxFiles int
+	DirMaxBytes int64
 	// NoFinalFile makes Stop write no file (compiler-rt's no_file_flush).
 	NoFinalFile bool
 	// FlushOnExit writes a final file when the process gets SIGTERM or
@@ -197,6 +206,8 @@ func (o Options) config() (xrt.Config, error) {
 		FlushSignal: o.FlushSignal,
 		Logf:        o.Logf,
 		Program:     o.Program,
+		DirMaxFiles: dirLimit(o.DirMaxFiles, xrt.DefaultDirMaxFiles),
+		DirMaxBytes: dirLimit(o.DirMaxBytes, xrt.DefaultDirMaxBytes),
 	}
 	if c.Dir == "" {
 		c.Dir = os.TempDir()
@@ -312,3 +323,15 @@ var (
 // recycled, flushes and their bytes, the clock in use. It takes a lock
 // briefly; poll it, do not call it per traced call.
 func Stats() Statistics { return statistics(xrt.ReadStats()) }
+
+// dirLimit is an Options limit with 0 for the default and a negative
+// value for none.
+func dirLimit[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
