@@ -89,7 +89,7 @@ func TestPProfEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(gobin, "tool", "pprof", "-top", srv.URL+PProfPath+"?seconds=30").CombinedOutput()
+	out, err := exec.Command(gobin, "tool", "pprof", "-nodefraction=0", "-nodecount=0", "-top", srv.URL+PProfPath+"?seconds=30").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, out)
 	}
