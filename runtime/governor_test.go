@@ -255,4 +255,3 @@ func TestCostWindow(t *testing.T) {
 		t.Fatalf("a process that used %v of CPU was judged: %g", minJudgedCPU-1, got)
 	}
 }
-

@@ -152,4 +152,6 @@
 // relative to the working directory. When the flag is set, LogfileDir and
 // LogfilePrefix split it accordingly (a base without '/' gives the
 // directory "."); when it is not, the caller's default directory applies.
+// Parse looks at no file: package xray takes a base without a trailing
+// '/' that names an existing directory as that directory, and says so.
 package xrayflags
