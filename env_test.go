@@ -155,6 +155,21 @@ func TestChildProcess(t *testing.T) {
 		}
 		os.Stdout.WriteString("ok " + Stats().LastFlushPath + "\n" + strings.Join(logged, "\n") + "\n")
 		os.Exit(0)
+	case "logline":
+		// go test -bench's pattern: the name, the benchmark (during which
+		// goxray logs from a goroutine of its own), the result.
+		c, err := Options{IgnoreEnv: true}.config()
+		if err != nil {
+			os.Exit(9)
+		}
+		os.Stdout.WriteString("BenchmarkX-2   \t")
+		done := make(chan struct{})
+		go func() { c.Logf("%d functions shed", 3); close(done) }()
+		<-done
+		os.Stdout.WriteString("     100\t        12.0 ns/op\n")
+		Stop() // not running: only lets held lines out
+		os.Stdout.WriteString("PASS\n")
+		os.Exit(0)
 	case "exit", "env-exit":
 		if mode == "exit" {
 			if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), FlushOnExit: true, FlushSignal: NoSignal, Logf: quiet}); err != nil {
@@ -295,4 +310,51 @@ func testFlushOnExit(t *testing.T, dir string, cmd *exec.Cmd) {
 	if len(tr.Records) != 3 {
 		t.Errorf("%d records, want Enter 2, Enter 3, Exit 3", len(tr.Records))
 	}
+}
+
+// TestLogLinesKeepStdoutLinesWhole: with stdout and stderr the same file
+// or the same pipe (go test's), a log line from goxray's goroutines does
+// not cut a benchmark's result line in two.
+func TestLogLinesKeepStdoutLinesWhole(t *testing.T) {
+	check := func(t *testing.T, out string) {
+		t.Helper()
+		var bench, logged bool
+		for _, l := range strings.Split(out, "\n") {
+			switch {
+			case l == "BenchmarkX-2   \t     100\t        12.0 ns/op":
+				bench = true
+			case strings.HasPrefix(l, "xray: ") && strings.HasSuffix(l, " 3 functions shed"):
+				logged = true
+			}
+		}
+		if !bench || !logged {
+			t.Errorf("benchmark line whole: %v, log line whole: %v; output:\n%s", bench, logged, out)
+		}
+	}
+	t.Run("file", func(t *testing.T) {
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := child(t, "logline")
+		cmd.Stdout, cmd.Stderr = f, f // 2>&1
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, string(out))
+	})
+	t.Run("pipe", func(t *testing.T) {
+		cmd := child(t, "logline")
+		cmd.Args = append(cmd.Args, "-test.bench=^$") // a test binary running benchmarks, as go test -bench runs it
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		check(t, string(out))
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/logline"
 	"github.com/goxray/xray/runtime/buffer"
 
 	xrt "github.com/goxray/xray/runtime"
@@ -101,8 +102,10 @@ type Options struct {
 	// numbers that are no signal of the platform.
 	FlushSignal os.Signal
 	// Logf receives one line per signal-triggered flush and per Stop;
-	// default: the standard logger with an "xray: " prefix. Use
-	// func(string, ...any) {} to silence it.
+	// default: a standard logger with an "xray: " prefix on stderr whose
+	// lines never land inside a line of stdout when the two share a file
+	// or pipe (in a go test -bench binary they wait for Stop; see
+	// internal/logline). Use func(string, ...any) {} to silence it.
 	Logf func(format string, args ...any)
 	// Program is the middle part of file names, xray-log.<Program>.XXXXXX;
 	// default: the executable's base name.
@@ -232,7 +235,8 @@ func (o Options) config() (xrt.Config, error) {
 		c.FlushSignal = nil
 	}
 	if c.Logf == nil {
-		l := log.New(os.Stderr, "xray: ", log.LstdFlags)
+		// logline: goxray's lines never land inside a line of stdout.
+		l := log.New(logline.Stderr(), "xray: ", log.LstdFlags)
 		c.Logf = l.Printf
 	}
 	if c.Program == "" {
@@ -301,7 +305,11 @@ func adopt(o Options, c xrt.Config, started time.Time) error {
 // path is logged and in Stats().LastFlushPath) and the buffers are
 // released. Start may be called again afterwards. Stop when not started
 // returns ErrNotRunning.
-func Stop() error { return xrt.Stop() }
+func Stop() error {
+	err := xrt.Stop()
+	logline.Release()
+	return err
+}
 
 // Flush writes the current window to a new file in Dir and returns its
 // path; tracing goes on. Flush when not started returns ErrNotRunning.

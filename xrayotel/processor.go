@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/diskbudget"
+	"github.com/goxray/xray/internal/logline"
 	xrt "github.com/goxray/xray/runtime"
 	"github.com/goxray/xray/runtime/glayout"
 )
@@ -142,7 +142,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 		o.ExportTimeout = DefaultExportTimeout
 	}
 	if o.Logf == nil {
-		o.Logf = log.New(os.Stderr, "xrayotel: ", log.LstdFlags).Printf
+		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
 	}
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}), dirb: newDirBudget(o)}
 	go p.run()
