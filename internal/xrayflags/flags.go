@@ -485,4 +485,3 @@ var fdrFlags = []flagDef{
 		return want
 	}},
 }
-
