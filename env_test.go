@@ -66,6 +66,57 @@ func TestEnvironmentFillsZeroOptions(t *testing.T) {
 	}
 }
 
+// TestLogfileBaseDirectory: compiler-rt's prefix meaning holds, except for
+// a base without '/' at the end that names an existing directory.
+func TestLogfileBaseDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ base, dir, prefix string }{
+		{dir, dir, ""},                     // an existing directory, no trailing '/'
+		{dir + "/", dir, ""},               // the documented way to say it
+		{dir + "/svc-", dir, "svc-"},       // directory and prefix
+		{dir + "/missing", dir, "missing"}, // no such directory: a prefix
+		{"svc-", ".", "svc-"},              // a prefix in the working directory
+		{filepath.Join(dir, "..") + "/x-", filepath.Dir(dir), "x-"}, // Clean'd by filepath.Join
+	} {
+		withEnv(t, "xray_logfile_base="+tc.base, "")
+		c, err := Options{}.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Clean(c.Dir) != filepath.Clean(tc.dir) || c.FilePrefix != tc.prefix {
+			t.Errorf("xray_logfile_base=%s: dir %q prefix %q, want %q %q", tc.base, c.Dir, c.FilePrefix, tc.dir, tc.prefix)
+		}
+	}
+}
+
+// TestEnvironmentSaysTracingStarted: tracing started by XRAY_OPTIONS says
+// so, once, on stderr, with where files go and how to flush; a base that
+// is a directory is said too.
+func TestEnvironmentSaysTracingStarted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := child(t, "premain",
+		"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base="+dir,
+		"XRAY_FDR_OPTIONS=flush_signal=WINCH")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s\n%s", err, out, stderr.String())
+	}
+	want := fmt.Sprintf("xray: tracing since program start (XRAY_OPTIONS): files go to %s/%s.XXXXXX with a .map beside each; flush with kill -WINCH %d\n",
+		dir, filepath.Base(os.Args[0]), cmd.Process.Pid)
+	if strings.Count(stderr.String(), "tracing since program start") != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr:\n%s\nwant the line\n%s", stderr.String(), want)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("xray_logfile_base=%q is a directory", dir)) {
+		t.Errorf("stderr does not say the base is a directory:\n%s", stderr.String())
+	}
+	path := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "ok "))
+	if filepath.Dir(path) != dir {
+		t.Errorf("child wrote %q, want a file in %s", path, dir)
+	}
+}
+
 // The subprocess tests re-run this test binary with GOXRAY_TEST_CHILD set:
 // TestChildProcess then plays the traced program.
 func TestChildProcess(t *testing.T) {
@@ -103,6 +154,21 @@ func TestChildProcess(t *testing.T) {
 			os.Exit(4)
 		}
 		os.Stdout.WriteString("ok " + Stats().LastFlushPath + "\n" + strings.Join(logged, "\n") + "\n")
+		os.Exit(0)
+	case "logline":
+		// go test -bench's pattern: the name, the benchmark (during which
+		// goxray logs from a goroutine of its own), the result.
+		c, err := Options{IgnoreEnv: true}.config()
+		if err != nil {
+			os.Exit(9)
+		}
+		os.Stdout.WriteString("BenchmarkX-2   \t")
+		done := make(chan struct{})
+		go func() { c.Logf("%d functions shed", 3); close(done) }()
+		<-done
+		os.Stdout.WriteString("     100\t        12.0 ns/op\n")
+		Stop() // not running: only lets held lines out
+		os.Stdout.WriteString("PASS\n")
 		os.Exit(0)
 	case "exit", "env-exit":
 		if mode == "exit" {
@@ -244,4 +310,51 @@ func testFlushOnExit(t *testing.T, dir string, cmd *exec.Cmd) {
 	if len(tr.Records) != 3 {
 		t.Errorf("%d records, want Enter 2, Enter 3, Exit 3", len(tr.Records))
 	}
+}
+
+// TestLogLinesKeepStdoutLinesWhole: with stdout and stderr the same file
+// or the same pipe (go test's), a log line from goxray's goroutines does
+// not cut a benchmark's result line in two.
+func TestLogLinesKeepStdoutLinesWhole(t *testing.T) {
+	check := func(t *testing.T, out string) {
+		t.Helper()
+		var bench, logged bool
+		for _, l := range strings.Split(out, "\n") {
+			switch {
+			case l == "BenchmarkX-2   \t     100\t        12.0 ns/op":
+				bench = true
+			case strings.HasPrefix(l, "xray: ") && strings.HasSuffix(l, " 3 functions shed"):
+				logged = true
+			}
+		}
+		if !bench || !logged {
+			t.Errorf("benchmark line whole: %v, log line whole: %v; output:\n%s", bench, logged, out)
+		}
+	}
+	t.Run("file", func(t *testing.T) {
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := child(t, "logline")
+		cmd.Stdout, cmd.Stderr = f, f // 2>&1
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, string(out))
+	})
+	t.Run("pipe", func(t *testing.T) {
+		cmd := child(t, "logline")
+		cmd.Args = append(cmd.Args, "-test.bench=^$") // a test binary running benchmarks, as go test -bench runs it
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		check(t, string(out))
+	})
 }

@@ -143,7 +143,7 @@ func TestFlushIntoUnwritableDirectories(t *testing.T) {
 func TestSignalStorm(t *testing.T) {
 	bin := xraytool.Bin(t)
 	dir := t.TempDir()
-	if err := Start(Options{Dir: dir, FlushSignal: syscall.SIGUSR2, Logf: quiet, BufferSize: 4096, BufferCount: 32}); err != nil {
+	if err := Start(Options{Dir: dir, FlushSignal: syscall.SIGUSR2, Logf: quiet, BufferSize: 4096, BufferCount: 32, DirMaxFiles: -1}); err != nil {
 		t.Fatal(err)
 	}
 	defer Stop()

@@ -2,12 +2,14 @@ package xray
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/goxray/xray/internal/xrayflags"
 )
@@ -44,6 +46,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"FlushSignal", Options{FlushSignal: syscall.SIGSEGV}},
 		{"FlushSignal", Options{FlushSignal: syscall.SIGKILL}},
 		{"FlushSignal", Options{FlushSignal: os.Interrupt}},
+		{"FlushSignal", Options{FlushSignal: syscall.Signal(200)}}, // no such signal: it would never arrive
 		{"OverheadBudget", Options{OverheadBudget: -2}},
 		{"OverheadBudget", Options{OverheadBudget: 101}},
 		{"OverheadBudget", Options{OverheadBudget: math.NaN()}},
@@ -127,4 +130,38 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// TestFlushOnWINCH: a signal servers rarely own, whose default action is
+// to do nothing, works as the flush trigger.
+func TestFlushOnWINCH(t *testing.T) {
+	dir := t.TempDir()
+	logged := make(chan string, 64)
+	logf := func(format string, args ...any) {
+		select {
+		case logged <- fmt.Sprintf(format, args...):
+		default:
+		}
+	}
+	if err := Start(Options{Dir: dir, FlushSignal: syscall.SIGWINCH, Logf: logf, IgnoreEnv: true, NoFinalFile: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer Stop()
+	record(10)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+		t.Fatal(err)
+	}
+	// A generous bound, only so that a lost signal fails instead of hanging.
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case line := <-logged:
+			if strings.HasPrefix(line, "flush on SIGWINCH: wrote "+dir) {
+				return
+			}
+			t.Logf("log: %s", line)
+		case <-deadline:
+			t.Fatal("no flush on SIGWINCH")
+		}
+	}
 }

@@ -48,6 +48,10 @@ type Statistics struct {
 	LastFlush     time.Duration
 	LastFlushPath string
 	LastError     string
+	// FilesDeleted and FileBytesDeleted count this program's older files
+	// that flushes deleted from Dir to stay within Options.DirMaxFiles
+	// and DirMaxBytes.
+	FilesDeleted, FileBytesDeleted uint64
 	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.
@@ -135,6 +139,8 @@ func statistics(s xrt.Stats) Statistics {
 		LastFlush:             s.LastFlush,
 		LastFlushPath:         s.LastFlushPath,
 		LastError:             s.LastError,
+		FilesDeleted:          s.FilesDeleted,
+		FileBytesDeleted:      s.FileBytesDeleted,
 		UnmatchedExits:        s.UnmatchedExits,
 		TrimmedRecords:        s.TrimmedRecords,
 		TypedEventsDropped:    s.TypedEventsDropped,

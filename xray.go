@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/logline"
 	"github.com/goxray/xray/runtime/buffer"
 
 	xrt "github.com/goxray/xray/runtime"
@@ -89,16 +90,22 @@ type Options struct {
 	// Mode: FlightRecorder (default) or Fill.
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
-	// NoSignal listens to none. Start refuses the signals XRAY_FDR_OPTIONS'
-	// flush_signal refuses (see internal/xrayflags): SIGKILL, SIGSTOP,
-	// SIGINT, SIGTERM, SIGQUIT, SIGABRT (use FlushOnExit), SIGURG and
-	// SIGPROF (the Go runtime's preemption and profiler), the synchronous
-	// SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, and SIGPIPE and
-	// job control.
+	// NoSignal listens to none. A server that owns SIGUSR1 or SIGUSR2 (log
+	// reopening, graceful restart) should pick one it leaves alone, such
+	// as syscall.SIGWINCH, whose default action is to do nothing, or
+	// flush over HTTP (xrayhttp): every listener gets a signal. Start
+	// refuses the signals XRAY_FDR_OPTIONS' flush_signal refuses (see
+	// internal/xrayflags): SIGKILL, SIGSTOP, SIGINT, SIGTERM, SIGQUIT,
+	// SIGABRT (use FlushOnExit), SIGURG and SIGPROF (the Go runtime's
+	// preemption and profiler), the synchronous faults, SIGPIPE, SIGCHLD,
+	// SIGXCPU, SIGXFSZ, job control, the C library's thread signals, and
+	// numbers that are no signal of the platform.
 	FlushSignal os.Signal
 	// Logf receives one line per signal-triggered flush and per Stop;
-	// default: the standard logger with an "xray: " prefix. Use
-	// func(string, ...any) {} to silence it.
+	// default: a standard logger with an "xray: " prefix on stderr whose
+	// lines never land inside a line of stdout when the two share a file
+	// or pipe (in a go test -bench binary they wait for Stop; see
+	// internal/logline). Use func(string, ...any) {} to silence it.
 	Logf func(format string, args ...any)
 	// Program is the middle part of file names, xray-log.<Program>.XXXXXX;
 	// default: the executable's base name.
@@ -119,6 +126,15 @@ type Options struct {
 	// fast path), and Entries of calls still in progress show up in a flush
 	// only once something else is recorded on their P.
 	MinDuration time.Duration
+	// DirMaxFiles and DirMaxBytes bound the files this program's flushes
+	// keep in Dir (traces and maps, named FilePrefix+Program+".XXXXXX"):
+	// after each flush the oldest of them are deleted until at most
+	// DirMaxFiles files and DirMaxBytes bytes remain, never the file just
+	// written, nor any file of another name. Defaults 64 files (32
+	// traces) and 1 GiB; negative: no bound. Statistics.FilesDeleted
+	// counts what went.
+	DirMaxFiles int
+	DirMaxBytes int64
 	// NoFinalFile makes Stop write no file (compiler-rt's no_file_flush).
 	NoFinalFile bool
 	// FlushOnExit writes a final file when the process gets SIGTERM or
@@ -193,6 +209,8 @@ func (o Options) config() (xrt.Config, error) {
 		FlushSignal: o.FlushSignal,
 		Logf:        o.Logf,
 		Program:     o.Program,
+		DirMaxFiles: dirLimit(o.DirMaxFiles, xrt.DefaultDirMaxFiles),
+		DirMaxBytes: dirLimit(o.DirMaxBytes, xrt.DefaultDirMaxBytes),
 	}
 	if c.Dir == "" {
 		c.Dir = os.TempDir()
@@ -217,7 +235,8 @@ func (o Options) config() (xrt.Config, error) {
 		c.FlushSignal = nil
 	}
 	if c.Logf == nil {
-		l := log.New(os.Stderr, "xray: ", log.LstdFlags)
+		// logline: goxray's lines never land inside a line of stdout.
+		l := log.New(logline.Stderr(), "xray: ", log.LstdFlags)
 		c.Logf = l.Printf
 	}
 	if c.Program == "" {
@@ -286,7 +305,11 @@ func adopt(o Options, c xrt.Config, started time.Time) error {
 // path is logged and in Stats().LastFlushPath) and the buffers are
 // released. Start may be called again afterwards. Stop when not started
 // returns ErrNotRunning.
-func Stop() error { return xrt.Stop() }
+func Stop() error {
+	err := xrt.Stop()
+	logline.Release()
+	return err
+}
 
 // Flush writes the current window to a new file in Dir and returns its
 // path; tracing goes on. Flush when not started returns ErrNotRunning.
@@ -308,3 +331,15 @@ var (
 // recycled, flushes and their bytes, the clock in use. It takes a lock
 // briefly; poll it, do not call it per traced call.
 func Stats() Statistics { return statistics(xrt.ReadStats()) }
+
+// dirLimit is an Options limit with 0 for the default and a negative
+// value for none.
+func dirLimit[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}

@@ -61,7 +61,8 @@ func (s *session) unnotify() {
 
 // Adopt gives the session that began at started (Stats().Started) the
 // settings of c that a running session can change: where and how files
-// are named (Dir, Program, FilePrefix), NoFinalFile, Logf and the signal
+// are named and kept (Dir, Program, FilePrefix, DirMaxFiles,
+// DirMaxBytes), NoFinalFile, Logf and the signal
 // triggers (FlushSignal, FlushOnExit). The buffers, version, mode and
 // MinDuration stay as they are; Adopt returns the configuration now in
 // effect so the caller can tell what it did not apply. It returns
@@ -95,6 +96,7 @@ func Adopt(c Config, started time.Time) (Config, error) {
 	oldSig, oldExit := s.stopSig, s.stopExit
 	s.cfg.Dir, s.cfg.Program, s.cfg.FilePrefix = c.Dir, c.Program, c.FilePrefix
 	s.cfg.NoFinalFile, s.cfg.Logf = c.NoFinalFile, c.Logf
+	s.cfg.DirMaxFiles, s.cfg.DirMaxBytes = c.DirMaxFiles, c.DirMaxBytes
 	s.cfg.FlushSignal, s.cfg.FlushOnExit = c.FlushSignal, c.FlushOnExit
 	s.stopSig, s.stopExit = nil, nil
 	s.notify()

@@ -55,8 +55,8 @@ func (c *Config) Validate() error {
 		if !ok {
 			return bad("FlushSignal", c.FlushSignal, "not a syscall.Signal")
 		}
-		if xrayflags.RefusedSignal(s) {
-			return bad("FlushSignal", signalName(s), "the Go runtime, the kernel or the process's own exit needs this signal; use SIGUSR1, SIGUSR2, SIGHUP or a real-time signal")
+		if why := xrayflags.SignalProblem(s); why != "" {
+			return bad("FlushSignal", signalName(s), "%s; use a signal the program does not own, such as SIGWINCH, or none and the HTTP endpoint", why)
 		}
 	}
 	for _, f := range [...]struct{ name, v string }{{"Program", c.Program}, {"FilePrefix", c.FilePrefix}} {

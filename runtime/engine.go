@@ -58,6 +58,10 @@ type Config struct {
 	// that recording may cost before the governor sheds the hottest
 	// automatically instrumented functions (governor.go); 0: no governor.
 	OverheadBudget float64
+	// DirMaxFiles and DirMaxBytes bound the files flushes keep in Dir
+	// (dirbudget.go); 0 or less: no bound.
+	DirMaxFiles int
+	DirMaxBytes int64
 }
 
 const (
@@ -133,7 +137,9 @@ type session struct {
 	// lostByG: flight recorder, the latest drop per goroutine (see
 	// bufferExhausted).
 	lostByG [lostSlots]lostSlot
-	fl      flushCounters
+	// dirb bounds what flushes leave in Dir. Under flushMu.
+	dirb dirBudget
+	fl   flushCounters
 }
 
 type flushCounters struct {
@@ -320,8 +326,7 @@ func stop() (string, func(string, ...any), error) {
 		lastStats.Store(&st)
 		return "", nil, err
 	}
-	path, res, ferr := writeFile(s.cfg, snap, p)
-	s.account(res, ferr, path)
+	path, ferr := s.writeFile(snap, p)
 	st := s.stats()
 	st.Running = false
 	lastStats.Store(&st)
@@ -361,9 +366,7 @@ func Flush() (string, error) {
 	}
 	snap, p := s.snapshot(false)
 	mu.Unlock()
-	path, res, err := writeFile(s.cfg, snap, p)
-	s.account(res, err, path)
-	return path, err
+	return s.writeFile(snap, p)
 }
 
 // lockSession takes flushMu, then mu, and returns the running session

@@ -59,7 +59,11 @@ type Stats struct {
 	FlushedBytes         uint64
 	LastFlush            time.Duration // how long the last successful flush took
 	LastFlushPath        string
-	LastError            string
+	// FilesDeleted and FileBytesDeleted count the program's older files
+	// that flushes deleted from Dir to keep within DirMaxFiles and
+	// DirMaxBytes.
+	FilesDeleted, FileBytesDeleted uint64
+	LastError                      string
 	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.
@@ -153,6 +157,7 @@ func (s *session) stats() Stats {
 	st.RecordCost = s.recordCost
 	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
+	st.FilesDeleted, st.FileBytesDeleted = s.dirb.deleted.Load(), s.dirb.deletedB.Load()
 	if p := f.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}

@@ -89,7 +89,7 @@ func TestPProfEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(gobin, "tool", "pprof", "-top", srv.URL+PProfPath+"?seconds=30").CombinedOutput()
+	out, err := exec.Command(gobin, "tool", "pprof", "-nodefraction=0", "-nodecount=0", "-top", srv.URL+PProfPath+"?seconds=30").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, out)
 	}
@@ -114,8 +114,11 @@ func TestPProfEndpoint(t *testing.T) {
 	for _, s := range p.Sample {
 		n += s.Value[0]
 	}
-	if n != 1 {
-		t.Fatalf("seconds=0.01 after a 50 ms pause: %d calls, want the last 1", n)
+	// The last call is in the window unless the request took more than
+	// 10 ms to reach the handler, which a loaded machine may make it do;
+	// the calls before the pause never are.
+	if n > 1 {
+		t.Fatalf("seconds=0.01 after a 50 ms pause: %d calls, want at most the last 1", n)
 	}
 
 	for _, bad := range []string{"?seconds=x", "?seconds=-1", "?lineage=2"} {

@@ -286,6 +286,8 @@ type StatsJSON struct {
 	LastFlushNS           int64    `json:"last_flush_ns"`
 	LastFlush             string   `json:"last_flush"`
 	LastFlushPath         string   `json:"last_flush_path"`
+	FilesDeleted          uint64   `json:"files_deleted"`
+	FileBytesDeleted      uint64   `json:"file_bytes_deleted"`
 	LastError             string   `json:"last_error"`
 	UnmatchedExits        uint64   `json:"unmatched_exits"`
 	TrimmedRecords        uint64   `json:"trimmed_records"`
@@ -340,6 +342,8 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		LastFlushNS:           int64(st.LastFlush),
 		LastFlush:             st.LastFlush.String(),
 		LastFlushPath:         st.LastFlushPath,
+		FilesDeleted:          st.FilesDeleted,
+		FileBytesDeleted:      st.FileBytesDeleted,
 		LastError:             st.LastError,
 		UnmatchedExits:        st.UnmatchedExits,
 		TrimmedRecords:        st.TrimmedRecords,

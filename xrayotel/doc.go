@@ -42,7 +42,17 @@
 //     unpatched or shed mid-call leaves no half-open span),
 //     goxray.goroutines, goxray.window_truncated (the span began before the
 //     oldest record goxray still held: its first calls are missing, what is
-//     there is kept), goxray.file (Options.Dir) and goxray.error.
+//     there is kept), goxray.file (Options.Dir) and goxray.error; with
+//     Options.Dir also goxray.file_skipped (this request got no file: the
+//     rate limit), goxray.files_skipped and goxray.files_deleted (the
+//     processor's totals so far).
+//
+// Options.Dir is bounded: at most DirPerSecond requests a second get a
+// file (bursts of DirBurst; default one a second), and after each file the
+// processor deletes its own oldest files (xray-request.<trace id>-<span
+// id>.XXXXXX and .map, matched exactly; nobody else's) until at most
+// DirMaxFiles files and DirMaxBytes bytes remain (defaults 1000 and 256
+// MiB). Stats counts both.
 //
 // The summary is a child and not attributes of the span itself because
 // OnEnd receives the span read-only, already ended: the SDK gives a

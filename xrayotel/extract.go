@@ -57,6 +57,7 @@ type summary struct {
 	truncated                                       bool
 	windowStart                                     time.Time
 	file, err                                       string
+	fileSkipped                                     bool
 }
 
 func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
@@ -89,9 +90,11 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
 	kept = p.limit(kept, &sum)
-	if p.o.Dir != "" {
+	if p.o.Dir != "" && !p.dirb.Allow() {
+		sum.fileSkipped = true
+	} else if p.o.Dir != "" {
 		sc := s.SpanContext()
-		prefix := "xray-request." + sc.TraceID().String() + "-" + sc.SpanID().String() + "."
+		prefix := requestPrefix + sc.TraceID().String() + "-" + sc.SpanID().String() + "."
 		path, err := flush.WriteFiles(p.o.Dir, prefix, func(w io.Writer) error {
 			_, err := snap.Encode(w, members, from, to)
 			return err
@@ -103,6 +106,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			sum.err = "writing the request's file: " + err.Error()
 		} else {
 			sum.file = path
+			p.dirb.Trim(path)
 		}
 	}
 	out := make([]sdktrace.ReadOnlySpan, 0, len(kept)+1)
@@ -223,6 +227,7 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	if sum.err != "" {
 		attrs = append(attrs, attribute.String("goxray.error", sum.err))
 	}
+	attrs = append(attrs, p.dirAttrs(sum.fileSkipped)...)
 	psc := s.SpanContext()
 	return tracetest.SpanStub{
 		Name:                 SummaryName,

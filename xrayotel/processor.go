@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/diskbudget"
+	"github.com/goxray/xray/internal/logline"
 	xrt "github.com/goxray/xray/runtime"
 	"github.com/goxray/xray/runtime/glayout"
 )
@@ -41,6 +42,17 @@ type Options struct {
 	// (llvm-xray and go tool goxray read both) in Dir, named on the summary
 	// span as goxray.file.
 	Dir string
+	// DirMaxFiles, DirMaxBytes and DirPerSecond bound what Dir holds:
+	// after each file, the oldest of the processor's own files (named
+	// xray-request.<trace id>-<span id>.XXXXXX, and .map) are deleted
+	// until at most DirMaxFiles files and DirMaxBytes bytes remain, never
+	// anyone else's; and at most DirPerSecond requests a second get a
+	// file (bursts of DirBurst), the others are counted and said on their
+	// summary span. 0 takes DefaultDirMaxFiles, DefaultDirMaxBytes,
+	// DefaultDirPerSecond; a negative value means no limit.
+	DirMaxFiles  int
+	DirMaxBytes  int64
+	DirPerSecond float64
 	// ExportTimeout bounds each ExportSpans call; default
 	// DefaultExportTimeout.
 	ExportTimeout time.Duration
@@ -59,6 +71,9 @@ type Stats struct {
 	NotRecording uint64 // slow spans ended while goxray was not recording
 	ExportErrors uint64 // ExportSpans calls that failed
 	Errors       uint64 // slow spans whose extraction failed (said on their summary)
+	// Options.Dir: files not written for the rate limit, and older files
+	// deleted (with their bytes) to keep within the budget.
+	FilesSkipped, FilesDeleted, FileBytesDeleted uint64
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -78,6 +93,8 @@ type SpanProcessor struct {
 
 	slow, exported, spans, dropped, notRec, expErr, errs atomic.Uint64
 	offOnce, errOnce                                     sync.Once
+
+	dirb *diskbudget.Budget // nil without Dir
 }
 
 type job struct {
@@ -125,9 +142,9 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 		o.ExportTimeout = DefaultExportTimeout
 	}
 	if o.Logf == nil {
-		o.Logf = log.New(os.Stderr, "xrayotel: ", log.LstdFlags).Printf
+		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
 	}
-	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{})}
+	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}), dirb: newDirBudget(o)}
 	go p.run()
 	return p
 }
@@ -269,6 +286,10 @@ func (p *SpanProcessor) Stats() Stats {
 		NotRecording: p.notRec.Load(),
 		ExportErrors: p.expErr.Load(),
 		Errors:       p.errs.Load(),
+
+		FilesSkipped:     p.dirCounts().Skipped,
+		FilesDeleted:     p.dirCounts().Deleted,
+		FileBytesDeleted: p.dirCounts().DeletedBytes,
 	}
 }
 

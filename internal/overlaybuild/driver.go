@@ -52,7 +52,9 @@ func Run(verb string, args []string) int {
 		return 2
 	}
 	d := &driver{verb: verb, opts: o, env: append(os.Environ(), o.env...)}
+	quiet := whenSlow(prepareNotice)
 	extra, cleanup, err := d.prepare(args)
+	quiet()
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goxray %s: %v\n", verb, err)

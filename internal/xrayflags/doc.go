@@ -94,14 +94,39 @@
 // to wait for. xray_page_size_override tunes compiler-rt's allocator, which
 // goxray does not have.
 //
-// flush_signal names are case-insensitive with or without "SIG"; "none"
-// (or "off") disables the signal. A number is a signal number of the
-// platform (1–64), except those a flush must not take over: SIGKILL and
-// SIGSTOP (cannot be caught), SIGINT, SIGTERM, SIGQUIT, SIGABRT (the
-// process would no longer end on them; flushing before exit is a separate
-// option), SIGURG and SIGPROF (the Go runtime's preemption and profiler),
-// synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS),
-// SIGPIPE, and job control (SIGCHLD, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT).
+// flush_signal takes any signal a flush can own, by name (case-insensitive,
+// with or without "SIG": WINCH, SIGALRM, the aliases IOT, POLL and CLD,
+// and on Linux RTMIN+n and RTMAX-n numbered as kill -l does, from 34 to
+// 64) or by number; "none" (or "off") disables the signal. Refused, with
+// the reason in the warning:
+//
+//   - SIGKILL, SIGSTOP: cannot be caught;
+//   - SIGINT, SIGTERM, SIGQUIT, SIGABRT: the process would no longer end
+//     on them (flush_on_exit writes a file and then lets them end it);
+//   - SIGURG: the Go runtime preempts goroutines with it, many times a
+//     second; SIGPROF: its CPU profiler's tick, 100 a second while
+//     profiling; either would flush continually;
+//   - synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
+//     SIGSYS): the runtime turns them into panics, debuggers use TRAP;
+//   - SIGPIPE: the runtime decides with it whether a write to a closed
+//     standard output ends the process;
+//   - SIGCHLD (every child's exit), SIGXCPU and SIGXFSZ (the kernel's
+//     resource limits: catching them keeps the process past its limit,
+//     and XFSZ is raised by writes, a flush's own included), job control
+//     (SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT);
+//   - on Linux, 32 and 33: the C library's thread signals, which the Go
+//     runtime forwards to it in a program that uses cgo;
+//   - numbers that are no signal of the platform (signal.Notify would
+//     ignore them silently).
+//
+// Everything else is accepted: USR1, USR2, HUP, WINCH, ALRM, VTALRM, IO,
+// PWR, STKFLT, the real-time signals. Servers commonly own USR1 (log
+// reopening) and USR2 or HUP (graceful restart, configuration reload), and
+// a signal reaches every listener, so the documentation recommends WINCH
+// for daemons: nothing sends it to a process without a terminal, and its
+// default action is to do nothing, so a stray kill -WINCH is harmless. (A
+// process in the foreground of a terminal gets WINCH when the window is
+// resized; each one writes a file, within the directory's budget.)
 //
 // # Defaults and precedence
 //
@@ -127,4 +152,6 @@
 // relative to the working directory. When the flag is set, LogfileDir and
 // LogfilePrefix split it accordingly (a base without '/' gives the
 // directory "."); when it is not, the caller's default directory applies.
+// Parse looks at no file: package xray takes a base without a trailing
+// '/' that names an existing directory as that directory, and says so.
 package xrayflags

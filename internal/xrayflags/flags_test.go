@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cfg builds an expected Config with its set bits.
@@ -165,6 +167,13 @@ func TestFDROptions(t *testing.T) {
 		return []string{fmt.Sprintf("xray: XRAY_FDR_OPTIONS: %s=%q: want %s (ignored)", flag, value, want)}
 	}
 	sig := func(s syscall.Signal) Config { return cfg(Config{FlushSignal: s}, FieldFlushSignal) }
+	refused := func(value string, s syscall.Signal) []string {
+		why := SignalProblem(s)
+		if why == "" {
+			t.Fatalf("signal %d is not refused", s)
+		}
+		return warn("flush_signal", value, wantSignal+"; "+signalFlag(s)+": "+why)
+	}
 	const wantUS = "a number of microseconds ≥ 0"
 	runCases(t, []parseCase{
 		{name: "threshold", fdr: "func_duration_threshold_us=5", want: us(5)},
@@ -221,12 +230,24 @@ func TestFDROptions(t *testing.T) {
 		{name: "signal OFF", fdr: "flush_signal=OFF", want: sig(0)},
 		{name: "signal number", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGUSR2)), want: sig(syscall.SIGUSR2)},
 		{name: "signal realtime", fdr: "flush_signal=40", want: sig(40)},
-		{name: "signal TERM", fdr: "flush_signal=TERM", warns: warn("flush_signal", "TERM", wantSignal)},
-		{name: "signal INT number", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGINT)), warns: warn("flush_signal", strconv.Itoa(int(syscall.SIGINT)), wantSignal)},
-		{name: "signal KILL number", fdr: "flush_signal=9", warns: warn("flush_signal", "9", wantSignal)},
-		{name: "signal URG", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGURG)), warns: warn("flush_signal", strconv.Itoa(int(syscall.SIGURG)), wantSignal)},
+		{name: "signal WINCH", fdr: "flush_signal=WINCH", want: sig(syscall.SIGWINCH)},
+		{name: "signal sigwinch", fdr: "flush_signal=sigwinch", want: sig(syscall.SIGWINCH)},
+		{name: "signal ALRM", fdr: "flush_signal=ALRM", want: sig(syscall.SIGALRM)},
+		{name: "signal VTALRM", fdr: "flush_signal=SIGVTALRM", want: sig(syscall.SIGVTALRM)},
+		{name: "signal IO", fdr: "flush_signal=IO", want: sig(syscall.SIGIO)},
+		{name: "signal POLL alias", fdr: "flush_signal=POLL", want: sig(syscall.SIGIO)},
+		{name: "signal WINCH number", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGWINCH)), want: sig(syscall.SIGWINCH)},
+		{name: "signal TERM", fdr: "flush_signal=TERM", warns: refused("TERM", syscall.SIGTERM)},
+		{name: "signal INT number", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGINT)), warns: refused(strconv.Itoa(int(syscall.SIGINT)), syscall.SIGINT)},
+		{name: "signal KILL number", fdr: "flush_signal=9", warns: refused("9", syscall.SIGKILL)},
+		{name: "signal STOP", fdr: "flush_signal=STOP", warns: refused("STOP", syscall.SIGSTOP)},
+		{name: "signal URG", fdr: "flush_signal=" + strconv.Itoa(int(syscall.SIGURG)), warns: refused(strconv.Itoa(int(syscall.SIGURG)), syscall.SIGURG)},
+		{name: "signal PROF", fdr: "flush_signal=PROF", warns: refused("PROF", syscall.SIGPROF)},
+		{name: "signal CHLD alias", fdr: "flush_signal=CLD", warns: refused("CLD", syscall.SIGCHLD)},
+		{name: "signal XFSZ", fdr: "flush_signal=XFSZ", warns: refused("XFSZ", syscall.SIGXFSZ)},
+		{name: "signal unknown name", fdr: "flush_signal=WINDOW", warns: warn("flush_signal", "WINDOW", wantSignal)},
 		{name: "signal 0", fdr: "flush_signal=0", warns: warn("flush_signal", "0", wantSignal)},
-		{name: "signal 65", fdr: "flush_signal=65", warns: warn("flush_signal", "65", wantSignal)},
+		{name: "signal 65", fdr: "flush_signal=65", warns: refused("65", 65)},
 		{name: "signal empty", fdr: "flush_signal=", warns: warn("flush_signal", "", wantSignal)},
 		{name: "all together", fdr: "func_duration_threshold_us=2,buffer_size=8192,buffer_max=16,no_file_flush=1,fdr_version=1,mode=fill,flush_signal=USR2",
 			want: cfg(Config{MinDuration: 2 * time.Microsecond, BufferSize: 8192, BufferMax: 16, NoFileFlush: true, Version: 1, Mode: ModeFill, FlushSignal: syscall.SIGUSR2},
@@ -331,9 +352,12 @@ func TestFlagsRoundTrip(t *testing.T) {
 	if _, gf := c.Flags(); gf != f {
 		t.Errorf("Flags() fdr = %q, want %q", gf, f)
 	}
-	c, _ = Parse("", "flush_signal=40")
-	if _, gf := c.Flags(); gf != "flush_signal=40" {
-		t.Errorf("Flags() = %q", gf)
+	for _, v := range []string{"WINCH", "USR2", "40"} {
+		c, w := Parse("", "flush_signal="+v)
+		_, gf := c.Flags()
+		if c2, w2 := Parse("", gf); len(w) != 0 || len(w2) != 0 || c2.FlushSignal != c.FlushSignal || c.FlushSignal == 0 {
+			t.Errorf("flush_signal=%s renders %q, which parses as %v (warnings %v %v)", v, gf, c2.FlushSignal, w, w2)
+		}
 	}
 	if gx, gf := (Config{}).Flags(); gx != "" || gf != "" {
 		t.Errorf("empty Config renders %q %q", gx, gf)
@@ -369,6 +393,31 @@ func TestEditDistance(t *testing.T) {
 	} {
 		if got := editDistance(tc.a, tc.b, tc.limit); got != tc.want {
 			t.Errorf("editDistance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// Every signal the platform names is either taken as a flush trigger or
+// refused with a reason; the caught-and-harmless ones are taken.
+func TestSignalsByName(t *testing.T) {
+	for n := syscall.Signal(1); n < 65; n++ {
+		name := unix.SignalName(n)
+		if name == "" {
+			continue
+		}
+		c, warns := Parse("", "flush_signal="+name)
+		switch {
+		case RefusedSignal(n):
+			if len(warns) != 1 || !strings.Contains(warns[0].Msg, SignalProblem(n)) {
+				t.Errorf("%s: refused, but warnings %v", name, warns)
+			}
+		case len(warns) != 0 || c.FlushSignal != n:
+			t.Errorf("%s: got %v, warnings %v", name, c.FlushSignal, warns)
+		}
+	}
+	for _, name := range []string{"SIGWINCH", "SIGUSR1", "SIGUSR2", "SIGHUP", "SIGALRM"} {
+		if RefusedSignal(unix.SignalNum(name)) {
+			t.Errorf("%s refused", name)
 		}
 	}
 }

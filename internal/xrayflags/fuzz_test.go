@@ -41,7 +41,7 @@ func FuzzParse(f *testing.F) {
 		if c.Start != (c.PatchPremain && c.XRayMode == XRayModeFDR) {
 			t.Errorf("Start %v with %+v", c.Start, c)
 		}
-		if c.FlushSignal != 0 && refusedSignals[c.FlushSignal] {
+		if c.FlushSignal != 0 && RefusedSignal(c.FlushSignal) {
 			t.Errorf("refused signal accepted: %v", c.FlushSignal)
 		}
 		// Rendering and parsing again gives the same Config, unless a

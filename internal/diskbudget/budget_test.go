@@ -1,0 +1,106 @@
+package diskbudget
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, dir, name string, size int, mod time.Time) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n []string
+	for _, e := range ents {
+		n = append(n, e.Name())
+	}
+	return n
+}
+
+// TestTrimOldestOwnFirst: the oldest units go first, trace and map
+// together; other files, near-miss names and the kept unit stay.
+func TestTrimOldestOwnFirst(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		name := fmt.Sprintf("xray-log.svc.AAAAA%d", i)
+		write(t, dir, name, 100, t0.Add(time.Duration(i)*time.Minute))
+		write(t, dir, name+".map", 10, t0.Add(time.Duration(i)*time.Minute))
+	}
+	others := []string{
+		"xray-log.svc.AAAAA",      // suffix too short
+		"xray-log.svc.AAAAAAA",    // too long
+		"xray-log.svc.AAAA-A",     // not a suffix character
+		"xray-log.other.AAAAAA",   // another program
+		".xray-log.svc.123.tmp",   // a flush in progress
+		"xray-log.svc.AAAAA0.txt", // not a map
+		"notes",
+	}
+	for _, o := range others {
+		write(t, dir, o, 1000, t0.Add(-time.Hour))
+	}
+	b := New(dir, Pattern("xray-log.svc."), Limits{MaxFiles: 4})
+	// The oldest unit is kept: it is the one just written, say.
+	b.Trim(filepath.Join(dir, "xray-log.svc.AAAAA0"))
+	got := names(t, dir)
+	want := append(slices.Clone(others), "xray-log.svc.AAAAA0", "xray-log.svc.AAAAA0.map", "xray-log.svc.AAAAA4", "xray-log.svc.AAAAA4.map")
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("left %v\nwant %v", got, want)
+	}
+	if c := b.Counts(); c.Deleted != 6 || c.DeletedBytes != 330 || c.DeleteErrors != 0 {
+		t.Errorf("counts %+v", c)
+	}
+	// Bytes: 220 own bytes are left; 150 allows one unit.
+	b = New(dir, Pattern("xray-log.svc."), Limits{MaxBytes: 150})
+	b.Trim(filepath.Join(dir, "xray-log.svc.AAAAA4"))
+	if got := names(t, dir); slices.Contains(got, "xray-log.svc.AAAAA0") || !slices.Contains(got, "xray-log.svc.AAAAA4.map") {
+		t.Errorf("byte budget left %v", got)
+	}
+}
+
+func TestAllowRate(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := newAt(t.TempDir(), Pattern("x."), Limits{PerSecond: 2, Burst: 3}, func() time.Time { return now })
+	n := 0
+	for range 10 {
+		if b.Allow() {
+			n++
+		}
+	}
+	if n != 3 || b.Counts().Skipped != 7 {
+		t.Fatalf("burst: %d allowed, %d skipped; want 3 and 7", n, b.Counts().Skipped)
+	}
+	now = now.Add(time.Second)
+	n = 0
+	for range 10 {
+		if b.Allow() {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("after a second at 2/s: %d allowed", n)
+	}
+	unlimited := New(t.TempDir(), Pattern("x."), Limits{})
+	for range 1000 {
+		if !unlimited.Allow() {
+			t.Fatal("no rate limit refused")
+		}
+	}
+}
