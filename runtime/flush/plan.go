@@ -200,7 +200,9 @@ func plan(segs [][]byte, ix *indexed, p Params) ([]goPlan, [][]byte, Result, err
 		}
 		i = j
 	}
+	plans = openOnly(plans, p, &res, syn)
 	slices.SortStableFunc(plans, func(a, b goPlan) int { return cmp.Compare(a.first, b.first) })
+	plans = shedSet(plans, p, &res, syn)
 	if len(syn.b) > 0 {
 		segs = append(segs[:len(segs):len(segs)], syn.b)
 	}
@@ -222,6 +224,9 @@ var noFastPath = false
 func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic) (goPlan, bool) {
 	if noFastPath {
 		return goPlan{}, false
+	}
+	if _, ok := p.Open[chunks[0].goid]; ok {
+		return goPlan{}, false // planGoroutine compares the records with the stack
 	}
 	gp := goPlan{goid: chunks[0].goid}
 	after := p.After
@@ -319,9 +324,7 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	res.Records += records
 	res.Trimmed += trimmed
 	if len(opened) > 0 {
-		gp.reconstruct(opened, after+1, syn)
-		res.Records += len(opened)
-		res.Reconstructed += len(opened)
+		gp.reconstruct(opened, after+1, syn, res)
 	}
 	return gp, true
 }
@@ -368,6 +371,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	haveState := false
 	var opened []uint32 // Exits of calls entered before the window, innermost first
 	after := max(p.After, p.AfterGoroutine[gp.goid])
+	ot := newOpenTracker(p, gp.goid, after)
 	for len(h) > 0 {
 		c := h[0]
 		// Take records from c while it stays the earliest; re-heap only on
@@ -384,6 +388,9 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 		for c.ok {
 			if c.tsc > limTSC || c.tsc == limTSC && c.seq > limSeq {
 				break
+			}
+			if ot.want {
+				ot.see(c.tsc, stack, len(opened))
 			}
 			keep := c.tsc > after && (p.Before == 0 || c.tsc < p.Before)
 			if !keep {
@@ -445,22 +452,37 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			heap.Pop(&h)
 		}
 	}
+	if ot.want {
+		ot.see(^uint64(0), stack, len(opened))
+		if u := ot.outer(p.Open[gp.goid], opened); len(u) > 0 {
+			if windowStart(p, after) != 0 {
+				opened = append(opened, reversed(u)...)
+				res.OpenAcross += len(u)
+			}
+		}
+	}
 	if len(opened) > 0 {
-		gp.reconstruct(opened, after+1, syn)
-		res.Records += len(opened)
-		res.Reconstructed += len(opened)
+		gp.reconstruct(opened, windowStart(p, after), syn, res)
 	}
 	return gp, nil
 }
 
 // reconstruct puts Entries for the calls in opened (innermost first) at the
-// front of the plan, at TSC t: a NewCPUId to t, then the Entries, then the
-// plan as it was, which starts with a NewCPUId of its own.
-func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic) {
+// front of the plan, at TSC t: a NewCPUId to t, then the Entries and the
+// open-calls event that names them, then the plan as it was, which starts
+// with a NewCPUId of its own (a plan with no pieces is those alone).
+func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic, res *Result) {
 	off := len(syn.b)
+	ids := make([]uint32, 0, len(opened))
 	for i := len(opened) - 1; i >= 0; i-- {
 		syn.b = fdr.AppendFunction(syn.b, fdr.Enter, opened[i], 0)
+		ids = append(ids, opened[i])
 	}
+	ev := len(syn.b)
+	syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendOpenPayload(nil, ids))
+	gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+	res.Records += len(opened) + 1
+	res.Reconstructed += len(opened)
 	n := len(syn.b) - off
 	front := []piece{
 		{seg: -1, cpu: gp.firstCPU, tsc: t},
