@@ -397,7 +397,7 @@ func WriteTo(w io.Writer) (int64, error) {
 	if bufp == nil {
 		bufp = copyPool.Get().(*[]byte)
 	}
-	snap, p, buf := s.snapshotInto(*bufp, false)
+	snap, p, buf := s.snapshotInto(*bufp, false, true)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {
