@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +38,14 @@ type Accountant struct {
 	funcs   map[int32]*latencies
 	Errors  int64 // records that did not fit (dropped with KeepGoing)
 	FirstEr string
+
+	// What the window lacks (see window.go): the shed set, and per
+	// function the calls open when the window began (counted from its
+	// start) or at its end (not counted, as in llvm-xray).
+	Sheds  []Shed
+	before map[int32]int64
+	first  uint64
+	seen   bool
 }
 
 type acctStack struct {
@@ -186,9 +196,8 @@ func diff(a, b uint64) uint64 {
 // account would reject (an exit with no matching entry); with KeepGoing
 // the record is counted in Errors and dropped instead.
 func (a *Accountant) Add(e *Event) error {
-	switch e.Type {
-	case fdr.EventCustom, fdr.EventTyped:
-		return nil
+	if !a.seen || e.TSC < a.first {
+		a.first, a.seen = e.TSC, true
 	}
 	s := a.stacks[e.TID]
 	if s == nil {
@@ -197,6 +206,17 @@ func (a *Accountant) Add(e *Event) error {
 			s.depth = map[int32]*recursion{}
 		}
 		a.stacks[e.TID] = s
+	}
+	switch e.Type {
+	case fdr.EventCustom:
+		if sh, ok := fdr.ParseShed(e.Data); ok {
+			a.Sheds = mergeShed(a.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
+			a.entered(s, ids)
+		}
+		return nil
+	case fdr.EventTyped:
+		return nil
 	}
 	id := int32(e.FuncID)
 	if e.Type == fdr.EventEnter || e.Type == fdr.EventEnterArgs {
@@ -247,6 +267,50 @@ func (a *Accountant) Add(e *Event) error {
 	return fmt.Errorf("account: %s", msg)
 }
 
+// entered counts the innermost len(ids) frames of s, when they are the
+// calls ids names, as open when the window began.
+func (a *Accountant) entered(s *acctStack, ids []uint32) {
+	n := len(s.frames) - len(ids)
+	if n < 0 {
+		return
+	}
+	for i, id := range ids {
+		if s.frames[n+i].id != int32(id) {
+			return
+		}
+	}
+	if a.before == nil {
+		a.before = map[int32]int64{}
+	}
+	for _, f := range s.frames[n:] {
+		a.before[f.id]++
+	}
+}
+
+// Notes is what the table lacks, for a file with header h (empty when
+// nothing): the calls open at the window's ends and the shed set.
+func (a *Accountant) Notes(h fdr.Header, m *Map) string {
+	var before, open int64
+	for _, n := range a.before {
+		before += n
+	}
+	for _, s := range a.stacks {
+		open += int64(len(s.frames))
+	}
+	p := &Profile{Header: h, First: a.first}
+	sheds := slices.Clone(a.Sheds)
+	slices.SortFunc(sheds, func(x, y Shed) int { return cmp.Compare(x.TSC, y.TSC) })
+	var b strings.Builder
+	if before > 0 {
+		fmt.Fprintf(&b, "%d calls were open when the window began: their entries are not in it, so their latencies count from its start (marked \"N %s\").\n", before, markBefore)
+	}
+	if open > 0 {
+		fmt.Fprintf(&b, "%d calls were still running at the window's end: not in the table (marked \"N %s\").\n", open, markOpen)
+	}
+	b.WriteString(ShedHeader(sheds, m, p.Since))
+	return b.String()
+}
+
 func (s *acctStack) rec(id int32) *recursion {
 	r := s.depth[id]
 	if r == nil {
@@ -290,8 +354,19 @@ type Row struct {
 }
 
 // Rows computes the table, unsorted (in function id order).
+//
+// A function's name carries, in brackets, what its row lacks: "N entered
+// before window" (latencies that are lower bounds), "N open at end" (calls
+// not in the row), and whether the governor shed it (later calls not
+// traced). The notes (Notes) say the same in words.
 func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	rows := make([]Row, 0, len(a.funcs))
+	open := map[int32]int64{}
+	for _, s := range a.stacks {
+		for _, f := range s.frames {
+			open[f.id]++
+		}
+	}
 	for id, l := range a.funcs {
 		st := l.order()
 		r := Row{FuncID: id, Count: uint64(l.n), Sum: l.sum,
@@ -305,12 +380,37 @@ func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 			r.Max /= f
 			r.Sum /= f
 		}
-		r.Function = m.Name(uint32(id))
+		r.Function = m.Name(uint32(id)) + a.marks(id, open[id])
 		r.Location = m.Location(uint32(id))
 		rows = append(rows, r)
 	}
+	for id, n := range open {
+		if _, ok := a.funcs[id]; !ok {
+			// Only open calls: a row of no latencies, so that the call
+			// shows rather than vanish.
+			rows = append(rows, Row{FuncID: id, Function: m.Name(uint32(id)) + a.marks(id, n), Location: m.Location(uint32(id))})
+		}
+	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].FuncID < rows[j].FuncID })
 	return rows
+}
+
+// marks is the bracketed note on function id's name ("" when none).
+func (a *Accountant) marks(id int32, open int64) string {
+	var ms []string
+	if n := a.before[id]; n > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", n, markBefore))
+	}
+	if open > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", open, markOpen))
+	}
+	if slices.ContainsFunc(a.Sheds, func(s Shed) bool { return s.FuncID == uint32(id) }) {
+		ms = append(ms, markShed)
+	}
+	if len(ms) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(ms, ", ") + "]"
 }
 
 // SortFields are llvm-xray account's -sort values.
