@@ -387,8 +387,15 @@ func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	for id, n := range open {
 		if _, ok := a.funcs[id]; !ok {
 			// Only open calls: a row of no latencies, so that the call
-			// shows rather than vanish.
+			// shows rather than vanishes.
 			rows = append(rows, Row{FuncID: id, Function: m.Name(uint32(id)) + a.marks(id, n), Location: m.Location(uint32(id))})
+		}
+	}
+	for _, sh := range a.Sheds {
+		id := int32(sh.FuncID)
+		if _, ok := a.funcs[id]; !ok && open[id] == 0 {
+			// Shed before the window: a row says it exists.
+			rows = append(rows, Row{FuncID: id, Function: m.Name(sh.FuncID) + a.marks(id, 0), Location: m.Location(sh.FuncID)})
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].FuncID < rows[j].FuncID })
