@@ -159,3 +159,36 @@ func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 	res.Records += len(sheds)
 	return plans
 }
+
+// synthetic is the segment of records the planner writes itself.
+type synthetic struct {
+	seg int32 // its index, after the real segments
+	b   []byte
+}
+
+// reconstruct puts Entries for the calls in opened (innermost first) at the
+// front of the plan, at TSC t: a NewCPUId to t, then the Entries and the
+// open-calls event that names them, then the plan as it was, which starts
+// with a NewCPUId of its own (a plan with no pieces is those alone).
+func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic, res *Result) {
+	off := len(syn.b)
+	ids := make([]uint32, 0, len(opened))
+	for i := len(opened) - 1; i >= 0; i-- {
+		syn.b = fdr.AppendFunction(syn.b, fdr.Enter, opened[i], 0)
+		ids = append(ids, opened[i])
+	}
+	ev := len(syn.b)
+	syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendOpenPayload(nil, ids))
+	gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+	res.Records += len(opened) + 1
+	res.Reconstructed += len(opened)
+	n := len(syn.b) - off
+	front := []piece{
+		{seg: -1, cpu: gp.firstCPU, tsc: t},
+		{seg: syn.seg, off: off, n: n},
+	}
+	gp.pieces = append(front, gp.pieces...)
+	gp.size += fdr.MetadataSize + n
+	gp.recBytes += n
+	gp.first = t
+}

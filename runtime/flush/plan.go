@@ -329,12 +329,6 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	return gp, true
 }
 
-// synthetic is the segment of records the planner writes itself.
-type synthetic struct {
-	seg int32 // its index, after the real segments
-	b   []byte
-}
-
 // A window that begins after data was lost (Params.After > 0) begins in the
 // middle of calls: their Entries are gone, and their Exits come while the
 // goroutine has no open call in the window. Dropping those Exits would make
@@ -465,33 +459,6 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 		gp.reconstruct(opened, windowStart(p, after), syn, res)
 	}
 	return gp, nil
-}
-
-// reconstruct puts Entries for the calls in opened (innermost first) at the
-// front of the plan, at TSC t: a NewCPUId to t, then the Entries and the
-// open-calls event that names them, then the plan as it was, which starts
-// with a NewCPUId of its own (a plan with no pieces is those alone).
-func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic, res *Result) {
-	off := len(syn.b)
-	ids := make([]uint32, 0, len(opened))
-	for i := len(opened) - 1; i >= 0; i-- {
-		syn.b = fdr.AppendFunction(syn.b, fdr.Enter, opened[i], 0)
-		ids = append(ids, opened[i])
-	}
-	ev := len(syn.b)
-	syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendOpenPayload(nil, ids))
-	gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
-	res.Records += len(opened) + 1
-	res.Reconstructed += len(opened)
-	n := len(syn.b) - off
-	front := []piece{
-		{seg: -1, cpu: gp.firstCPU, tsc: t},
-		{seg: syn.seg, off: off, n: n},
-	}
-	gp.pieces = append(front, gp.pieces...)
-	gp.size += fdr.MetadataSize + n
-	gp.recBytes += n
-	gp.first = t
 }
 
 func (gp *goPlan) addState(cpu uint16, tsc uint64, wrap bool) {
