@@ -66,6 +66,13 @@
 // Only when more goroutines drop between two recyclings than the table
 // holds does a drop start every goroutine's window after it.
 //
+// Flush, WriteTo and Stop read every goroutine's stack (runtime.Stack,
+// a stop-the-world for as long as it formats them: about a microsecond
+// per goroutine) just before they cut the window, so that a file shows
+// the calls open across the whole window, which no record in it
+// mentions (openstack.go). The shed set goes into every file with what
+// the runtime learned when it shed each function (shedset.go).
+//
 // Start, Stop, Flush and WriteTo may be called concurrently: flushes run
 // one at a time, copy the buffers without stopping the writers, and encode
 // the copy with package flush. Stop waits for writers already inside a
