@@ -5,6 +5,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/goxray/xray/runtime/registry"
 )
@@ -31,19 +32,30 @@ import (
 // whose stack is too deep to print whole (runtime.Stack elides the
 // middle) or does not fit in maxStackDump are left out.
 func openStacks() (map[uint64][]uint32, uint64, uint64) {
-	from, _ := now()
-	buf := make([]byte, 1<<16)
+	// Each runtime.Stack stops the world for the whole dump: size the
+	// buffer so that one call usually suffices.
+	size := min(max(int(stackDumpSize.Load()), goruntime.NumGoroutine()*stackPerGoroutine, 1<<16), maxStackDump)
+	buf := make([]byte, size)
 	var n int
+	from, _ := now()
 	for {
 		n = goruntime.Stack(buf, true)
 		if n < len(buf) || len(buf) >= maxStackDump {
 			break
 		}
-		buf = make([]byte, 2*len(buf))
+		buf = make([]byte, min(2*len(buf), maxStackDump))
+		from, _ = now() // the stacks of this try, not of the last
 	}
 	to, _ := now()
+	stackDumpSize.Store(int64(n + n/4))
 	return parseStacks(buf[:n], n == len(buf)), from, to
 }
+
+// stackDumpSize remembers how big the last dump was, stackPerGoroutine is
+// the first guess.
+var stackDumpSize atomic.Int64
+
+const stackPerGoroutine = 2 << 10
 
 // maxStackDump bounds the text openStacks reads the stacks from.
 const maxStackDump = 16 << 20
