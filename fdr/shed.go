@@ -180,3 +180,9 @@ func ParseOpen(data []byte) ([]uint32, bool) {
 	}
 	return ids, true
 }
+
+// OpenUnknownPayload is the payload of the event that says a file does
+// not show the calls open across its whole window: the runtime did not
+// read the goroutines' stacks (too many goroutines). It sits with the
+// shed set at the file's start.
+const OpenUnknownPayload = "goxray.open unknown"

@@ -85,8 +85,9 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
+	read := true
 	if stacks {
-		open, openFrom, openTo = openStacks()
+		open, openFrom, openTo, read = openStacks()
 	}
 	cut, _ := now()
 	if final {
@@ -134,6 +135,7 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 		Open:           open,
 		OpenFrom:       openFrom,
 		OpenTo:         openTo,
+		OpenUnknown:    !read,
 		Start:          s.tsc0,
 	}, sn.Buf
 }

@@ -31,7 +31,14 @@ import (
 // wrapper that chose the copy. Goroutines
 // whose stack is too deep to print whole (runtime.Stack elides the
 // middle) or does not fit in maxStackDump are left out.
-func openStacks() (map[uint64][]uint32, uint64, uint64) {
+//
+// Above maxStackGoroutines goroutines it reads nothing and reports false:
+// the dump would stop the world too long (it costs some microseconds per
+// goroutine), and the file says that those calls are not shown.
+func openStacks() (map[uint64][]uint32, uint64, uint64, bool) {
+	if goruntime.NumGoroutine() > maxStackGoroutines {
+		return nil, 0, 0, false
+	}
 	// Each runtime.Stack stops the world for the whole dump: size the
 	// buffer so that one call usually suffices.
 	size := min(max(int(stackDumpSize.Load()), goruntime.NumGoroutine()*stackPerGoroutine, 1<<16), maxStackDump)
@@ -48,8 +55,12 @@ func openStacks() (map[uint64][]uint32, uint64, uint64) {
 	}
 	to, _ := now()
 	stackDumpSize.Store(int64(n + n/4))
-	return parseStacks(buf[:n], n == len(buf)), from, to
+	return parseStacks(buf[:n], n == len(buf)), from, to, true
 }
+
+// maxStackGoroutines bounds the goroutines whose stacks a flush reads (a
+// variable for tests).
+var maxStackGoroutines = 10000
 
 // stackDumpSize remembers how big the last dump was, stackPerGoroutine is
 // the first guess.

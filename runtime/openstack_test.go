@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/runtime/registry"
 )
 
@@ -28,7 +31,10 @@ func TestOpenStacks(t *testing.T) {
 	defer close(done)
 	go openStackOuter(ready, done)
 	<-ready
-	open, from, to := openStacks()
+	open, from, to, ok := openStacks()
+	if !ok {
+		t.Fatal("stacks not read")
+	}
 	if from == 0 || to < from {
 		t.Errorf("clock span %d..%d", from, to)
 	}
@@ -75,5 +81,28 @@ func BenchmarkOpenStacks(b *testing.B) {
 			close(done)
 			goruntime.Gosched()
 		})
+	}
+}
+
+// TestFlushSaysStacksUnread: past maxStackGoroutines the flush reads no
+// stack, and its file says that calls open across the window are not
+// shown.
+func TestFlushSaysStacksUnread(t *testing.T) {
+	defer func(n int) { maxStackGoroutines = n }(maxStackGoroutines)
+	maxStackGoroutines = 0
+	startT(t, config(t))
+	id := registry.FuncOf(openStackOuter)
+	Enter(id)
+	Exit(id)
+	path, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(fdr.OpenUnknownPayload)) {
+		t.Error("the file does not say the stacks were not read")
 	}
 }

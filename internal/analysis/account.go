@@ -1,11 +1,9 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,10 +40,11 @@ type Accountant struct {
 	// What the window lacks (see window.go): the shed set, and per
 	// function the calls open when the window began (counted from its
 	// start) or at its end (not counted, as in llvm-xray).
-	Sheds  []Shed
-	before map[int32]int64
-	first  uint64
-	seen   bool
+	Sheds       []Shed
+	before      map[int32]int64
+	openUnknown bool
+	first       uint64
+	seen        bool
 }
 
 type acctStack struct {
@@ -213,6 +212,8 @@ func (a *Accountant) Add(e *Event) error {
 			a.Sheds = mergeShed(a.Sheds, Shed{Shed: sh, TSC: e.TSC})
 		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
 			a.entered(s, ids)
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			a.openUnknown = true
 		}
 		return nil
 	case fdr.EventTyped:
@@ -265,50 +266,6 @@ func (a *Accountant) Add(e *Event) error {
 		return nil
 	}
 	return fmt.Errorf("account: %s", msg)
-}
-
-// entered counts the innermost len(ids) frames of s, when they are the
-// calls ids names, as open when the window began.
-func (a *Accountant) entered(s *acctStack, ids []uint32) {
-	n := len(s.frames) - len(ids)
-	if n < 0 {
-		return
-	}
-	for i, id := range ids {
-		if s.frames[n+i].id != int32(id) {
-			return
-		}
-	}
-	if a.before == nil {
-		a.before = map[int32]int64{}
-	}
-	for _, f := range s.frames[n:] {
-		a.before[f.id]++
-	}
-}
-
-// Notes is what the table lacks, for a file with header h (empty when
-// nothing): the calls open at the window's ends and the shed set.
-func (a *Accountant) Notes(h fdr.Header, m *Map) string {
-	var before, open int64
-	for _, n := range a.before {
-		before += n
-	}
-	for _, s := range a.stacks {
-		open += int64(len(s.frames))
-	}
-	p := &Profile{Header: h, First: a.first}
-	sheds := slices.Clone(a.Sheds)
-	slices.SortFunc(sheds, func(x, y Shed) int { return cmp.Compare(x.TSC, y.TSC) })
-	var b strings.Builder
-	if before > 0 {
-		fmt.Fprintf(&b, "%d calls were open when the window began: their entries are not in it, so their latencies count from its start (marked \"N %s\").\n", before, markBefore)
-	}
-	if open > 0 {
-		fmt.Fprintf(&b, "%d calls were still running at the window's end: not in the table (marked \"N %s\").\n", open, markOpen)
-	}
-	b.WriteString(ShedHeader(sheds, m, p.Since))
-	return b.String()
 }
 
 func (s *acctStack) rec(id int32) *recursion {
@@ -400,24 +357,6 @@ func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].FuncID < rows[j].FuncID })
 	return rows
-}
-
-// marks is the bracketed note on function id's name ("" when none).
-func (a *Accountant) marks(id int32, open int64) string {
-	var ms []string
-	if n := a.before[id]; n > 0 {
-		ms = append(ms, fmt.Sprintf("%d %s", n, markBefore))
-	}
-	if open > 0 {
-		ms = append(ms, fmt.Sprintf("%d %s", open, markOpen))
-	}
-	if slices.ContainsFunc(a.Sheds, func(s Shed) bool { return s.FuncID == uint32(id) }) {
-		ms = append(ms, markShed)
-	}
-	if len(ms) == 0 {
-		return ""
-	}
-	return " [" + strings.Join(ms, ", ") + "]"
 }
 
 // SortFields are llvm-xray account's -sort values.

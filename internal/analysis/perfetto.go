@@ -78,9 +78,10 @@ type PerfettoScan struct {
 
 	// What the window lacks (window.go): the shed set, and per thread
 	// the Entries the flusher wrote for calls open when it began.
-	Sheds  []Shed
-	Before int64
-	before map[threadKey][]openAt
+	Sheds       []Shed
+	Before      int64
+	OpenUnknown bool // fdr.OpenUnknownPayload
+	before      map[threadKey][]openAt
 }
 
 // openAt is one open-calls event: its TSC and the Entries it names.
@@ -108,6 +109,8 @@ func (s *PerfettoScan) Add(e *Event) {
 			}
 			s.before[k] = append(s.before[k], openAt{e.TSC, ids})
 			s.Before += int64(len(ids))
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			s.OpenUnknown = true
 		}
 	}
 	if _, ok := s.depth[k]; !ok {
@@ -343,8 +346,8 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
 			return // the flusher's bookkeeping (lineage, anchor), not the program's
 		}
-		if _, ok := fdr.ParseOpen(e.Data); ok && e.Type == fdr.EventCustom {
-			return // its slices carry the mark
+		if _, ok := fdr.ParseOpen(e.Data); (ok || string(e.Data) == fdr.OpenUnknownPayload) && e.Type == fdr.EventCustom {
+			return // the slices and the notes carry it
 		}
 		name := "event"
 		if e.Type == fdr.EventTyped {

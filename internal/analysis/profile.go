@@ -92,7 +92,10 @@ type Profile struct {
 	Sheds  []Shed
 	Open   int64 // calls still open at the end
 	Before int64 // calls open when the window began (fdr.OpenPrefix)
-	Events int64
+	// OpenUnknown: the file does not show the calls open across its whole
+	// window (fdr.OpenUnknownPayload).
+	OpenUnknown bool
+	Events      int64
 
 	shedG *shedGraph // from Sheds, by Finish
 
@@ -146,6 +149,8 @@ func (p *Profile) Add(e *Event) {
 			p.Sheds = mergeShed(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
 		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
 			p.entered(s, ids)
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			p.OpenUnknown = true
 		}
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:

@@ -200,6 +200,10 @@ func ShedHeader(sheds []Shed, m *Map, since func(tsc uint64) string) string {
 	return b.String()
 }
 
+// unknownNote is what the views say of a file whose writer did not read
+// the goroutines' stacks.
+const unknownNote = "Calls open across the whole window are not shown: the runtime did not read the goroutines' stacks (too many goroutines).\n"
+
 // The marks on frame and function names.
 const (
 	markSelfShed = "self may include shed calls"
@@ -210,9 +214,13 @@ const (
 )
 
 // OpenHeader is the note about calls open at the window's ends (empty
-// when there are none).
-func OpenHeader(before, open int64) string {
+// when there are none); unknown says the file does not show the calls
+// open across its whole window (fdr.OpenUnknownPayload).
+func OpenHeader(before, open int64, unknown bool) string {
 	var b strings.Builder
+	if unknown {
+		b.WriteString(unknownNote)
+	}
 	if before > 0 {
 		fmt.Fprintf(&b, "%d calls were open when the window began: their entries are not in it, so they count from its start (marked \"N %s\").\n", before, markBefore)
 	}
@@ -256,7 +264,7 @@ func (p *Profile) Since(tsc uint64) string {
 // window.go): the calls open at its ends and the shed set; empty when
 // there is nothing to say.
 func (p *Profile) Notes(m *Map) string {
-	return OpenHeader(p.Before, p.Open) + ShedHeader(p.Sheds, m, p.Since)
+	return OpenHeader(p.Before, p.Open, p.OpenUnknown) + ShedHeader(p.Sheds, m, p.Since)
 }
 
 // ShortNote is Notes in one line, for a flame graph's subtitle (empty

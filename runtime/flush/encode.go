@@ -53,6 +53,9 @@ type Params struct {
 	// the window mentions (see Encode).
 	Open             map[uint64][]uint32
 	OpenFrom, OpenTo uint64
+	// OpenUnknown says the stacks were not read: the file says so
+	// (fdr.OpenUnknownPayload) where the shed set goes.
+	OpenUnknown bool
 	// Start is the TSC the window starts at when nothing was lost (After
 	// is 0): the session's start. 0 leaves such windows without Open's
 	// Entries.

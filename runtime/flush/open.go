@@ -131,9 +131,10 @@ func openOnly(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 }
 
 // shedSet opens the first plan (the file's minimum TSC) with Params.Shed's
-// events; with no plan, a block of thread id 0 holds them alone.
+// events and, with Params.OpenUnknown, the event that says the stacks were
+// not read; with no plan, a block of thread id 0 holds them alone.
 func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
-	if len(p.Shed) == 0 {
+	if len(p.Shed) == 0 && !p.OpenUnknown {
 		return plans
 	}
 	if len(plans) == 0 {
@@ -147,6 +148,12 @@ func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 		ev := len(syn.b)
 		syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendShedPayload(nil, sh))
 		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+	}
+	if p.OpenUnknown {
+		ev := len(syn.b)
+		syn.b = fdr.AppendCustomEvent(syn.b, 0, []byte(fdr.OpenUnknownPayload))
+		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+		res.Records++
 	}
 	n := len(syn.b) - off
 	front := []piece{

@@ -112,3 +112,15 @@ func TestInteropOpenAcrossAndShedSet(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeOpenUnknown: a file whose writer did not read the stacks says
+// so at its start.
+func TestEncodeOpenUnknown(t *testing.T) {
+	var p0 seg
+	p0.block(5, 0, 100)
+	p0.fn(fdr.Enter, 1, 110)
+	f, _ := encode(t, Params{OpenUnknown: true, Wall: testWall}, &p0)
+	if got, want := threads(t, f)[5], []ev{{Type: fdr.EventCustom, TSC: 110, Data: fdr.OpenUnknownPayload}, enter(1, 110, 0)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
