@@ -86,8 +86,17 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
 	read := true
-	if stacks {
+	switch {
+	case final && s.finalStacks != nil:
+		// Read by Stop while recording was still on: a call that began
+		// after would have no record and could pass for one open since
+		// the window began.
+		d := s.finalStacks
+		open, openFrom, openTo, read = d.open, d.from, d.to, d.read
+	case stacks && !final:
 		open, openFrom, openTo, read = openStacks()
+	case stacks:
+		read = false
 	}
 	cut, _ := now()
 	if final {

@@ -62,6 +62,19 @@ func openStacks() (map[uint64][]uint32, uint64, uint64, bool) {
 // variable for tests).
 var maxStackGoroutines = 10000
 
+// stackDump is what openStacks read.
+type stackDump struct {
+	open     map[uint64][]uint32
+	from, to uint64
+	read     bool
+}
+
+func readStacks() *stackDump {
+	var d stackDump
+	d.open, d.from, d.to, d.read = openStacks()
+	return &d
+}
+
 // stackDumpSize remembers how big the last dump was, stackPerGoroutine is
 // the first guess.
 var stackDumpSize atomic.Int64
