@@ -63,7 +63,9 @@ func noteShed(ids []uint32) {
 // neighbours fills the Share, Callers and Callees of info's entries from
 // segs, block streams as the writers wrote them. Each block's calls are
 // followed from an empty stack: an Entry with nothing open under it in
-// its block has no caller this can name.
+// its block has no caller this can name, and when no Entry of a function
+// has one its callers stay unknown (nil), which readers take as "any
+// function".
 func neighbours(segs [][]byte, info map[uint32]fdr.Shed) {
 	callers := map[uint32]map[uint32]bool{}
 	callees := map[uint32]map[uint32]bool{}
@@ -130,7 +132,13 @@ func neighbours(segs [][]byte, info map[uint32]fdr.Shed) {
 			continue // not in the records: nothing is known of its neighbours
 		}
 		sh.Share = float64(entries[id]) / float64(total)
-		sh.Callers, sh.Callees = sorted(callers[id]), sorted(callees[id])
+		sh.Callees = sorted(callees[id])
+		if len(callers[id]) > 0 {
+			// Entries with nothing under them in their block had some
+			// caller too, most likely one of those seen: a block begins
+			// wherever its goroutine came back to the P.
+			sh.Callers = sorted(callers[id])
+		}
 		info[id] = sh
 	}
 }
