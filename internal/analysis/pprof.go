@@ -70,12 +70,15 @@ func (p *Profile) PProf(m *Map) *profile.Profile {
 		if marker {
 			file, line = "", 0
 		}
-		name := p.baseName(m, n)
-		if marker {
+		// A location stands for the function on every path: only what
+		// is true of the function goes into its name.
+		var name string
+		switch {
+		case marker:
 			name = p.FrameName(m, n)
-		} else if nd.Spawned {
+		case nd.Spawned:
 			name = "go " + p.ShedName(m, nd.Func)
-		} else {
+		default:
 			name = p.ShedName(m, nd.Func)
 		}
 		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: name, Filename: file, StartLine: int64(line)}
