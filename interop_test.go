@@ -317,7 +317,8 @@ func TestInteropFlightRecorderWindow(t *testing.T) {
 
 // isWindowOf reports whether got is log[k:] for some k, preceded by the
 // Entries the flusher reconstructs for the calls that were open at k
-// (outermost first; the runtime writes plain Entries for them).
+// (outermost first; the runtime writes plain Entries for them) and the
+// open-calls event that names them.
 func isWindowOf(got, log []step) bool {
 	for k := len(log) - 1; k >= 0; k-- {
 		var depth int
@@ -334,9 +335,15 @@ func isWindowOf(got, log []step) bool {
 				depth--
 			}
 		}
-		cand := make([]step, 0, len(opened)+len(log)-k)
+		cand := make([]step, 0, len(opened)+1+len(log)-k)
+		var ids []uint32
 		for i := len(opened) - 1; i >= 0; i-- {
 			cand = append(cand, opened[i])
+			ids = append(ids, opened[i].ID)
+		}
+		if len(ids) > 0 {
+			// The open-calls event names them.
+			cand = append(cand, step{Kind: "custom-event", Data: string(fdr.AppendOpenPayload(nil, ids))})
 		}
 		cand = append(cand, log[k:]...)
 		if len(cand) == len(got) && diffSteps(got, cand) == "" {

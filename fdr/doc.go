@@ -224,6 +224,37 @@
 // AppendShedPayload, ParseShed). Calls of that function that began before
 // the event keep their records; none that began after it have any.
 //
+// That event leaves a flight recorder's window with the records around
+// it, so goxray's flusher repeats the whole shed set at the start of every
+// file: one shed event per function, at the file's minimum TSC, on the
+// first goroutine's block (a block of thread id 0 when the file has no
+// other), with the optional fields " at=" the TSC at which the function
+// was shed, " callers=" and " callees=" the ids (comma-separated, at most
+// MaxShedNeighbours each) of the functions seen calling it and called by
+// it in the records just before: "goxray.shed id=1030 share=0.82 cost=0
+// budget=0.02 at=88123456 callers=1017 callees=1031,1032". A missing list
+// means unknown (any function may be one), an empty one that none was
+// seen. Readers merge the events of one function; the one with at= says
+// when, the governor's own says what recording cost. A caller's self time
+// may include a shed function's later calls, and a record of a callee
+// directly under a caller may in fact be a call made by the shed function
+// between them: goxray's views mark both.
+//
+// # The open-calls event
+//
+// A flight recorder's window begins in the middle of calls: some end in
+// it (an Exit whose Entry is gone), some run across the whole window (a
+// server's read, write and accept loops, with no record in it at all).
+// The flusher writes Entries for both at the start of the goroutine's
+// window, outermost first, and directly after them a custom event whose
+// payload is OpenPrefix and their ids, outermost first, comma-separated:
+// "goxray.open ids=1012,1013" (AppendOpenPayload, ParseOpen). Those
+// Entries' TSC is the window's start, not the calls' (durations are lower
+// bounds). The calls that run across the whole window come from the
+// goroutines' stacks, read just before the window was cut (see
+// runtime/flush.Params.Open). Like the lineage event, it is an ordinary
+// custom event: llvm-xray 14 and 19 load it and ParseStrict accepts it.
+//
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
 // tens of times the file's size in all). VerifyStrict keeps none, and
 // VerifyStrictFile checks a file through a memory mapping it releases as

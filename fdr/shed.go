@@ -10,13 +10,27 @@ import (
 // " share=<fraction of the recent records it wrote>", " cost=<share of
 // the CPU recording took>" and " budget=<the share allowed>" (fractions in
 // decimal, 0..1). goxray's overhead governor writes one when it stops
-// tracing new calls of a function (see the package documentation).
+// tracing new calls of a function, and the flusher repeats the whole shed
+// set at the start of every file, with the optional fields " at=<TSC when
+// it was shed>", " callers=<ids,...>" and " callees=<ids,...>" (see the
+// package documentation).
 const ShedPrefix = "goxray.shed id="
+
+// MaxShedNeighbours bounds the callers and callees a shed payload lists.
+const MaxShedNeighbours = 32
 
 // Shed is what a shed event says.
 type Shed struct {
 	FuncID              uint32
 	Share, Cost, Budget float64
+	// At is the TSC at which the function was shed, 0 when the payload
+	// does not say (the governor's own event is written at that moment).
+	At uint64
+	// Callers and Callees are the functions seen calling it and called by
+	// it in the records just before it was shed: the edges a later call
+	// path may skip. nil: not known (any function may be one); empty and
+	// not nil: none was seen.
+	Callers, Callees []uint32
 }
 
 // AppendShedPayload appends the payload of the shed event for s.
@@ -29,7 +43,45 @@ func AppendShedPayload(b []byte, s Shed) []byte {
 	b = strconv.AppendFloat(b, s.Cost, 'g', 4, 64)
 	b = append(b, " budget="...)
 	b = strconv.AppendFloat(b, s.Budget, 'g', 4, 64)
+	if s.At != 0 {
+		b = append(b, " at="...)
+		b = strconv.AppendUint(b, s.At, 10)
+	}
+	b = appendIDs(b, " callers=", s.Callers)
+	return appendIDs(b, " callees=", s.Callees)
+}
+
+// appendIDs appends key and the ids, comma-separated (at most
+// MaxShedNeighbours), or nothing when ids is nil.
+func appendIDs(b []byte, key string, ids []uint32) []byte {
+	if ids == nil {
+		return b
+	}
+	b = append(b, key...)
+	for i, id := range ids[:min(len(ids), MaxShedNeighbours)] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(id), 10)
+	}
 	return b
+}
+
+// parseIDs reads a comma-separated list of function ids ("" is the empty,
+// non-nil list).
+func parseIDs(v []byte) ([]uint32, bool) {
+	ids := []uint32{}
+	if len(v) == 0 {
+		return ids, true
+	}
+	for _, f := range bytes.Split(v, []byte(",")) {
+		id, err := strconv.ParseUint(string(f), 10, 32)
+		if err != nil || id == 0 || id > MaxFuncID {
+			return nil, false
+		}
+		ids = append(ids, uint32(id))
+	}
+	return ids, true
 }
 
 // ParseShed returns what a custom event's payload says, and false when
@@ -62,6 +114,22 @@ func ParseShed(data []byte) (Shed, bool) {
 			dst = &s.Cost
 		case "budget":
 			dst = &s.Budget
+		case "at":
+			if s.At, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+				return Shed{}, false
+			}
+			continue
+		case "callers", "callees":
+			ids, ok := parseIDs(v)
+			if !ok {
+				return Shed{}, false
+			}
+			if string(k) == "callers" {
+				s.Callers = ids
+			} else {
+				s.Callees = ids
+			}
+			continue
 		default:
 			continue
 		}
@@ -73,3 +141,48 @@ func ParseShed(data []byte) (Shed, bool) {
 	}
 	return s, true
 }
+
+// OpenPrefix starts the payload of an open-calls event: the ASCII text
+// "goxray.open ids=<id,...>". It follows, on a goroutine's block, the
+// Entries the flusher wrote for that goroutine's calls open when the
+// window began, whose own Entries are not in the file: they are the last
+// len(ids) Entries before the event, outermost first, and their time is
+// unknown (the event's TSC, the window's start, stands in, so their
+// durations are lower bounds).
+const OpenPrefix = "goxray.open ids="
+
+// AppendOpenPayload appends the payload of the open-calls event for ids
+// (outermost first, at least one).
+func AppendOpenPayload(b []byte, ids []uint32) []byte {
+	b = append(b, OpenPrefix...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(id), 10)
+	}
+	return b
+}
+
+// ParseOpen returns the ids an open-calls payload names, outermost first,
+// and false when data is not one (fields after the ids are ignored).
+func ParseOpen(data []byte) ([]uint32, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(OpenPrefix))
+	if !ok {
+		return nil, false
+	}
+	if i := bytes.IndexByte(rest, ' '); i >= 0 {
+		rest = rest[:i]
+	}
+	ids, ok := parseIDs(rest)
+	if !ok || len(ids) == 0 {
+		return nil, false
+	}
+	return ids, true
+}
+
+// OpenUnknownPayload is the payload of the event that says a file does
+// not show the calls open across its whole window: the runtime did not
+// read the goroutines' stacks (too many goroutines). It sits with the
+// shed set at the file's start.
+const OpenUnknownPayload = "goxray.open unknown"

@@ -18,7 +18,7 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 	if p := s.scratch.Swap(nil); p != nil {
 		dst = *p
 	}
-	segs, p, buf := s.snapshotInto(dst, final)
+	segs, p, buf := s.snapshotInto(dst, final, true)
 	s.scratch.Store(&buf)
 	return segs, p
 }
@@ -75,7 +75,29 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 //
 // Stop's snapshot (final) needs no cut: recording has stopped and no
 // record is in flight, so every buffer is complete.
-func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, []byte) {
+//
+// # What the records cannot say
+//
+// With stacks, the goroutines' stacks are read just before the cut
+// (openStacks, flush.Params.Open), so that calls open across the whole
+// window, which no record in it mentions, get Entries at its start. The
+// shed set (ShedSet) goes into every file, whenever it was decided.
+func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
+	var open map[uint64][]uint32
+	var openFrom, openTo uint64
+	read := true
+	switch {
+	case final && s.finalStacks != nil:
+		// Read by Stop while recording was still on: a call that began
+		// after would have no record and could pass for one open since
+		// the window began.
+		d := s.finalStacks
+		open, openFrom, openTo, read = d.open, d.from, d.to, d.read
+	case stacks && !final:
+		open, openFrom, openTo, read = openStacks()
+	case stacks:
+		read = false
+	}
 	cut, _ := now()
 	if final {
 		cut = math.MaxUint64
@@ -118,5 +140,24 @@ func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, 
 		Now:            t,
 		NowCPU:         uint16(cpu),
 		SpawnID:        spawnID,
+		Shed:           shedBefore(before),
+		Open:           open,
+		OpenFrom:       openFrom,
+		OpenTo:         openTo,
+		OpenUnknown:    !read,
+		Start:          s.tsc0,
 	}, sn.Buf
+}
+
+// shedBefore is the shed set as of TSC t: the functions shed before it
+// (or at an unknown time).
+func shedBefore(t uint64) []fdr.Shed {
+	all := ShedSet()
+	out := all[:0]
+	for _, sh := range all {
+		if sh.At < t {
+			out = append(out, sh)
+		}
+	}
+	return out
 }

@@ -97,18 +97,21 @@ type writerSet struct{ w []*writer }
 
 // session is one Start…Stop period.
 type session struct {
-	cfg        Config
-	q          *buffer.Queue
-	pid        int32
-	info       tsc.Info
-	tsc0       uint64
-	wall0      time.Time
-	maxPayload uint32
-	minTicks   uint64          // Config.MinDuration in ticks
-	latest     []atomic.Uint64 // with minTicks: per goroutine, its last record's P (writer.follow)
-	stopSig    func()
-	stopExit   func()
-	started    time.Time
+	cfg  Config
+	q    *buffer.Queue
+	pid  int32
+	info tsc.Info
+	tsc0 uint64
+	// finalStacks are the goroutines' stacks Stop read for the final
+	// file (under mu).
+	finalStacks *stackDump
+	wall0       time.Time
+	maxPayload  uint32
+	minTicks    uint64          // Config.MinDuration in ticks
+	latest      []atomic.Uint64 // with minTicks: per goroutine, its last record's P (writer.follow)
+	stopSig     func()
+	stopExit    func()
+	started     time.Time
 	// scratch is the last snapshot's copy, reused: taken (Swap) under
 	// flushMu, so that Flush, which holds flushMu while it writes, and a
 	// WriteTo, which gives it back after encoding, never share it.
@@ -293,6 +296,8 @@ func stop() (string, func(string, ...any), error) {
 		mu.Unlock()
 		return "", nil, ErrNotRunning
 	}
+	// The stacks first, while recording is on (see snapshotInto).
+	s.finalStacks = readStacks()
 	state.Store(stateOff)
 	setGates(false)
 	close(s.done)
@@ -400,7 +405,7 @@ func WriteTo(w io.Writer) (int64, error) {
 	if bufp == nil {
 		bufp = copyPool.Get().(*[]byte)
 	}
-	snap, p, buf := s.snapshotInto(*bufp, false)
+	snap, p, buf := s.snapshotInto(*bufp, false, true)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {

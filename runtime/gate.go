@@ -56,7 +56,7 @@ func setGates(open bool) {
 	defer gateMu.Unlock()
 	gatesOpen = open
 	if open {
-		shed = nil
+		shed, shedInfo = nil, nil
 	}
 	refreshGatesLocked()
 }
@@ -90,6 +90,12 @@ func gateValue(id uint32) uint32 {
 // shedIDs closes the gates of ids until the session ends, and returns
 // those that had a gate and were not shed yet (the rest are ignored).
 func shedIDs(ids []uint32) []uint32 {
+	done := closeShed(ids)
+	noteShed(done)
+	return done
+}
+
+func closeShed(ids []uint32) []uint32 {
 	gateMu.Lock()
 	defer gateMu.Unlock()
 	var done []uint32

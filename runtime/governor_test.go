@@ -155,8 +155,13 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 			case fdr.EventCustom:
 				if s, ok := fdr.ParseShed(e.Data); ok {
 					sheds++
-					if s.Budget != 1e-8 || s.Cost <= s.Budget || s.Share <= 0 {
+					// The governor's event says what recording cost; the
+					// shed set the flusher repeats says when (At).
+					if s.Budget != 1e-8 || s.At == 0 && s.Cost <= s.Budget || s.Share <= 0 && (s.At == 0 || s.FuncID == hot) {
 						t.Errorf("shed event %+v", s)
+					}
+					if s.At != 0 && s.FuncID == hot && (!slices.Contains(s.Callers, outer) || s.At > shedAt) {
+						t.Errorf("shed set %+v: want caller %d, shed by %d", s, outer, shedAt)
 					}
 				}
 			}

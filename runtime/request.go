@@ -213,7 +213,7 @@ func copyWindow() (*windowCopy, error) {
 		return nil, err
 	}
 	c := &windowCopy{s: s, bufp: requestCopies.Get().(*[]byte)}
-	c.segs, c.p, c.buf = s.snapshotInto(*c.bufp, false)
+	c.segs, c.p, c.buf = s.snapshotInto(*c.bufp, false, false)
 	mu.Unlock()
 	flushMu.Unlock()
 	return c, nil

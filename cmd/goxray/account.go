@@ -14,7 +14,7 @@ func init() {
 	registerView(view{
 		name:    "account",
 		summary: "per-function latency table (llvm-xray account's columns and numbers)",
-		usage:   "usage: goxray account [flags] TRACE\n\nThe table llvm-xray account prints, with the same flags and numbers, streamed\nfrom the file in bounded memory. Flags may follow TRACE.",
+		usage:   "usage: goxray account [flags] TRACE\n\nThe table llvm-xray account prints, with the same flags and numbers, streamed\nfrom the file in bounded memory. Flags may follow TRACE. What the window\nlacks follows the table (standard error with -format=csv), and the names\nsay it in brackets: calls entered before the window (latencies that are\nlower bounds), calls still running at its end (not counted), functions\nthe overhead governor shed (later calls not traced).",
 		flags:   accountFlags,
 	})
 }
@@ -59,11 +59,19 @@ func accountFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error
 		if err != nil {
 			return nil, err
 		}
+		notes := acc.Notes(hdr, imap)
 		return func(w io.Writer) error {
 			if *format == "csv" {
+				if notes != "" {
+					fmt.Fprintf(os.Stderr, "goxray account: %s:\n%s", trace, notes)
+				}
 				return analysis.WriteCSV(w, rows)
 			}
-			return analysis.WriteText(w, rows, total)
+			if err := analysis.WriteText(w, rows, total); err != nil || notes == "" {
+				return err
+			}
+			_, err := fmt.Fprintf(w, "\n%s", notes)
+			return err
 		}, nil
 	}
 }

@@ -80,6 +80,12 @@ func flameFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) 
 					opts.Subtitle += "; \"go F\" frames: goroutines nested under their spawning call (concurrent time)"
 				}
 			}
+			if note := p.ShortNote(m); note != "" {
+				// What the window lacks goes on the picture, not only
+				// on standard error.
+				opts.Subtitle += "; " + note
+				fmt.Fprintf(os.Stderr, "goxray flame: %s:\n%s", in, p.Notes(m))
+			}
 		} else {
 			v, err := flame.ParseValues(*values)
 			if err != nil {

@@ -36,6 +36,15 @@ type Accountant struct {
 	funcs   map[int32]*latencies
 	Errors  int64 // records that did not fit (dropped with KeepGoing)
 	FirstEr string
+
+	// What the window lacks (see window.go): the shed set, and per
+	// function the calls open when the window began (counted from its
+	// start) or at its end (not counted, as in llvm-xray).
+	Sheds       []Shed
+	before      map[int32]int64
+	openUnknown bool
+	first       uint64
+	seen        bool
 }
 
 type acctStack struct {
@@ -186,9 +195,8 @@ func diff(a, b uint64) uint64 {
 // account would reject (an exit with no matching entry); with KeepGoing
 // the record is counted in Errors and dropped instead.
 func (a *Accountant) Add(e *Event) error {
-	switch e.Type {
-	case fdr.EventCustom, fdr.EventTyped:
-		return nil
+	if !a.seen || e.TSC < a.first {
+		a.first, a.seen = e.TSC, true
 	}
 	s := a.stacks[e.TID]
 	if s == nil {
@@ -197,6 +205,19 @@ func (a *Accountant) Add(e *Event) error {
 			s.depth = map[int32]*recursion{}
 		}
 		a.stacks[e.TID] = s
+	}
+	switch e.Type {
+	case fdr.EventCustom:
+		if sh, ok := fdr.ParseShed(e.Data); ok {
+			a.Sheds = mergeShed(a.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
+			a.entered(s, ids)
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			a.openUnknown = true
+		}
+		return nil
+	case fdr.EventTyped:
+		return nil
 	}
 	id := int32(e.FuncID)
 	if e.Type == fdr.EventEnter || e.Type == fdr.EventEnterArgs {
@@ -290,8 +311,19 @@ type Row struct {
 }
 
 // Rows computes the table, unsorted (in function id order).
+//
+// A function's name carries, in brackets, what its row lacks: "N entered
+// before window" (latencies that are lower bounds), "N open at end" (calls
+// not in the row), and whether the governor shed it (later calls not
+// traced). The notes (Notes) say the same in words.
 func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	rows := make([]Row, 0, len(a.funcs))
+	open := map[int32]int64{}
+	for _, s := range a.stacks {
+		for _, f := range s.frames {
+			open[f.id]++
+		}
+	}
 	for id, l := range a.funcs {
 		st := l.order()
 		r := Row{FuncID: id, Count: uint64(l.n), Sum: l.sum,
@@ -305,9 +337,23 @@ func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 			r.Max /= f
 			r.Sum /= f
 		}
-		r.Function = m.Name(uint32(id))
+		r.Function = m.Name(uint32(id)) + a.marks(id, open[id])
 		r.Location = m.Location(uint32(id))
 		rows = append(rows, r)
+	}
+	for id, n := range open {
+		if _, ok := a.funcs[id]; !ok {
+			// Only open calls: a row of no latencies, so that the call
+			// shows rather than vanishes.
+			rows = append(rows, Row{FuncID: id, Function: m.Name(uint32(id)) + a.marks(id, n), Location: m.Location(uint32(id))})
+		}
+	}
+	for _, sh := range a.Sheds {
+		id := int32(sh.FuncID)
+		if _, ok := a.funcs[id]; !ok && open[id] == 0 {
+			// Shed before the window: a row says it exists.
+			rows = append(rows, Row{FuncID: id, Function: m.Name(sh.FuncID) + a.marks(id, 0), Location: m.Location(sh.FuncID)})
+		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].FuncID < rows[j].FuncID })
 	return rows

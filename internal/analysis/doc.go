@@ -14,6 +14,17 @@
 //     optionally nesting a goroutine under the call that spawned it (see
 //     Lineage); the stack/top, flame, pprof and perfetto commands print it.
 //
+// Every view says what the window lacks (window.go): calls open when it
+// began (the flusher's open-calls event) or at its end, and the overhead
+// governor's shed set, whose functions' later calls have no record. Frame
+// and function names carry the marks in brackets ("N entered before
+// window", "N open at end", "may skip shed calls", "self may include shed
+// calls", "shed: later calls not traced"), and a note names the shed
+// functions: top and account print it with their tables, pprof in its
+// comments (marks in a "window" sample label), perfetto as an instant at
+// time zero, stack and flame on standard error (flame also in its
+// subtitle).
+//
 // Memory: Reader holds the window and per-thread expander state; Accountant
 // holds 4 bytes per call (the exact percentiles need every latency); Profile
 // holds the merged call tree and one open stack per live goroutine, not

@@ -19,14 +19,25 @@ const (
 )
 
 // FrameName is the name a node shows in folded stacks, flame graphs and
-// pprof: the function's name, prefixed by "go " for the root of a goroutine
-// nested under the call that spawned it (concurrent time), or
+// top's paths: the function's name, prefixed by "go " for the root of a
+// goroutine nested under the call that spawned it (concurrent time), or
 // "[N frames elided]" for the frame standing for the middle of a path
-// longer than MaxFrames.
+// longer than MaxFrames; then, in brackets, what the window does not show
+// of it (see window.go): "N entered before window", "N open at end",
+// "may skip shed calls", "self may include shed calls".
 func (p *Profile) FrameName(m *Map, n int32) string {
 	if r, ok := p.elided[n]; ok {
 		return r.name()
 	}
+	name := p.baseName(m, n)
+	if ms := p.marks(n); len(ms) > 0 {
+		name += " [" + strings.Join(ms, ", ") + "]"
+	}
+	return name
+}
+
+// baseName is FrameName without the marks.
+func (p *Profile) baseName(m *Map, n int32) string {
 	nd := &p.Nodes[n]
 	name := m.Name(nd.Func)
 	if nd.Spawned {

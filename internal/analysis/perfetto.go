@@ -2,10 +2,13 @@ package analysis
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/goxray/xray/fdr"
@@ -68,9 +71,23 @@ const (
 type PerfettoScan struct {
 	Header fdr.Header
 	First  uint64
+	Last   uint64
 	roots  map[threadKey]uint32
 	order  []threadKey
 	depth  map[threadKey]int
+
+	// What the window lacks (window.go): the shed set, and per thread
+	// the Entries the flusher wrote for calls open when it began.
+	Sheds       []Shed
+	Before      int64
+	OpenUnknown bool // fdr.OpenUnknownPayload
+	before      map[threadKey][]openAt
+}
+
+// openAt is one open-calls event: its TSC and the Entries it names.
+type openAt struct {
+	tsc uint64
+	ids []uint32
 }
 
 // NewPerfettoScan starts the first pass.
@@ -81,7 +98,21 @@ func NewPerfettoScan(h fdr.Header) *PerfettoScan {
 // Add feeds one event of the first pass.
 func (s *PerfettoScan) Add(e *Event) {
 	s.First = min(s.First, e.TSC)
+	s.Last = max(s.Last, e.TSC)
 	k := threadKey{e.PID, e.TID}
+	if e.Type == fdr.EventCustom {
+		if sh, ok := fdr.ParseShed(e.Data); ok {
+			s.Sheds = mergeShed(s.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
+			if s.before == nil {
+				s.before = map[threadKey][]openAt{}
+			}
+			s.before[k] = append(s.before[k], openAt{e.TSC, ids})
+			s.Before += int64(len(ids))
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			s.OpenUnknown = true
+		}
+	}
 	if _, ok := s.depth[k]; !ok {
 		s.order = append(s.order, k)
 		s.depth[k] = 0
@@ -120,6 +151,10 @@ type PerfettoWriter struct {
 	err    error
 	first  bool
 	Slices int64
+
+	shedG     *shedGraph
+	shedNames string
+	before    map[threadKey][]openAt // scan.before, consumed as Entries come
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
@@ -157,6 +192,7 @@ func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter 
 		td = appendUint(td, pfTDParent, procUUID(k.pid))
 		pw.packet(func(b []byte) []byte { return appendBytes(b, pfTrackDescriptor, td) })
 	}
+	pw.notes()
 	return pw
 }
 
@@ -268,17 +304,29 @@ func (pw *PerfettoWriter) Add(e *Event) {
 			st = &idStack{}
 			pw.stacks[k] = st
 		}
+		var parent uint32
+		if n := len(st.ids); n > 0 {
+			parent = st.ids[n-1]
+		}
 		st.push(e.FuncID)
+		marks, before := pw.enterMarks(k, parent, e.FuncID, e.TSC)
 		var anns func([]byte) []byte
-		if len(e.Args) > 0 {
+		if len(e.Args) > 0 || len(marks) > 0 {
 			anns = func(te []byte) []byte {
 				for i, a := range e.Args {
 					te = pw.annotation(te, "arg"+strconv.Itoa(i), func(b []byte) []byte { return appendUint(b, pfDAUint, a) })
 				}
+				for _, mk := range marks {
+					te = pw.annotation(te, "window", func(b []byte) []byte { return appendString(b, pfDAString, mk) })
+				}
 				return te
 			}
 		}
-		pw.event(e, pfSliceBegin, pw.m.Name(e.FuncID), anns)
+		name := pw.m.Name(e.FuncID)
+		if before {
+			name += " [" + markBefore + "]"
+		}
+		pw.event(e, pfSliceBegin, name, anns)
 		pw.Slices++
 	case fdr.EventExit, fdr.EventTailExit:
 		st := pw.stacks[k]
@@ -298,9 +346,14 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
 			return // the flusher's bookkeeping (lineage, anchor), not the program's
 		}
+		if _, ok := fdr.ParseOpen(e.Data); (ok || string(e.Data) == fdr.OpenUnknownPayload) && e.Type == fdr.EventCustom {
+			return // the slices and the notes carry it
+		}
 		name := "event"
 		if e.Type == fdr.EventTyped {
 			name = fmt.Sprintf("typed event %d", e.EventKind)
+		} else if sh, ok := fdr.ParseShed(e.Data); ok {
+			name = "shed: " + pw.m.Name(sh.FuncID)
 		}
 		pw.event(e, pfInstant, name, func(te []byte) []byte {
 			return pw.annotation(te, "data", func(b []byte) []byte { return appendString(b, pfDAString, payloadText(e.Data)) })
@@ -326,8 +379,28 @@ func payloadText(d []byte) string {
 }
 
 // Close flushes the output; calls still open stay open (Perfetto shows
-// them running to the end of the trace).
+// them running to the end of the trace), and an instant at the last TSC on
+// their track names them.
 func (pw *PerfettoWriter) Close() error {
+	keys := make([]threadKey, 0, len(pw.stacks))
+	for k, st := range pw.stacks {
+		if len(st.ids) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b threadKey) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+	})
+	for _, k := range keys {
+		var names []string
+		for _, id := range pw.stacks[k].ids {
+			names = append(names, pw.m.Name(id))
+		}
+		text := strings.Join(names, " > ")
+		pw.event(&Event{PID: k.pid, TID: k.tid, TSC: pw.scan.Last}, pfInstant, markOpen, func(te []byte) []byte {
+			return pw.annotation(te, "calls", func(b []byte) []byte { return appendString(b, pfDAString, text) })
+		})
+	}
 	if pw.err != nil {
 		return pw.err
 	}

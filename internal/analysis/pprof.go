@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"strings"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -18,6 +20,12 @@ import (
 //
 // Call paths deeper than MaxFrames are elided: a "[N frames elided]"
 // location stands for their middle.
+//
+// What the window lacks (see window.go) is in the comments, in the names
+// of functions the governor shed or whose self time may include their
+// calls, and in a "window" label on the samples of paths with calls
+// entered before the window, open at its end, or that may skip a shed
+// function.
 func (p *Profile) PProf(m *Map) *profile.Profile {
 	p = p.capped()
 	pp := &profile.Profile{
@@ -30,6 +38,11 @@ func (p *Profile) PProf(m *Map) *profile.Profile {
 		Period:            1,
 		DurationNanos:     p.Nanos(p.Last - min(p.First, p.Last)),
 		Comments:          []string{"goxray: function-call trace; values per call path: completed calls, self wall time"},
+	}
+	if notes := p.Notes(m); notes != "" {
+		// pprof -comments prints them; the samples' "window" labels and
+		// the functions' names carry the marks.
+		pp.Comments = append(pp.Comments, strings.Split(strings.TrimSuffix(notes, "\n"), "\n")...)
 	}
 	if p.Header.CycleFrequency == 0 {
 		pp.SampleType[1].Unit = "ticks"
@@ -57,7 +70,18 @@ func (p *Profile) PProf(m *Map) *profile.Profile {
 		if marker {
 			file, line = "", 0
 		}
-		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: p.FrameName(m, n), Filename: file, StartLine: int64(line)}
+		// A location stands for the function on every path: only what
+		// is true of the function goes into its name.
+		var name string
+		switch {
+		case marker:
+			name = p.FrameName(m, n)
+		case nd.Spawned:
+			name = "go " + p.ShedName(m, nd.Func)
+		default:
+			name = p.ShedName(m, nd.Func)
+		}
+		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: name, Filename: file, StartLine: int64(line)}
 		fn.SystemName = fn.Name
 		pp.Function = append(pp.Function, fn)
 		var addr uint64
@@ -75,8 +99,15 @@ func (p *Profile) PProf(m *Map) *profile.Profile {
 	visit = func(n int32) {
 		nd := &p.Nodes[n]
 		stack = append(stack, loc(n))
-		if nd.Calls > 0 || nd.Self > 0 {
+		if nd.Calls > 0 || nd.Self > 0 || nd.Open > 0 {
 			s := &profile.Sample{Value: []int64{int64(nd.Calls), p.Nanos(nd.Self)}}
+			if _, marker := p.elided[n]; !marker {
+				// A location stands for a function on every path: what
+				// this path's calls lack goes into the sample's labels.
+				if ms := p.marks(n); len(ms) > 0 {
+					s.Label = map[string][]string{"window": ms}
+				}
+			}
 			s.Location = make([]*profile.Location, len(stack))
 			for i, l := range stack {
 				s.Location[len(stack)-1-i] = l

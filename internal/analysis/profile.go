@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goxray/xray/fdr"
 )
@@ -34,6 +37,14 @@ type Node struct {
 	Total    uint64 // inclusive ticks, summed over the calls
 	Self     uint64 // Total minus the callees' (spawned goroutines excluded)
 	Children []int32
+	// Before counts the calls on this path that were open when the
+	// window began (their Entries are the flusher's, at its start: their
+	// times are lower bounds), Open those still open at its end (counted
+	// up to it with CloseOpen, else left out of Calls and Total).
+	Before, Open uint64
+	// SkipShed: this call may in fact have been made by a shed function
+	// its parent called (see shedGraph), set by Finish.
+	SkipShed bool
 }
 
 type childKey struct {
@@ -80,7 +91,13 @@ type Profile struct {
 	// shed event), in file order, with when each was made.
 	Sheds  []Shed
 	Open   int64 // calls still open at the end
-	Events int64
+	Before int64 // calls open when the window began (fdr.OpenPrefix)
+	// OpenUnknown: the file does not show the calls open across its whole
+	// window (fdr.OpenUnknownPayload).
+	OpenUnknown bool
+	Events      int64
+
+	shedG *shedGraph // from Sheds, by Finish
 
 	elided map[int32]elided // elision markers (capped profiles only)
 	// scanned counts the frames exits looked at below the innermost one
@@ -125,8 +142,15 @@ func (p *Profile) Add(e *Event) {
 	}
 	switch e.Type {
 	case fdr.EventCustom, fdr.EventTyped:
-		if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom {
-			p.Sheds = append(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		if e.Type != fdr.EventCustom {
+			return
+		}
+		if sh, ok := fdr.ParseShed(e.Data); ok {
+			p.Sheds = mergeShed(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
+			p.entered(s, ids)
+		} else if string(e.Data) == fdr.OpenUnknownPayload {
+			p.OpenUnknown = true
 		}
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:
@@ -219,16 +243,71 @@ func (p *Profile) close(s *gstack, i int, tsc uint64) {
 	s.frames = s.frames[:i]
 }
 
-// Finish closes or drops the calls still open, depending on CloseOpen.
-// Call it once after the last Add.
+// entered marks the innermost len(ids) frames of s, when they are the
+// calls ids names, as open when the window began.
+func (p *Profile) entered(s *gstack, ids []uint32) {
+	n := len(s.frames) - len(ids)
+	if n < 0 {
+		return
+	}
+	for i, id := range ids {
+		if p.Nodes[s.frames[n+i].node].Func != id {
+			return
+		}
+	}
+	for _, f := range s.frames[n:] {
+		p.Nodes[f.node].Before++
+	}
+	p.Before += int64(len(ids))
+}
+
+// Finish closes or drops the calls still open, depending on CloseOpen,
+// and marks the paths a shed function may hide. Call it once after the
+// last Add.
 func (p *Profile) Finish() {
 	for _, s := range p.stacks {
 		p.Open += int64(len(s.frames))
+		for _, f := range s.frames {
+			p.Nodes[f.node].Open++
+		}
 		if p.opt.CloseOpen && len(s.frames) > 0 {
 			p.close(s, 0, p.Last)
 		}
 		s.frames = nil
 	}
+	slices.SortFunc(p.Sheds, func(a, b Shed) int { return cmp.Compare(a.TSC, b.TSC) })
+	if len(p.Sheds) > 0 {
+		p.shedG = newShedGraph(p.Sheds)
+		for i := 1; i < len(p.Nodes); i++ {
+			nd := &p.Nodes[i]
+			if !nd.Spawned && nd.Parent > 0 {
+				nd.SkipShed = p.shedG.edgeMay(p.Nodes[nd.Parent].Func, nd.Func)
+			}
+		}
+	}
+}
+
+// SelfMayIncludeShed reports whether fn's self time may include calls of
+// functions the governor shed (it is one of their callers).
+func (p *Profile) SelfMayIncludeShed(fn uint32) bool { return p.shedG.selfMay(fn) }
+
+// marks lists the notes a node's frame name carries.
+func (p *Profile) marks(n int32) []string {
+	nd := &p.Nodes[n]
+	var ms []string
+	if nd.Before > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", nd.Before, markBefore))
+	}
+	if nd.Open > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", nd.Open, markOpen))
+	}
+	if nd.SkipShed {
+		ms = append(ms, markSkipShed)
+	}
+	if p.shedG.selfMay(nd.Func) {
+		ms = append(ms, markSelfShed)
+	}
+	return ms
 }
 
 // Seconds converts ticks to seconds (ticks themselves when the header has

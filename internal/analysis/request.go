@@ -126,13 +126,20 @@ func (s *RequestScan) Done() (*RequestFilter, error) {
 }
 
 // Keeper returns a filter for one pass over the file: it keeps a member
-// goroutine's events inside one of its windows, and its lineage events.
+// goroutine's events inside one of its windows, and its lineage events,
+// and the events that speak of the whole file (the shed set, the note that
+// the stacks were not read).
 // An Exit whose Entry was left out (the call began before the window) is
 // left out too, so every view sees matched calls; calls still open at
 // the window's end stay open, as at the end of any file.
 func (f *RequestFilter) Keeper() func(*Event) bool {
 	depth := map[int32]int{}
 	return func(e *Event) bool {
+		if e.Type == fdr.EventCustom {
+			if _, ok := fdr.ParseShed(e.Data); ok || string(e.Data) == fdr.OpenUnknownPayload {
+				return true // about the whole file, whoever carries it
+			}
+		}
 		ws, ok := f.member[e.TID]
 		if !ok {
 			return false

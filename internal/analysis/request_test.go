@@ -47,6 +47,8 @@ func TestRequestFilter(t *testing.T) {
 		{Type: fdr.EventExit, TID: 1, TSC: 16, FuncID: 10},
 		{Type: fdr.EventCustom, TID: 4, TSC: 17, Data: span(true)},
 		{Type: fdr.EventEnter, TID: 1, TSC: 18, FuncID: 12},
+		// The shed set, on a goroutine outside the request.
+		{Type: fdr.EventCustom, TID: 4, TSC: 19, Data: fdr.AppendShedPayload(nil, fdr.Shed{FuncID: 5, At: 3})},
 	}
 	scan := NewRequestScan(trace)
 	for i := range evs {
@@ -66,7 +68,7 @@ func TestRequestFilter(t *testing.T) {
 			got = append(got, evs[i].TSC)
 		}
 	}
-	want := []uint64{1, 10, 11, 12, 13, 15} // 3's lineage; span start; 11 in and out; 3's call
+	want := []uint64{1, 10, 11, 12, 13, 15, 19} // 3's lineage; span start; 11 in and out; 3's call; the shed set
 	if len(got) != len(want) {
 		t.Fatalf("kept TSCs %v, want %v", got, want)
 	}

@@ -84,6 +84,11 @@ func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "Goroutine time %s in %d root functions; time %s\n", fmtDur(p.Seconds(wall)), len(p.Nodes[0].Children), p.unitNote())
+	// What the window lacks comes first: say so before anyone reads
+	// the numbers as the program's.
+	if notes := p.Notes(m); notes != "" {
+		fmt.Fprintf(w, "\n%s\n", notes)
+	}
 	fmt.Fprintln(tw, "flat\tflat%\tcum\tcum%\tcalls\t\tfunction")
 	pct := func(v uint64) string {
 		if wall == 0 {
@@ -96,19 +101,10 @@ func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
 			break
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\t%s\n", fmtDur(p.Seconds(f.Flat)), pct(f.Flat),
-			fmtDur(p.Seconds(f.Cum)), pct(f.Cum), f.Calls, m.Name(f.Func))
+			fmtDur(p.Seconds(f.Cum)), pct(f.Cum), f.Calls, p.ShedName(m, f.Func))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
-	}
-	if len(p.Sheds) > 0 {
-		// Calls of these that began later are missing on purpose: say so
-		// before anyone reads their counts as the program's.
-		fmt.Fprintln(w, "\nShed by the overhead governor (new calls not traced from then on):")
-		for _, sh := range p.Sheds {
-			fmt.Fprintf(w, "  at +%s  %s  (%.0f%% of records; recording cost %.3g%% of the CPU, budget %.3g%%)\n",
-				fmtDur(p.Seconds(sh.TSC-min(sh.TSC, p.First))), m.Name(sh.FuncID), sh.Share*100, sh.Cost*100, sh.Budget*100)
-		}
 	}
 	// Hottest paths by inclusive time.
 	nodes := make([]int32, 0, len(p.Nodes))

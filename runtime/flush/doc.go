@@ -15,6 +15,12 @@
 // instead. WriteFile names a file the way compiler-rt does and makes it
 // appear atomically. Notify turns a signal into flushes, one at a time.
 //
+// Every file says what its records cannot: the overhead governor's shed
+// set opens it (Params.Shed), and calls open when the window began,
+// including those open across all of it (Params.Open, from the goroutines'
+// stacks), get Entries at its start named by an open-calls event (see
+// open.go and package fdr's documentation).
+//
 // Encode may be called from any goroutine on data nobody else writes; it
 // allocates memory proportional to the number of blocks and of calls open
 // at their ends, not to the number of records, and reuses its index from

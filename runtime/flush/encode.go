@@ -38,6 +38,28 @@ type Params struct {
 	// (fdr.Lineage.Spawn). It is called at most once per distinct PC per
 	// file; nil leaves the spawn function out.
 	SpawnID func(pc uint64) uint32
+	// Shed is the overhead governor's shed set at the cut. Every file
+	// repeats it as shed events (fdr.ShedPrefix, with At, Callers and
+	// Callees when known) at its minimum TSC, on the first goroutine's
+	// block, so that a file says which functions it lacks however long
+	// ago they were shed.
+	Shed []fdr.Shed
+	// Open lists, by goroutine id, the traced functions on each
+	// goroutine's stack at one moment between OpenFrom and OpenTo,
+	// outermost first (the runtime reads the goroutines' stacks just
+	// before the cut). A goroutine with no record in that span gets
+	// Entries at the start of its window for the outer calls its records
+	// do not show: calls open across the whole window, which no record of
+	// the window mentions (see Encode).
+	Open             map[uint64][]uint32
+	OpenFrom, OpenTo uint64
+	// OpenUnknown says the stacks were not read: the file says so
+	// (fdr.OpenUnknownPayload) where the shed set goes.
+	OpenUnknown bool
+	// Start is the TSC the window starts at when nothing was lost (After
+	// is 0): the session's start. 0 leaves such windows without Open's
+	// Entries.
+	Start uint64
 }
 
 // Result tells what a file holds and what the flusher left out of it.
@@ -48,6 +70,7 @@ type Result struct {
 	Trimmed        int           // records outside the window
 	UnmatchedExits int           // Exit/TailExit records with no open Entry of the same id
 	Reconstructed  int           // Entries written for calls open when the window began
+	OpenAcross     int           // of those, calls open across the whole window (Params.Open)
 	Duration       time.Duration // set by the caller that timed the flush
 
 	// Version 1 only.
@@ -93,6 +116,16 @@ const AnchorPayload = 0
 // counted: it is either the tail of a call that began before the window, or a
 // caller's mistake, and llvm-xray's account and stack refuse such a record.
 // Calls still open at the end are kept; the tools accept them.
+//
+// Calls open when the window began get Entries at its start, outermost
+// first, followed by an open-calls event (fdr.OpenPrefix) that names
+// them: those whose Exit is in the window (an Exit that closes no call),
+// and those Params.Open shows open across the whole window (neither
+// record in it). Their durations are lower bounds.
+//
+// The shed set (Params.Shed) opens the first goroutine's block as shed
+// events at the file's minimum TSC; a file with no records gets a block
+// for them (thread id 0).
 //
 // llvm-xray account judges every record against the first record it happens
 // to process (threads come in hash order), so every goroutine whose first

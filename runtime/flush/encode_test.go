@@ -134,6 +134,11 @@ func threadEvents(t *testing.T, f *fdr.File) map[int32][]ev {
 func enter(id uint32, tsc uint64, cpu uint16) ev { return ev{fdr.EventEnter, id, tsc, cpu, nil, ""} }
 func exit(id uint32, tsc uint64, cpu uint16) ev  { return ev{fdr.EventExit, id, tsc, cpu, nil, ""} }
 
+// openEv is the open-calls event naming the reconstructed Entries before it.
+func openEv(tsc uint64, cpu uint16, ids ...uint32) ev {
+	return ev{fdr.EventCustom, 0, tsc, cpu, nil, string(fdr.AppendOpenPayload(nil, ids))}
+}
+
 func TestEncodeInterleavedGoroutinesOneBlockEach(t *testing.T) {
 	// P0 runs g1, then g2, then g1 again; P1 runs g2 after it migrated.
 	var p0, p1 seg
@@ -204,11 +209,11 @@ func TestEncodeWindowAndUnmatchedExits(t *testing.T) {
 	// its start, outermost first; the stray Exit is dropped.
 	f, res := encode(t, Params{After: 130, Before: 180}, &p0)
 	got := threads(t, f)[5]
-	want := []ev{enter(1, 131, 0), enter(9, 131, 0), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)}
+	want := []ev{enter(1, 131, 0), enter(9, 131, 0), openEv(131, 0, 1, 9), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 7 {
+	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 8 {
 		t.Errorf("result %+v", res)
 	}
 
@@ -444,7 +449,7 @@ func TestEncodeAfterGoroutine(t *testing.T) {
 	f, res := encode(t, Params{AfterGoroutine: map[uint64]uint64{5: 125}}, &p0)
 	th := threads(t, f)
 	// Goroutine 5's calls open at 125 are reconstructed at 126.
-	if got, want := th[5], []ev{enter(1, 126, 0), enter(2, 126, 0), exit(2, 130, 0), exit(1, 140, 0)}; !reflect.DeepEqual(got, want) {
+	if got, want := th[5], []ev{enter(1, 126, 0), enter(2, 126, 0), openEv(126, 0, 1, 2), exit(2, 130, 0), exit(1, 140, 0)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("goroutine 5: got %+v, want %+v", got, want)
 	}
 	if got, want := th[6], []ev{enter(1, 111, 0), exit(1, 141, 0)}; !reflect.DeepEqual(got, want) {

@@ -637,13 +637,13 @@ func TestEncodeV1WindowAndAnchors(t *testing.T) {
 	_, f, res := encodeV1(t, Params{After: 130, Before: 180}, v1Options{}, &p0, &p1)
 	got := threadsV1(t, f)
 	want := map[int32][]ev{
-		5: {enter(1, 131, 0), enter(9, 131, 0), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)},
+		5: {enter(1, 131, 0), enter(9, 131, 0), openEv(131, 0, 1, 9), enter(3, 140, 0), exit(3, 150, 0), exit(9, 155, 0), exit(1, 160, 0), enter(4, 170, 0)},
 		6: {enter(7, 165, 1)},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 8 {
+	if res.Trimmed != 4 || res.UnmatchedExits != 1 || res.Reconstructed != 2 || res.Records != 9 {
 		t.Errorf("result %+v", res)
 	}
 	ths, _ := f.Threads()

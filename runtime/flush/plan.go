@@ -200,7 +200,9 @@ func plan(segs [][]byte, ix *indexed, p Params) ([]goPlan, [][]byte, Result, err
 		}
 		i = j
 	}
+	plans = openOnly(plans, p, &res, syn)
 	slices.SortStableFunc(plans, func(a, b goPlan) int { return cmp.Compare(a.first, b.first) })
+	plans = shedSet(plans, p, &res, syn)
 	if len(syn.b) > 0 {
 		segs = append(segs[:len(segs):len(segs)], syn.b)
 	}
@@ -222,6 +224,9 @@ var noFastPath = false
 func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result, syn *synthetic) (goPlan, bool) {
 	if noFastPath {
 		return goPlan{}, false
+	}
+	if _, ok := p.Open[chunks[0].goid]; ok {
+		return goPlan{}, false // planGoroutine compares the records with the stack
 	}
 	gp := goPlan{goid: chunks[0].goid}
 	after := p.After
@@ -319,17 +324,9 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	res.Records += records
 	res.Trimmed += trimmed
 	if len(opened) > 0 {
-		gp.reconstruct(opened, after+1, syn)
-		res.Records += len(opened)
-		res.Reconstructed += len(opened)
+		gp.reconstruct(opened, after+1, syn, res)
 	}
 	return gp, true
-}
-
-// synthetic is the segment of records the planner writes itself.
-type synthetic struct {
-	seg int32 // its index, after the real segments
-	b   []byte
 }
 
 // A window that begins after data was lost (Params.After > 0) begins in the
@@ -368,6 +365,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	haveState := false
 	var opened []uint32 // Exits of calls entered before the window, innermost first
 	after := max(p.After, p.AfterGoroutine[gp.goid])
+	ot := newOpenTracker(p, gp.goid, after)
 	for len(h) > 0 {
 		c := h[0]
 		// Take records from c while it stays the earliest; re-heap only on
@@ -384,6 +382,9 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 		for c.ok {
 			if c.tsc > limTSC || c.tsc == limTSC && c.seq > limSeq {
 				break
+			}
+			if ot.want {
+				ot.see(c.tsc, stack, len(opened))
 			}
 			keep := c.tsc > after && (p.Before == 0 || c.tsc < p.Before)
 			if !keep {
@@ -445,31 +446,19 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			heap.Pop(&h)
 		}
 	}
+	if ot.want {
+		ot.see(^uint64(0), stack, len(opened))
+		if u := ot.outer(p.Open[gp.goid], opened); len(u) > 0 {
+			if windowStart(p, after) != 0 {
+				opened = append(opened, reversed(u)...)
+				res.OpenAcross += len(u)
+			}
+		}
+	}
 	if len(opened) > 0 {
-		gp.reconstruct(opened, after+1, syn)
-		res.Records += len(opened)
-		res.Reconstructed += len(opened)
+		gp.reconstruct(opened, windowStart(p, after), syn, res)
 	}
 	return gp, nil
-}
-
-// reconstruct puts Entries for the calls in opened (innermost first) at the
-// front of the plan, at TSC t: a NewCPUId to t, then the Entries, then the
-// plan as it was, which starts with a NewCPUId of its own.
-func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic) {
-	off := len(syn.b)
-	for i := len(opened) - 1; i >= 0; i-- {
-		syn.b = fdr.AppendFunction(syn.b, fdr.Enter, opened[i], 0)
-	}
-	n := len(syn.b) - off
-	front := []piece{
-		{seg: -1, cpu: gp.firstCPU, tsc: t},
-		{seg: syn.seg, off: off, n: n},
-	}
-	gp.pieces = append(front, gp.pieces...)
-	gp.size += fdr.MetadataSize + n
-	gp.recBytes += n
-	gp.first = t
 }
 
 func (gp *goPlan) addState(cpu uint16, tsc uint64, wrap bool) {

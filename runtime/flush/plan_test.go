@@ -232,7 +232,7 @@ func TestPlanFastReconstructs(t *testing.T) {
 		t.Fatalf("placed whole: %v", whole)
 	}
 	f, res := encode(t, p, &p0)
-	if got, want := threads(t, f)[1], []ev{enter(1, 126, 0), enter(2, 126, 0), exit(2, 140, 0), exit(1, 150, 0)}; !reflect.DeepEqual(got, want) {
+	if got, want := threads(t, f)[1], []ev{enter(1, 126, 0), enter(2, 126, 0), openEv(126, 0, 1, 2), exit(2, 140, 0), exit(1, 150, 0)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	if res.Reconstructed != 3 || res.Trimmed != 2 {

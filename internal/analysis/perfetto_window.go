@@ -1,0 +1,61 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// notes puts what the window lacks on the first track, at time zero, and
+// prepares the marks on slices (see window.go).
+func (pw *PerfettoWriter) notes() {
+	scan := pw.scan
+	pw.before = map[threadKey][]openAt{}
+	for k, q := range scan.before {
+		for _, o := range q {
+			pw.before[k] = append(pw.before[k], openAt{o.tsc, slices.Clone(o.ids)})
+		}
+	}
+	if len(scan.Sheds) > 0 {
+		slices.SortFunc(scan.Sheds, func(a, b Shed) int { return cmp.Compare(a.TSC, b.TSC) })
+		pw.shedG = newShedGraph(scan.Sheds)
+		var names []string
+		for _, sh := range scan.Sheds {
+			names = append(names, pw.m.Name(sh.FuncID))
+		}
+		pw.shedNames = strings.Join(names, ", ")
+	}
+	var open int64
+	for _, d := range scan.depth {
+		open += int64(d)
+	}
+	p := &Profile{Header: scan.Header, First: scan.First}
+	text := OpenHeader(scan.Before, open, scan.OpenUnknown) + ShedHeader(scan.Sheds, pw.m, p.Since)
+	if text == "" || len(scan.order) == 0 {
+		return
+	}
+	e := &Event{PID: scan.order[0].pid, TID: scan.order[0].tid, TSC: scan.First}
+	pw.event(e, pfInstant, "goxray: what this window lacks", func(te []byte) []byte {
+		return pw.annotation(te, "notes", func(b []byte) []byte { return appendString(b, pfDAString, text) })
+	})
+}
+
+// enterMarks returns the annotations a slice of fn, entered under parent
+// (0: none) at tsc on thread k, carries, and whether the flusher wrote its
+// Entry (a call open when the window began).
+func (pw *PerfettoWriter) enterMarks(k threadKey, parent, fn uint32, tsc uint64) (marks []string, before bool) {
+	if q := pw.before[k]; len(q) > 0 && q[0].tsc == tsc && q[0].ids[0] == fn {
+		before = true
+		if q[0].ids = q[0].ids[1:]; len(q[0].ids) == 0 {
+			pw.before[k] = q[1:]
+		}
+		marks = append(marks, markBefore+" (time unknown: it starts at the window's start)")
+	}
+	if parent != 0 && pw.shedG.edgeMay(parent, fn) {
+		marks = append(marks, markSkipShed+": "+pw.shedNames)
+	}
+	if pw.shedG.selfMay(fn) {
+		marks = append(marks, markSelfShed+": "+pw.shedNames)
+	}
+	return marks, before
+}

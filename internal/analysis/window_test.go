@@ -1,0 +1,125 @@
+package analysis
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/goxray/xray/fdr"
+)
+
+// windowEvents: goroutine 1's read loop (1) was open when the window
+// began and still is at its end; parse (2) calls poolGet (3), which the
+// shed decode (4) sat between; the shed set says so, and so does the
+// governor's own event (merged with it). The file did not read every
+// stack (the unknown event).
+func windowEvents() []Event {
+	set := fdr.AppendShedPayload(nil, fdr.Shed{FuncID: 4, Share: 0.5, Budget: 0.02, At: 500, Callers: []uint32{2}, Callees: []uint32{3}})
+	gov := fdr.AppendShedPayload(nil, fdr.Shed{FuncID: 4, Share: 0.6, Cost: 0.09, Budget: 0.02})
+	return []Event{
+		{Type: fdr.EventCustom, TID: 1, TSC: 1000, Data: set},
+		{Type: fdr.EventCustom, TID: 1, TSC: 1000, Data: []byte(fdr.OpenUnknownPayload)},
+		{Type: fdr.EventEnter, FuncID: 1, TID: 1, TSC: 1000},
+		{Type: fdr.EventCustom, TID: 1, TSC: 1000, Data: fdr.AppendOpenPayload(nil, []uint32{1})},
+		{Type: fdr.EventEnter, FuncID: 2, TID: 1, TSC: 1100},
+		{Type: fdr.EventEnter, FuncID: 3, TID: 1, TSC: 1200},
+		{Type: fdr.EventExit, FuncID: 3, TID: 1, TSC: 1300},
+		{Type: fdr.EventExit, FuncID: 2, TID: 1, TSC: 1400},
+		{Type: fdr.EventCustom, TID: 2, TSC: 1500, Data: gov},
+		{Type: fdr.EventEnter, FuncID: 5, TID: 2, TSC: 1500},
+		{Type: fdr.EventEnter, FuncID: 3, TID: 2, TSC: 1600},
+		{Type: fdr.EventExit, FuncID: 3, TID: 2, TSC: 1700},
+		{Type: fdr.EventExit, FuncID: 5, TID: 2, TSC: 1800},
+	}
+}
+
+// TestProfileWindowMarks: the views' tree knows the read loop as entered
+// before the window and open at its end, marks parse > poolGet (and not
+// another caller's poolGet) and parse's self time, and merges the two
+// shed events into one with the set's time and the governor's cost.
+func TestProfileWindowMarks(t *testing.T) {
+	p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{CloseOpen: true})
+	evs := windowEvents()
+	for i := range evs {
+		p.Add(&evs[i])
+	}
+	p.Finish()
+	if len(p.Sheds) != 1 || p.Sheds[0].TSC != 500 || p.Sheds[0].Cost != 0.09 || p.Sheds[0].Share != 0.5 {
+		t.Errorf("sheds %+v", p.Sheds)
+	}
+	if p.Before != 1 || p.Open != 1 || !p.OpenUnknown {
+		t.Errorf("before %d, open %d, unknown %v", p.Before, p.Open, p.OpenUnknown)
+	}
+	var folded bytes.Buffer
+	if err := p.WriteFolded(&folded, nil, ValueCount); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"#1 [1 entered before window, 1 open at end] 1\n",
+		"#1 [1 entered before window, 1 open at end];#2 [self may include shed calls];#3 [may skip shed calls] 1\n",
+		"#5;#3 1\n",
+	} {
+		if !strings.Contains(folded.String(), want) {
+			t.Errorf("folded lacks %q:\n%s", want, folded.String())
+		}
+	}
+	var top bytes.Buffer
+	if err := p.WriteTop(&top, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Calls open across the whole window are not shown",
+		"1 calls were open when the window began",
+		"1 calls were still running at the window's end",
+		"at -500ns (before the window)  #4  (50% of records; recording cost 9% of the CPU, budget 2%)",
+		"called by: #2; calls: #3",
+		"#2 [self may include shed calls]",
+	} {
+		if !strings.Contains(top.String(), want) {
+			t.Errorf("top lacks %q:\n%s", want, top.String())
+		}
+	}
+}
+
+// TestAccountWindowNotes: account's rows and notes say the same.
+func TestAccountWindowNotes(t *testing.T) {
+	a := NewAccountant(AccountOptions{})
+	evs := windowEvents()
+	for i := range evs {
+		if err := a.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := fdr.Header{Version: 5, CycleFrequency: 1e9}
+	var b bytes.Buffer
+	if err := WriteText(&b, a.Rows(h, nil), 0); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString(a.Notes(h, nil))
+	for _, want := range []string{
+		"#1 [1 entered before window, 1 open at end]",
+		"#4 [shed: later calls not traced]",
+		"Shed by the overhead governor",
+		"Calls open across the whole window are not shown",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("account lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestShedGraphUnknownCallers: a shed function whose callers are unknown
+// makes every function's self time suspect, and the edges into its known
+// callees.
+func TestShedGraphUnknownCallers(t *testing.T) {
+	g := newShedGraph([]Shed{{Shed: fdr.Shed{FuncID: 4, Callees: []uint32{3}}}})
+	if !g.selfMay(9) || g.selfMay(4) || !g.edgeMay(9, 3) || g.edgeMay(9, 8) {
+		t.Errorf("graph %+v", g)
+	}
+	// Through a chain of shed functions: 2 > 4 > 6 > 3.
+	g = newShedGraph([]Shed{{Shed: fdr.Shed{FuncID: 4, Callers: []uint32{2}, Callees: []uint32{6}}},
+		{Shed: fdr.Shed{FuncID: 6, Callers: []uint32{4}, Callees: []uint32{3}}}})
+	if !g.edgeMay(2, 3) || g.edgeMay(4, 3) || !g.selfMay(2) || g.selfMay(9) {
+		t.Errorf("chain graph %+v", g)
+	}
+}
