@@ -13,6 +13,10 @@ var sink [2]uint64
 // (floor.go). The routine is called directly, as Enter is.
 func BenchmarkFloor(b *testing.B) {
 	switch f := floorFor(tsc.Source()); tsc.Source() {
+	case tsc.RDPIDRDTSC:
+		for b.Loop() {
+			floorRDPIDRDTSC(&sink)
+		}
 	case tsc.RDTSCP:
 		for b.Loop() {
 			floorRDTSCP(&sink)

@@ -18,7 +18,8 @@
 //     initialisation (fast.go), and not modeOff only while the calibrated
 //     offsets are trusted and no test clock or MinDuration is in use. It is
 //     read before any clock instruction: each mode executes only
-//     instructions the CPU advertises (RDTSCP only in modeRDTSCP);
+//     instructions the CPU advertises (RDTSCP only in modeRDTSCP, RDPID
+//     only in modeRDPIDRDTSC);
 //   - fastSet points at an immutable writerSet, replaced (never mutated)
 //     when GOMAXPROCS grows, nil while off;
 //   - a writer without a buffer has size 0, so the space check fails;
@@ -48,11 +49,29 @@
 // TSCREAD reads the clock of the TSC modes into TS and the CPU (or
 // const_unknownCPU) into CPU, checking fastOK before any clock
 // instruction; any other mode jumps to OTHER. It defines the labels
-// notRDTSCP, notLfence, tscRead and clocked. The opt-in mode without a
-// fence (modeRDTSC) is laid out off the LFENCE;RDTSC path, which runs as
-// if it did not exist.
+// notRDPID, notRDTSCP, notLfence, tscRead and clocked. The default mode
+// on CPUs with RDPID (modeRDPIDRDTSC) is tested first; the opt-in mode
+// without a fence (modeRDTSC) is laid out off the other paths.
+//
+// In modeRDPIDRDTSC the CPU is read by RDPID one instruction before the
+// unfenced RDTSC: the loads of WRITER, which follow, overlap the read
+// instead of waiting for it (RDTSCP and LFENCE wait for earlier loads, so
+// there each record's chain waits for the previous one). A thread that
+// migrates between the two instructions does so at an interrupt, and the
+// record carries the old CPU with the new CPU's counter; the next record
+// reads the new CPU and goes to the slow path, which writes the
+// NewCPUId (the tsc package documentation argues why that one record's
+// time is still right).
 #define TSCREAD(OTHER) \
 	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDPIDRDTSC \
+	JNE	notRDPID \
+	BYTE $0xf3; BYTE $0x0f; BYTE $0xc7; BYTE $0xf9 /* RDPID RCX */ \
+	RDTSC \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDPID: \
 	CMPL	T1, $const_modeRDTSCP \
 	JNE	notRDTSCP \
 	RDTSCP \
