@@ -79,6 +79,26 @@ func BenchmarkEnterExitFastClock(b *testing.B) {
 	}
 }
 
+// BenchmarkEnterExitClock: BenchmarkEnterExit with each clock this CPU can
+// run (tsc.Runnable), the default's row among them: how the record path
+// costs with each, in one run.
+func BenchmarkEnterExitClock(b *testing.B) {
+	for _, src := range tsc.Runnable() {
+		b.Run(src, func(b *testing.B) {
+			// Cleanups run last first: Stop, then the clock's restore.
+			b.Cleanup(tsc.UseForTest(src))
+			start(b)
+			if st := xray.Stats(); st.Clock != src {
+				b.Fatalf("recording with %s, want %s", st.Clock, src)
+			}
+			for b.Loop() {
+				xray.Enter(1)
+				xray.Exit(1)
+			}
+		})
+	}
+}
+
 // BenchmarkEnterExitParallel: the same on every P at once.
 func BenchmarkEnterExitParallel(b *testing.B) {
 	start(b)
