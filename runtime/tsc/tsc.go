@@ -172,7 +172,8 @@ func Advertised() []string {
 }
 
 // Runnable lists the clocks this CPU can execute: Advertised, plus
-// lfence+rdtsc and rdtsc on any x86-64 CPU with a TSC. Without an invariant
+// lfence+rdtsc and rdtsc on any x86-64 CPU with a TSC, and rdpid+rdtsc
+// on one that also has RDPID. Without an invariant
 // TSC those are not clocks a session should choose (its rate may follow the
 // core's frequency), but its instructions exist, so tests run the
 // assembly that uses it on every amd64 machine, emulators included (qemu's
@@ -180,9 +181,16 @@ func Advertised() []string {
 // would otherwise never take that path).
 func Runnable() []string {
 	all := Advertised()
-	for _, c := range []string{LfenceRDTSC, RDTSC} {
-		if asm.HasTSC() && !slices.Contains(all, c) {
-			all = append(all, c)
+	for _, c := range []struct {
+		src string
+		ok  bool
+	}{
+		{RDPIDRDTSC, asm.HasTSC() && asm.HasRDPID()},
+		{LfenceRDTSC, asm.HasTSC()},
+		{RDTSC, asm.HasTSC()},
+	} {
+		if c.ok && !slices.Contains(all, c.src) {
+			all = append(all, c.src)
 		}
 	}
 	return all
