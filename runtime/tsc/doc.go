@@ -29,10 +29,10 @@
 // on an AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's
 // BenchmarkTSCRead; shared machines, see bench/README.md):
 //
-//	rdpid+rdtsc         invariant TSC and RDPID: RDPID for the CPU, then RDTSC    Xeon 27 ns / 2
-//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction     Xeon 27 ns / 2
+//	rdpid+rdtsc         invariant TSC and RDPID: RDPID for the CPU, then RDTSC    Xeon 22.7 ns / 2
+//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction     Xeon 24.7 ns / 2
 //	lfence+rdtsc        invariant TSC, neither: CPU unknown                        EPYC 23 ns
-//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  EPYC 13 ns
+//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  EPYC 13 ns, Xeon 19.2 ns / 2
 //	lfence+rdtsc+rdpid  never chosen; tests and comparisons only
 //	cntvct              arm64: ISB; MRS CNTVCT_EL0 at CNTFRQ_EL0 Hz; CPU unknown
 //	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       EPYC 42 ns
@@ -42,8 +42,8 @@
 // completed, loads included, and the record path has a chain of dependent
 // loads (g, m, p, the writer) between its two clock reads: with RDTSCP
 // each read waits for the previous record's chain (on the Xeon the floor
-// with that chain costs 1.4 × the floor without it; with RDPID;RDTSC
-// 1.0 ×). An unfenced RDTSC lets the chain run under the read. The price
+// with that chain costs 1.34 × the floor without it; with RDPID;RDTSC
+// 1.01 ×, and Enter+Exit 1.20 × the RDTSCP floor instead of 1.51 ×). An unfenced RDTSC lets the chain run under the read. The price
 // is the fast clock's skid (below): a timestamp may be taken some tens of
 // cycles before the instructions before it retire, which at function
 // granularity is noise, and the recorder never lets a block's time go
@@ -90,7 +90,9 @@
 // block's time go backwards, whatever the reads do). For function-level latencies of hundreds of nanoseconds and
 // more that is noise. It is used only with an invariant TSC, like
 // lfence+rdtsc; the CPU is unknown. Where RDPID exists the default clock
-// already reads the TSC this way and costs within noise of it.
+// reads the TSC the same way and adds RDPID for the CPU: on the Xeon
+// above a record costs 14.4 ns with it and 13.1 ns with rdtsc alone
+// (runtime's BenchmarkRecordOverClock), so the fast clock stays an option.
 //
 // The CPU. With rdpid+rdtsc, rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
 // TSC_AUX&0xfff, which Linux loads with the CPU number. The other clocks
