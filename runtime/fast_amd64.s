@@ -48,10 +48,12 @@
 
 // TSCREAD reads the clock of the TSC modes into TS and the CPU (or
 // const_unknownCPU) into CPU, checking fastOK before any clock
-// instruction; any other mode jumps to OTHER. It defines the labels
-// notRDPID, notRDTSCP, notLfence, tscRead and clocked. The default mode
-// on CPUs with RDPID (modeRDPIDRDTSC) is tested first; the opt-in mode
-// without a fence (modeRDTSC) is laid out off the other paths.
+// instruction; any other mode jumps to OTHER. The default mode on CPUs
+// with RDPID (modeRDPIDRDTSC) is tested first and falls through into the
+// rest of the routine, so its common path takes no jump; the other TSC
+// modes are in TSCCOLD, which the routine places after its slow-path
+// jump and which comes back to label clocked. Together they define the
+// labels notRDPID, notRDTSCP, notLfence, tscRead and clocked.
 //
 // In modeRDPIDRDTSC the CPU is read by RDPID one instruction before the
 // unfenced RDTSC: the loads of WRITER, which follow, overlap the read
@@ -70,7 +72,13 @@
 	RDTSC \
 	MOVL	CX, CPU \
 	ANDL	$const_cpuMask, CPU \
-	JMP	clocked \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS
+
+// TSCCOLD is the rest of TSCREAD: RDTSCP, LFENCE;RDTSC and the opt-in
+// RDTSC without a fence (modeRDTSC), each executed only in its mode.
+#define TSCCOLD(OTHER) \
 notRDPID: \
 	CMPL	T1, $const_modeRDTSCP \
 	JNE	notRDTSCP \
@@ -89,9 +97,7 @@ notRDTSCP: \
 tscRead: \
 	RDTSC \
 	MOVL	$const_unknownCPU, CPU \
-clocked: \
-	SHLQ	$32, HI \
-	ORQ	HI, TS
+	JMP	clocked
 
 // WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
 // tracing must be on, the P must have a writer and the writer's open
@@ -201,6 +207,7 @@ other: \
 	JMP	NANO(SB) \
 slow: \
 	JMP	SLOW(SB) \
+	TSCCOLD(other) \
 	PATCHED
 
 // AT is the nanotime mode's second half: the id was checked against the
@@ -297,6 +304,7 @@ publish:
 	PUBLISH
 slow:
 	JMP	·enterArgsSlow(SB)
+	TSCCOLD(slow)
 	PATCHED
 
 // func Event(data []byte)
@@ -357,3 +365,4 @@ publish:
 	PUBLISH
 slow:
 	JMP	·customEventSlow(SB)
+	TSCCOLD(slow)
