@@ -101,8 +101,13 @@ tscRead: \
 
 // WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
 // tracing must be on, the P must have a writer and the writer's open
-// block must be this goroutine's. m.p is never nil while Go code runs,
-// but the test costs nothing and a wrong calibration must not fault.
+// block must be this goroutine's. m.p is not tested for nil: it is never
+// nil while Go code runs (this routine is called from Go and cannot be
+// preempted), and the offsets are the ones glayout calibrated, which
+// checkFastPath confirms against procPin on each P's first buffer, taken
+// on the slow path before this path can write to that P's writer (a
+// writer without a buffer fails the space check); the test cost about
+// 0.4 ns a pair on an Ice Lake Xeon.
 #define WRITER \
 	CMPL	·state(SB), $const_stateOn \
 	JNE	slow \
@@ -111,8 +116,6 @@ tscRead: \
 	MOVQ	(G)(T1*1), MP \
 	MOVQ	·fastMP(SB), T1 \
 	MOVQ	(MP)(T1*1), MP \
-	TESTQ	MP, MP \
-	JEQ	slow \
 	MOVLQZX	(MP), T2 \
 	MOVQ	·fastSet(SB), MP \
 	TESTQ	MP, MP \
