@@ -43,7 +43,7 @@
 // loads (g, m, p, the writer) between its two clock reads: with RDTSCP
 // each read waits for the previous record's chain (on the Xeon the floor
 // with that chain costs 1.34 × the floor without it; with RDPID;RDTSC
-// 1.01 ×, and Enter+Exit 1.20 × the RDTSCP floor instead of 1.51 ×). An unfenced RDTSC lets the chain run under the read. The price
+// 1.01 ×, and Enter+Exit 1.17 × the RDTSCP floor instead of 1.52 ×). An unfenced RDTSC lets the chain run under the read. The price
 // is the fast clock's skid (below): a timestamp may be taken some tens of
 // cycles before the instructions before it retire, which at function
 // granularity is noise, and the recorder never lets a block's time go
