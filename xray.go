@@ -143,12 +143,15 @@ type Options struct {
 	// signals themselves; programs that do should call Stop on their way
 	// out.
 	FlushOnExit bool
-	// FastClock reads the TSC without a fence (RDTSC alone), on amd64 CPUs
-	// with an invariant TSC: each Enter or Exit costs several nanoseconds
-	// less, and each timestamp may be taken up to tens of cycles early or
-	// late against the code around it (never out of order on one CPU, and
-	// never backwards within a goroutine's records). Elsewhere Start logs
-	// why and records with the usual clock; Stats().Clock says which.
+	// FastClock reads the TSC without a fence and without the CPU (RDTSC
+	// alone), on amd64 CPUs with an invariant TSC: each timestamp may be
+	// taken up to tens of cycles early or late against the code around it
+	// (never out of order on one CPU, and never backwards within a
+	// goroutine's records), and NewCPUId records say nothing. Where the
+	// CPU has RDPID the default clock is already unfenced and FastClock
+	// saves only the RDPID, about a nanosecond per Enter or Exit; on other
+	// CPUs it saves several. Elsewhere Start logs why and records with the
+	// usual clock; Stats().Clock says which.
 	FastClock bool
 	// OverheadBudget bounds what recording may cost, in percent of the CPU
 	// time the process uses (not of the machine's: a single-threaded loop

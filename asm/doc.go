@@ -12,10 +12,10 @@
 //
 //   - Every exported function exists on every GOARCH. Where the instruction or
 //     register does not exist, a pure-Go fallback answers a documented zero
-//     value (RDTSCP, LfenceRDTSC, RDPID, CNTVCT, CPUID, Getg) or takes a
+//     value (RDTSCP, LfenceRDTSC, RDPID, RDPIDRDTSC, CNTVCT, CPUID, Getg) or takes a
 //     slower but correct path (GoidAt, which then parses runtime.Stack).
 //   - Nothing here checks CPUID before executing an instruction: callers
-//     must (HasRDTSCP before RDTSCP, HasRDPID before RDPID, InvariantTSC
+//     must (HasRDTSCP before RDTSCP, HasRDPID before RDPID and RDPIDRDTSC, InvariantTSC
 //     before treating LfenceRDTSC as a clock). The tsc package does, once,
 //     and everything else follows its choice. RDTSC, LFENCE and CPUID are
 //     in every x86-64 CPU.

@@ -19,6 +19,12 @@ func LfenceRDTSC() uint64
 // first: the instruction faults on CPUs without it.
 func RDPID() uint32
 
+// RDPIDRDTSC returns the time-stamp counter read by RDTSC alone and
+// IA32_TSC_AUX read by RDPID just before it: the default clock where both
+// are advertised and the TSC is invariant (see the tsc package for the
+// migration window between the two reads). Check HasRDPID first.
+func RDPIDRDTSC() (tsc uint64, aux uint32)
+
 // CPUID executes the CPUID instruction for leaf and sub-leaf sub.
 func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 

@@ -59,6 +59,17 @@ TEXT ·RDPID(SB), NOSPLIT, $0-4
 	MOVL AX, ret+0(FP)
 	RET
 
+// func RDPIDRDTSC() (tsc uint64, aux uint32)
+TEXT ·RDPIDRDTSC(SB), NOSPLIT, $0-12
+	// RDPID RCX (F3 0F C7 /7, ModRM 0xF9), then RDTSC (EDX:EAX).
+	BYTE $0xf3; BYTE $0x0f; BYTE $0xc7; BYTE $0xf9
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, tsc+0(FP)
+	MOVL CX, aux+8(FP)
+	RET
+
 // func CPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·CPUID(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/runtime/tsc"
 	__xray "github.com/goxray/xray/xrayauto"
 )
 
@@ -130,4 +133,59 @@ func BenchmarkLeafAutoShed(b *testing.B) {
 		s += autoLeaf(i, 3)
 	}
 	leafSink = s
+}
+
+// BenchmarkLeafStretches: the Leaf rows in one loop that alternates
+// stretches of 1000 calls of each and keeps the fastest stretch of each
+// (see BenchmarkRecursiveOffRatio for why): "off" with tracing off, and
+// per clock with a session recording on that clock (the record path's
+// clocks other than nanotime), where auto and hand are the traced calls.
+// Metrics are ns per call.
+func BenchmarkLeafStretches(b *testing.B) {
+	type row struct {
+		name string
+		f    func(int) int
+	}
+	run := func(b *testing.B, rows []row) {
+		best := make([]time.Duration, len(rows))
+		for i := range best {
+			best[i] = math.MaxInt64
+		}
+		s := 0
+		for b.Loop() {
+			for i, r := range rows {
+				t0 := time.Now()
+				for j := range 1000 {
+					s += r.f(j)
+				}
+				best[i] = min(best[i], time.Since(t0))
+			}
+		}
+		leafSink = s
+		for i, r := range rows {
+			b.ReportMetric(float64(best[i])/1000, r.name+"-ns")
+		}
+	}
+	plain := row{"plain", func(i int) int { return plainLeaf(i, 3) }}
+	b.Run("off", func(b *testing.B) {
+		run(b, []row{plain,
+			{"inlined", func(i int) int { return inlinedLeaf(i, 3) }},
+			{"auto", func(i int) int { return autoLeaf(i, 3) }},
+			{"cond", func(i int) int { return condLeaf(i, 3) }},
+			{"hand", func(i int) int { return handLeaf(i, 3) }},
+		})
+	})
+	for _, src := range tsc.Advertised() {
+		if src == tsc.Nanotime || src == tsc.LfenceRDTSCPID {
+			continue
+		}
+		b.Run(src, func(b *testing.B) {
+			b.Cleanup(tsc.UseForTest(src))
+			start(b)
+			run(b, []row{plain,
+				{"auto", func(i int) int { return autoLeaf(i, 3) }},
+				{"hand", func(i int) int { return handLeaf(i, 3) }},
+			})
+		})
+	}
 }

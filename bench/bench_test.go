@@ -13,6 +13,10 @@ var sink [2]uint64
 // (floor.go). The routine is called directly, as Enter is.
 func BenchmarkFloor(b *testing.B) {
 	switch f := floorFor(tsc.Source()); tsc.Source() {
+	case tsc.RDPIDRDTSC:
+		for b.Loop() {
+			floorRDPIDRDTSC(&sink)
+		}
 	case tsc.RDTSCP:
 		for b.Loop() {
 			floorRDTSCP(&sink)
@@ -72,6 +76,26 @@ func BenchmarkEnterExitFastClock(b *testing.B) {
 	for b.Loop() {
 		xray.Enter(1)
 		xray.Exit(1)
+	}
+}
+
+// BenchmarkEnterExitClock: BenchmarkEnterExit with each clock this CPU can
+// run (tsc.Runnable), the default's row among them: how the record path
+// costs with each, in one run.
+func BenchmarkEnterExitClock(b *testing.B) {
+	for _, src := range tsc.Runnable() {
+		b.Run(src, func(b *testing.B) {
+			// Cleanups run last first: Stop, then the clock's restore.
+			b.Cleanup(tsc.UseForTest(src))
+			start(b)
+			if st := xray.Stats(); st.Clock != src {
+				b.Fatalf("recording with %s, want %s", st.Clock, src)
+			}
+			for b.Loop() {
+				xray.Enter(1)
+				xray.Exit(1)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,8 @@ import "github.com/goxray/xray/runtime/tsc"
 // tsc.Source) and two 8-byte stores into dst.
 func floorFor(src string) func(*[2]uint64) {
 	switch src {
+	case tsc.RDPIDRDTSC:
+		return floorRDPIDRDTSC
 	case tsc.RDTSCP:
 		return floorRDTSCP
 	case tsc.LfenceRDTSC:

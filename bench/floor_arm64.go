@@ -6,3 +6,4 @@ func floorCNTVCT(dst *[2]uint64)
 // Not reached: no TSC on arm64.
 func floorRDTSCP(dst *[2]uint64)      { floorNow(dst) }
 func floorLfenceRDTSC(dst *[2]uint64) { floorNow(dst) }
+func floorRDPIDRDTSC(dst *[2]uint64)  { floorNow(dst) }

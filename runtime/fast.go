@@ -32,7 +32,8 @@ const (
 	modeNanotime    = 3 // tsc.Nanotime; amd64
 	modeCNTVCT      = 4 // tsc.CNTVCT; arm64
 	modeRDTSC       = 5 // tsc.RDTSC; amd64
-	modeCount       = 6
+	modeRDPIDRDTSC  = 6 // tsc.RDPIDRDTSC; amd64
+	modeCount       = 7
 )
 
 // Facts the assembly needs, as go_asm.h constants (const_name).
@@ -61,6 +62,8 @@ var schedOffsets = glayout.SchedOffsets
 // path, which calls tsc.Now).
 func clockMode(src string) uint32 {
 	switch src {
+	case tsc.RDPIDRDTSC:
+		return modeRDPIDRDTSC
 	case tsc.RDTSCP:
 		return modeRDTSCP
 	case tsc.LfenceRDTSC:

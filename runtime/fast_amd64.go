@@ -30,7 +30,7 @@ func Event(data []byte)
 const fastPath = true
 
 // fastModes are the clock modes fast_amd64.s implements.
-var fastModes = [modeCount]bool{modeRDTSCP: true, modeLfenceRDTSC: true, modeNanotime: true, modeRDTSC: true}
+var fastModes = [modeCount]bool{modeRDPIDRDTSC: true, modeRDTSCP: true, modeLfenceRDTSC: true, modeNanotime: true, modeRDTSC: true}
 
 // The nanotime mode: the assembly cannot call nanotime (it needs a stack
 // frame and may switch stacks), so it jumps here and the Go code hands the

@@ -69,7 +69,7 @@ func fastPathMatchesGoPath(t *testing.T) {
 	argv := []uint64{0, 1, 1<<64 - 1, 0x0123456789abcdef, 1 << 56}
 	// EnterArgs and Event have assembly for the TSC clocks on amd64;
 	// elsewhere they take the Go path by design.
-	argsFast := goruntime.GOARCH == "amd64" && (tsc.Source() == tsc.RDTSCP || tsc.Source() == tsc.LfenceRDTSC || tsc.Source() == tsc.RDTSC)
+	argsFast := goruntime.GOARCH == "amd64" && (tsc.Source() == tsc.RDPIDRDTSC || tsc.Source() == tsc.RDTSCP || tsc.Source() == tsc.LfenceRDTSC || tsc.Source() == tsc.RDTSC)
 	run := func(fast bool) ([]rec, int64, uint64, uint64) {
 		startT(t, config(t))
 		defer Stop()

@@ -167,12 +167,31 @@ func TestClockEdgesTSCWrapCPUChangeBackwards(t *testing.T) {
 }
 
 // TestCPUMigrationWithAffinity moves a locked OS thread between CPUs with
-// sched_setaffinity: each record carries the CPU it ran on.
+// sched_setaffinity: each record carries the CPU it ran on, with every
+// clock this CPU can run that tells the CPU (rdpid+rdtsc, rdtscp,
+// lfence+rdtsc+rdpid), the default first.
 func TestCPUMigrationWithAffinity(t *testing.T) {
-	bin := xraytool.Bin(t)
-	if !tsc.HasCPU() {
-		t.Skipf("the %s clock does not tell the CPU (records carry tsc.UnknownCPU)", tsc.Source())
+	ran := false
+	for _, src := range tsc.Runnable() {
+		restore := tsc.UseForTest(src)
+		hasCPU := tsc.HasCPU()
+		restore()
+		if !hasCPU {
+			continue
+		}
+		ran = true
+		t.Run(src, func(t *testing.T) {
+			defer tsc.UseForTest(src)()
+			cpuMigrationWithAffinity(t)
+		})
 	}
+	if !ran {
+		t.Skipf("no clock here tells the CPU (records carry tsc.UnknownCPU): %v", tsc.Runnable())
+	}
+}
+
+func cpuMigrationWithAffinity(t *testing.T) {
+	bin := xraytool.Bin(t)
 	emulated.SkipIf(t, "a user-mode emulator does not keep TSC_AUX per CPU")
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()

@@ -23,12 +23,11 @@ type ID = xray.ID
 // array of them beside its id table; the runtime sets them.
 type Gate struct{ open atomic.Uint32 }
 
-// On reports whether a call that starts now is to be traced: one load,
-// which the compiler inlines into the instrumented function. Gate is
-// declared here, not as an alias of a runtime type, because the compiler
-// does not inline the methods of a type that the calling package reaches
-// only through an alias.
-func (g *Gate) On() bool { return g.open.Load() != 0 }
+// On (gate_norace.go, gate_race.go) reports whether a call that starts
+// now is to be traced: one load, which the compiler inlines into the
+// instrumented function. Gate is declared here, not as an alias of a
+// runtime type, because the compiler does not inline the methods of a
+// type that the calling package reaches only through an alias.
 
 // RegisterTable registers the functions of one automatically instrumented
 // source file, stores their ids in ids, in table order, and hands the

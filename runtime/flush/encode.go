@@ -153,7 +153,7 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 		bw.Reset(nil) // keep no reference to w
 		writers.put(bw)
 	}()
-	cw := &countingWriter{w: bw}
+	cw := &countingWriter{w: bw, raw: w}
 	if p.Header.Version == 1 {
 		err = writeV1(cw, segs, plans, p, &res, o)
 	} else {
@@ -172,13 +172,30 @@ func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, erro
 // per file.
 var writers = reuse[bufio.Writer]{mk: func() *bufio.Writer { return bufio.NewWriterSize(nil, 256<<10) }}
 
+// countingWriter counts what the encoder writes. Small writes (framing
+// records) go through the buffer; a slice of at least directWrite bytes (a
+// run of records straight from the snapshot) goes to the file itself after
+// what the buffer holds, since copying it into the buffer first would only
+// add a pass over the bytes: with a 256 KiB buffer, bufio copies up to a
+// buffer's worth of each large slice before writing the rest directly.
 type countingWriter struct {
-	w *bufio.Writer
-	n int64
+	w   *bufio.Writer
+	raw io.Writer
+	n   int64
 }
 
+const directWrite = 64 << 10
+
 func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
+	if len(b) < directWrite || c.raw == nil {
+		n, err := c.w.Write(b)
+		c.n += int64(n)
+		return n, err
+	}
+	if err := c.w.Flush(); err != nil {
+		return 0, err
+	}
+	n, err := c.raw.Write(b)
 	c.n += int64(n)
 	return n, err
 }

@@ -1,6 +1,7 @@
 package flush
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"math/rand"
@@ -457,5 +458,28 @@ func TestEncodeAfterGoroutine(t *testing.T) {
 	}
 	if res.Trimmed != 2 || res.Reconstructed != 2 || res.UnmatchedExits != 0 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// TestCountingWriterDirect: slices of directWrite bytes and more bypass
+// the buffer, after what it holds, so the file's bytes stay in order.
+func TestCountingWriterDirect(t *testing.T) {
+	var out bytes.Buffer
+	bw := bufio.NewWriterSize(nil, 256<<10)
+	bw.Reset(&out)
+	cw := &countingWriter{w: bw, raw: &out}
+	var want []byte
+	for i, n := range []int{10, directWrite, 3, directWrite + 5, 300 << 10, 1} {
+		p := bytes.Repeat([]byte{byte(i + 1)}, n)
+		if _, err := cw.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p...)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) || cw.n != int64(len(want)) {
+		t.Fatalf("wrote %d bytes (counted %d), want %d in order", out.Len(), cw.n, len(want))
 	}
 }

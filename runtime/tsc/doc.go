@@ -24,17 +24,47 @@
 //     Tests switch among Runnable with UseForTest, so every clock path the
 //     CPU can execute runs on every machine, emulators included.
 //
-// The clocks, in order of preference (Source; cost per read measured on an
-// AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's
-// BenchmarkTSCRead, one run, shared machine):
+// The clocks, in order of preference (Source; cost of two reads and two
+// stores, bench's Floor rows, on an Ice Lake Xeon KVM guest, and per read
+// on an AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's
+// BenchmarkTSCRead; shared machines, see bench/README.md):
 //
-//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction   (hidden here; ~21 ns)
-//	lfence+rdtsc+rdpid  invariant TSC, no RDTSCP, RDPID for the CPU
-//	lfence+rdtsc        invariant TSC, neither: CPU unknown                        23 ns
-//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  13 ns
+//	rdpid+rdtsc         invariant TSC and RDPID: RDPID for the CPU, then RDTSC    Xeon 22.7 ns / 2
+//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction     Xeon 24.7 ns / 2
+//	lfence+rdtsc        invariant TSC, neither: CPU unknown                        EPYC 23 ns
+//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  EPYC 13 ns, Xeon 19.2 ns / 2
+//	lfence+rdtsc+rdpid  never chosen; tests and comparisons only
 //	cntvct              arm64: ISB; MRS CNTVCT_EL0 at CNTFRQ_EL0 Hz; CPU unknown
-//	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       42 ns
+//	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       EPYC 42 ns
 //
+// Why rdpid+rdtsc before rdtscp. Alone, the two cost about the same. But
+// RDTSCP, like LFENCE;RDTSC, waits until every earlier instruction has
+// completed, loads included, and the record path has a chain of dependent
+// loads (g, m, p, the writer) between its two clock reads: with RDTSCP
+// each read waits for the previous record's chain (on the Xeon the floor
+// with that chain costs 1.34 × the floor without it; with RDPID;RDTSC
+// 1.01 ×, and Enter+Exit 1.17 × the RDTSCP floor instead of 1.52 ×). An unfenced RDTSC lets the chain run under the read. The price
+// is the fast clock's skid (below): a timestamp may be taken some tens of
+// cycles before the instructions before it retire, which at function
+// granularity is noise, and the recorder never lets a block's time go
+// backwards.
+//
+// The migration window. RDPID reads the CPU, RDTSC the counter one
+// instruction later, so a thread moved between them tags the counter of
+// the new CPU with the old CPU's number. A thread moves only through an
+// interrupt taken at an instruction boundary (out-of-order execution never
+// lets an instruction after the boundary run before it), and the move
+// is a context switch, microseconds long. So at most the one record
+// straddling a migration carries the CPU it started on; its timestamp is
+// the new CPU's, later than anything the old CPU recorded for that
+// goroutine; the next record reads the new CPU and the recorder writes
+// its NewCPUId, so every later record is tagged right. The straddling
+// record's time is off only by the skew between the two CPUs' counters,
+// which with an invariant TSC Linux keeps synchronised (it checks at boot
+// and through TSC_ADJUST, and stops using the TSC when they differ); this
+// clock is chosen only with an invariant TSC. RDTSCP has no window but
+// costs the chain its overlap.
+
 // Why LFENCE;RDTSC. RDTSC alone (13 ns) may be executed before earlier
 // instructions finish, so a timestamp could precede the work it follows.
 // The read must wait for earlier instructions, as RDTSCP does, and need not
@@ -59,9 +89,12 @@
 // by that much against the code they bracket (the recorder never lets a
 // block's time go backwards, whatever the reads do). For function-level latencies of hundreds of nanoseconds and
 // more that is noise. It is used only with an invariant TSC, like
-// lfence+rdtsc; the CPU is unknown (RDPID would cost what the fence saves).
+// lfence+rdtsc; the CPU is unknown. Where RDPID exists the default clock
+// reads the TSC the same way and adds RDPID for the CPU: on the Xeon
+// above a record costs 14.4 ns with it and 13.1 ns with rdtsc alone
+// (runtime's BenchmarkRecordOverClock), so the fast clock stays an option.
 //
-// The CPU. With rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
+// The CPU. With rdpid+rdtsc, rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
 // TSC_AUX&0xfff, which Linux loads with the CPU number. The other clocks
 // return UnknownCPU (0) every time: RDPID is missing, and the alternatives
 // measured on the machine above cost too much per record (the getcpu
@@ -70,8 +103,9 @@
 // from a NewCPUId record depends on the clock (Stats.Clock, logged at
 // Start):
 //
-//   - rdtscp, lfence+rdtsc+rdpid: the records after it, up to the next
-//     NewCPUId, were timestamped on that CPU (the recorder writes a new
+//   - rdpid+rdtsc, rdtscp, lfence+rdtsc+rdpid: the records after it, up
+//     to the next NewCPUId, were timestamped on that CPU (with rdpid+rdtsc,
+//     but for the one record straddling a migration: see above) (the recorder writes a new
 //     NewCPUId whenever the CPU changes within a block);
 //   - lfence+rdtsc, cntvct, nanotime: nothing about CPUs. The value is 0
 //     and the goroutine may have run on any CPU. Time is still right: these

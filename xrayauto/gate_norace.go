@@ -1,0 +1,23 @@
+//go:build !race
+
+package xrayauto
+
+import "unsafe"
+
+// On reports whether a call that starts now is to be traced.
+//
+// The word is read with a plain load, not atomic.Uint32.Load: the
+// compiler turns a plain load and its test into one compare with memory
+// (CMPL $0, gate(SB); JNE on amd64), while the atomic intrinsic is a
+// separate load, test and branch that it will not merge, and in a
+// recursive descent of calls a few nanoseconds long that difference is
+// most of what the gates cost with tracing off (bench/README.md,
+// "Recursive descent": 1.06 × plain with the atomic load). The runtime
+// stores the word atomically; a plain load of an aligned 32-bit word
+// observes either the old or the new value (the Go memory model's rule for
+// word-sized racy reads), and nothing orders a call against the
+// runtime's store in either case, so a call that starts while the gate
+// changes is traced or not as with an atomic load. The function tests the
+// word once, at its start, so no loop can hoist the load. Race builds use
+// the atomic load (gate_race.go), which the detector understands.
+func (g *Gate) On() bool { return *(*uint32)(unsafe.Pointer(&g.open)) != 0 }
