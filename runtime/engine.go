@@ -18,6 +18,7 @@ import (
 	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/flush"
 	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/runtime/gotrace"
 	"github.com/goxray/xray/runtime/instrmap"
 	"github.com/goxray/xray/runtime/registry"
 	"github.com/goxray/xray/runtime/tsc"
@@ -58,6 +59,11 @@ type Config struct {
 	// that recording may cost before the governor sheds the hottest
 	// automatically instrumented functions (governor.go); 0: no governor.
 	OverheadBudget float64
+	// GoTrace runs Go's execution-trace flight recorder beside the
+	// session, keeping about GoTraceBytes of trace, and every flush to a
+	// file writes it beside (gotrace.go).
+	GoTrace      bool
+	GoTraceBytes uint64
 }
 
 const (
@@ -134,6 +140,9 @@ type session struct {
 	// bufferExhausted).
 	lostByG [lostSlots]lostSlot
 	fl      flushCounters
+	// gt is Go's flight recorder (Config.GoTrace); nil without.
+	gt   *gotrace.Recorder
+	gtFl goTraceCounters
 }
 
 type flushCounters struct {
@@ -193,8 +202,15 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	glayout.Calibrate() // goroutine id and P offsets: once, at the first Start
 	// No record is being written: state is off until the end of Start.
 	clockWhy = tsc.Select(cfg.FastClock)
+	gt, err := startGoTrace(cfg)
+	if err != nil {
+		return nil, "", err
+	}
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
+		if gt != nil {
+			gt.Stop()
+		}
 		return nil, "", fmt.Errorf("xray: %w", err)
 	}
 	s := &session{
@@ -204,6 +220,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 		info:       tsc.Probe(),
 		maxPayload: uint32(cfg.BufferSize - preambleSize - fdr.MetadataSize),
 		started:    time.Now(),
+		gt:         gt,
 	}
 	if clockHook != nil {
 		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
@@ -315,6 +332,7 @@ func stop() (string, func(string, ...any), error) {
 	mu.Unlock()
 
 	if s.cfg.NoFinalFile {
+		s.stopGoTrace()
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
@@ -322,6 +340,10 @@ func stop() (string, func(string, ...any), error) {
 	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
+	if ferr == nil {
+		s.writeGoTrace(path)
+	}
+	s.stopGoTrace()
 	st := s.stats()
 	st.Running = false
 	lastStats.Store(&st)
@@ -363,6 +385,9 @@ func Flush() (string, error) {
 	mu.Unlock()
 	path, res, err := writeFile(s.cfg, snap, p)
 	s.account(res, err, path)
+	if err == nil {
+		s.writeGoTrace(path)
+	}
 	return path, err
 }
 

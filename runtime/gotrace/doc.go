@@ -1,0 +1,31 @@
+// Package gotrace runs Go's execution-trace flight recorder
+// (runtime/trace.FlightRecorder) beside a goxray session, so that a flush
+// can write why each traced call took its time (running, runnable, in a
+// system call, blocked and on what) next to where it took it.
+//
+// # Contract
+//
+// Start refuses to run when the process already traces (trace.Start, its
+// own FlightRecorder, go test -trace): Go allows one flight recorder per
+// process, and a second consumer of the tracer would pay for events it
+// did not ask for without being told. The error names the conflict.
+//
+// Time alignment. The Go trace's clock and goxray's (the TSC, or the
+// fallback the session records with) are tied by anchors: user log events
+// of category AnchorCategory whose message is "pid=P tsc=T", T read from
+// the session's clock immediately before the log call, so the event's
+// Go-trace timestamp is taken a few hundred nanoseconds after T at most.
+// The recorder writes one anchor every AnchorEvery and one just before
+// every snapshot, so every window holds at least two anchors spanning
+// AnchorEvery or more: a reader fits offset and rate from them alone,
+// independently of goxray's frequency calibration, and the pid tells a
+// Go trace of another process.
+//
+// Cost. The Go execution tracer costs the program a few percent of CPU
+// while it runs (the Go team measures 1–2 % on typical services; a
+// scheduler-heavy microbenchmark pays more); the anchor goroutine wakes
+// ten times a second. Neither is counted by goxray's governor, whose
+// budget covers goxray's own records only: GoTrace is opt-in for that
+// reason. Memory: the flight recorder keeps about MaxBytes of trace, plus
+// one generation being written.
+package gotrace
