@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/why"
+	xrt "github.com/goxray/xray/runtime"
+)
+
+func init() {
+	registerView(view{
+		name:    "why",
+		summary: "why functions took their time: running, runnable, syscall, blocked on what (needs TRACE.gotrace)",
+		usage: `usage: goxray why [flags] TRACE
+
+Per function: calls, wall time, and how much of it the goroutine was
+running, runnable (waiting for a P), in a system call or blocked, with the
+top blocking reasons, their sites and the goroutines that woke it. The split
+comes from the Go execution trace a session with Options.GoTrace (or
+XRAY_FDR_OPTIONS=go_trace=true) writes beside every file, TRACE.gotrace.
+Without one, or with one that does not belong to TRACE (another process,
+another window, no goxray clock anchors), it says why on standard error and
+shows calls and wall time only. Time the Go trace does not cover is shown
+as unknown.
+
+-format csv prints function,state,reason,ns rows: state is running,
+runnable, syscall, blocked or unknown; reason is empty unless blocked.`,
+		flags: whyFlags,
+	})
+}
+
+func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
+	in := inputFlags(fs)
+	n := fs.Int("n", 20, "functions to print (0: all)")
+	format := fs.String("format", "text", "text or csv")
+	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time")
+	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+xrt.GoTraceSuffix+")")
+	return func(pos []string) (func(io.Writer) error, error) {
+		trace, err := oneTrace(pos)
+		if err != nil {
+			return nil, err
+		}
+		if *format != "text" && *format != "csv" {
+			return nil, fmt.Errorf("-format %q: want text or csv", *format)
+		}
+		m, err := in.loadMap(trace)
+		if err != nil {
+			return nil, err
+		}
+		gp := *goTrace
+		if gp == "" {
+			gp = trace + xrt.GoTraceSuffix
+		}
+		res, note, err := joinWhy(in, trace, gp)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			fmt.Fprintf(os.Stderr, "goxray why: no running/blocked split: %s\n", note)
+		}
+		return func(w io.Writer) error {
+			if *format == "csv" {
+				return writeWhyCSV(w, res, m, *self, *n)
+			}
+			return writeWhyText(w, res, m, *self, *n, note)
+		}, nil
+	}
+}
+
+// joinWhy joins trace with the Go trace at gp. When the Go trace is
+// missing or does not fit, the result holds calls and wall time only,
+// all of it Unknown, and note says why.
+func joinWhy(in *input, trace, gp string) (*why.Result, string, error) {
+	var g *why.GoTrace
+	var note string
+	if f, err := os.Open(gp); err != nil {
+		note = fmt.Sprintf("no Go execution trace: %v (start the session with Options.GoTrace)", err)
+	} else {
+		g, err = why.ReadGoTrace(f)
+		f.Close()
+		if err != nil {
+			note = fmt.Sprintf("%s: %v", gp, err)
+			g = nil
+		}
+	}
+	var j *why.Join
+	err := in.each(trace, func(r *analysis.Reader) {
+		j = why.NewJoin(g, r.Header().CycleFrequency)
+	}, func(e *analysis.Event) error { j.Add(e); return nil })
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := j.Done()
+	if err != nil && g != nil {
+		note = fmt.Sprintf("%s: %v", gp, err)
+		res, err = j.WallOnly()
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if res.Truncated != nil && note == "" {
+		fmt.Fprintf(os.Stderr, "goxray why: %s is truncated (%v): the split stops where it does, and the rest is unknown\n", gp, res.Truncated)
+	}
+	return res, note, nil
+}
+
+func funcs(res *why.Result, n int) []*why.Func {
+	fs := res.Funcs
+	if n > 0 && len(fs) > n {
+		fs = fs[:n]
+	}
+	return fs
+}
+
+func writeWhyCSV(w io.Writer, res *why.Result, m *analysis.Map, self bool, n int) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"function", "state", "reason", "ns"})
+	for _, f := range funcs(res, n) {
+		split := f.Incl
+		if self {
+			split = f.Self
+		}
+		keys := sortedKeys(split)
+		// One row per (state, reason): sites are merged here.
+		type sr struct {
+			s why.State
+			r string
+		}
+		sum := map[sr]int64{}
+		var order []sr
+		for _, k := range keys {
+			x := sr{k.State, k.Reason}
+			if _, ok := sum[x]; !ok {
+				order = append(order, x)
+			}
+			sum[x] += split[k]
+		}
+		for _, x := range order {
+			if sum[x] <= 0 {
+				continue
+			}
+			cw.Write([]string{m.Name(f.ID), x.s.String(), x.r, strconv.FormatInt(sum[x], 10)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func sortedKeys(s why.Split) []why.Key {
+	keys := make([]why.Key, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		ka, kb := keys[a], keys[b]
+		if ka.State != kb.State {
+			return ka.State < kb.State
+		}
+		if s[ka] != s[kb] {
+			return s[ka] > s[kb]
+		}
+		if ka.Reason != kb.Reason {
+			return ka.Reason < kb.Reason
+		}
+		return ka.Site < kb.Site
+	})
+	return keys
+}
+
+func dur(ns int64) string {
+	return time.Duration(ns).Round(time.Microsecond).String()
+}
+
+func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n int, note string) error {
+	what := "inclusive (callees included)"
+	if self {
+		what = "self (traced callees left out)"
+	}
+	if note != "" {
+		fmt.Fprintf(w, "no running/blocked split: %s\n\n", note)
+	} else {
+		a := res.Align
+		fmt.Fprintf(w, "Go trace aligned by %d clock anchors over %s (largest anchor residual %s%s); it accounts for %.1f%% of the calls' wall time\n",
+			a.Anchors, dur(a.Span), time.Duration(int64(a.MaxResidual)), map[bool]string{true: ", rate from the header's frequency"}[a.FromHeader],
+			100*float64(res.Known)/float64(max(res.Wall, 1)))
+		if res.Unmatched > 0 || res.OpenAtEnd > 0 {
+			fmt.Fprintf(w, "left out: %d exits without an entry, %d calls open at the end\n", res.Unmatched, res.OpenAtEnd)
+		}
+		fmt.Fprintf(w, "time is %s\n\n", what)
+	}
+	fmt.Fprintf(w, "%8s %10s %10s %10s %10s %10s %10s  %s\n", "calls", "wall", "running", "runnable", "syscall", "blocked", "unknown", "function")
+	for _, f := range funcs(res, n) {
+		split := f.Incl
+		if self {
+			split = f.Self
+		}
+		st := split.ByState()
+		fmt.Fprintf(w, "%8d %10s %10s %10s %10s %10s %10s  %s\n", f.Calls, dur(f.Wall),
+			dur(st[why.Running]), dur(st[why.Runnable]), dur(st[why.Syscall]), dur(st[why.Blocked]), dur(st[why.Unknown]), m.Name(f.ID))
+		shown := 0
+		for _, k := range sortedKeys(split) {
+			if k.State != why.Blocked || split[k] <= 0 || shown == 3 {
+				continue
+			}
+			shown++
+			fmt.Fprintf(w, "%8s %10s blocked on %s at %s%s\n", "", dur(split[k]), k.Reason, k.Site, wokenBy(f.Wakers[k], m))
+		}
+	}
+	return nil
+}
+
+// wokenBy names the goroutine that woke a blocked share most of its time.
+func wokenBy(ws map[why.Waker]int64, m *analysis.Map) string {
+	var best why.Waker
+	var bt int64 = -1
+	for wk, t := range ws {
+		if t > bt || t == bt && wk.G < best.G {
+			best, bt = wk, t
+		}
+	}
+	if bt < 0 {
+		return ""
+	}
+	if best.Func == 0 {
+		return fmt.Sprintf(", woken by goroutine %d", best.G)
+	}
+	return fmt.Sprintf(", woken by %s (goroutine %d)", m.Name(best.Func), best.G)
+}
+

@@ -1,0 +1,351 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/csv"
+	"net"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray"
+)
+
+// whyFixture is a request handler whose calls each wait in one way: it
+// spins 20 ms of CPU time, sleeps 40 ms, waits about 30 ms for a mutex
+// another goroutine holds, receives from a channel about 25 ms, and reads
+// from a loopback connection whose peer answers after about 20 ms.
+type whyFixture struct {
+	handle, spin, sleep, lock, recv, read, hold, produce xray.ID
+}
+
+func newWhyFixture() *whyFixture {
+	return &whyFixture{
+		handle:  xray.Register("whyfix.handle"),
+		spin:    xray.Register("whyfix.spin"),
+		sleep:   xray.Register("whyfix.sleep"),
+		lock:    xray.Register("whyfix.lock"),
+		recv:    xray.Register("whyfix.recv"),
+		read:    xray.Register("whyfix.read"),
+		hold:    xray.Register("whyfix.hold"),
+		produce: xray.Register("whyfix.produce"),
+	}
+}
+
+func threadCPU(t *testing.T) time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ts.Nano())
+}
+
+var spinSink uint64
+
+// spinCPU burns cpu of this thread's CPU time, however long the machine
+// takes to give it.
+func spinCPU(t *testing.T, cpu time.Duration) {
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	start := threadCPU(t)
+	x := uint64(1)
+	for threadCPU(t)-start < cpu {
+		for i := 0; i < 20000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	spinSink += x
+}
+
+func (f *whyFixture) run(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	answer := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		<-answer
+		time.Sleep(20 * time.Millisecond)
+		c.Write([]byte{1})
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	xray.Enter(f.handle)
+
+	xray.Enter(f.spin)
+	spinCPU(t, 20*time.Millisecond)
+	xray.Exit(f.spin)
+
+	xray.Enter(f.sleep)
+	time.Sleep(40 * time.Millisecond)
+	xray.Exit(f.sleep)
+
+	var mu sync.Mutex
+	held := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		xray.Enter(f.hold)
+		mu.Lock()
+		close(held)
+		time.Sleep(30 * time.Millisecond)
+		mu.Unlock()
+		xray.Exit(f.hold)
+	}()
+	<-held
+	xray.Enter(f.lock)
+	mu.Lock()
+	mu.Unlock()
+	xray.Exit(f.lock)
+
+	ch := make(chan int)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		xray.Enter(f.produce)
+		time.Sleep(25 * time.Millisecond)
+		ch <- 1
+		xray.Exit(f.produce)
+	}()
+	xray.Enter(f.recv)
+	<-ch
+	xray.Exit(f.recv)
+
+	answer <- struct{}{}
+	xray.Enter(f.read)
+	var b [1]byte
+	if _, err := conn.Read(b[:]); err != nil {
+		t.Error(err)
+	}
+	xray.Exit(f.read)
+
+	xray.Exit(f.handle)
+	wg.Wait()
+}
+
+// whyRows runs `goxray why -format csv` on trace: ns by function, state
+// and reason.
+func whyRows(t *testing.T, trace string, args ...string) map[string]map[string]int64 {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "why.csv")
+	if code := commands["why"].run(append(append([]string{"-format", "csv", "-n", "0", "-o", out}, args...), trace)); code != 0 {
+		t.Fatalf("goxray why exited %d", code)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != "function,state,reason,ns" {
+		t.Fatalf("header %v", recs)
+	}
+	rows := map[string]map[string]int64{}
+	for _, r := range recs[1:] {
+		ns, err := strconv.ParseInt(r[3], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r[1] != "blocked" && r[2] != "" {
+			t.Errorf("row %v: a reason outside blocked", r)
+		}
+		if rows[r[0]] == nil {
+			rows[r[0]] = map[string]int64{}
+		}
+		rows[r[0]][r[1]+"/"+r[2]] += ns
+	}
+	return rows
+}
+
+func startWhySession(t *testing.T) string {
+	dir := t.TempDir()
+	if err := xray.Start(xray.Options{Dir: dir, GoTrace: true, FlushSignal: xray.NoSignal, IgnoreEnv: true,
+		OverheadBudget: xray.NoOverheadBudget, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestWhyAttributesEachWait(t *testing.T) {
+	startWhySession(t)
+	f := newWhyFixture()
+	f.run(t)
+	path, err := xray.Flush()
+	xray.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := whyRows(t, path)
+	for _, c := range []struct {
+		fn, want string
+	}{
+		{"whyfix.spin", "running/"},
+		{"whyfix.sleep", "blocked/sleep"},
+		{"whyfix.lock", "blocked/sync"},
+		{"whyfix.recv", "blocked/chan receive"},
+		{"whyfix.read", "blocked/network"},
+	} {
+		r := rows[c.fn]
+		var wall int64
+		for _, ns := range r {
+			wall += ns
+		}
+		// Time the goroutine waited for a P is the scheduler's to give;
+		// on a loaded machine it is shown as runnable, and the share is
+		// of the rest.
+		base := wall - r["runnable/"]
+		if wall == 0 || float64(r[c.want]) < 0.8*float64(base) {
+			t.Errorf("%s: %s is %d ns of %d ns wall (%d runnable): want ≥ 80%%; all: %v", c.fn, c.want, r[c.want], wall, r["runnable/"], r)
+		} else {
+			t.Logf("%s: %s %.1f%% of wall (%v)", c.fn, c.want, 100*float64(r[c.want])/float64(wall), r)
+		}
+	}
+	// The handler's split is inclusive of its callees'.
+	h := rows["whyfix.handle"]
+	for callee, k := range map[string]string{"spin": "running/", "sleep": "blocked/sleep", "lock": "blocked/sync", "recv": "blocked/chan receive", "read": "blocked/network"} {
+		if c := rows["whyfix."+callee][k]; h[k] < c {
+			t.Errorf("handle's %s is %d ns, less than %s's %d ns", k, h[k], callee, c)
+		}
+	}
+	// Its self split leaves them out, up to the alignment's error at
+	// each edge (microseconds).
+	self := whyRows(t, path, "-self")["whyfix.handle"]
+	for callee, k := range map[string]string{"sleep": "blocked/sleep", "read": "blocked/network"} {
+		if c := rows["whyfix."+callee][k]; float64(self[k]) > 0.01*float64(c) {
+			t.Errorf("handle's self split holds %d ns of %s's %d ns %s", self[k], callee, c, k)
+		}
+	}
+}
+
+func TestWhyTextNamesSitesAndWakers(t *testing.T) {
+	startWhySession(t)
+	f := newWhyFixture()
+	f.run(t)
+	path, err := xray.Flush()
+	xray.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "why.txt")
+	if code := commands["why"].run([]string{"-n", "0", "-o", out, path}); code != 0 {
+		t.Fatalf("goxray why exited %d", code)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	t.Log(text)
+	for _, want := range []string{
+		"blocked on sync at github.com/goxray/xray/cmd/goxray.(*whyFixture).run",
+		"woken by whyfix.hold (goroutine",
+		"blocked on chan receive at github.com/goxray/xray/cmd/goxray.(*whyFixture).run",
+		"woken by whyfix.produce (goroutine",
+		"blocked on sleep at",
+		"blocked on network at",
+		"clock anchors",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// A Go trace missing, of another window or truncated: why says so and
+// still prints calls and wall time, all of it unknown.
+func TestWhyWithoutAFittingGoTrace(t *testing.T) {
+	id := xray.Register("whyfix.window")
+	var paths []string
+	for i := 0; i < 2; i++ {
+		startWhySession(t)
+		xray.Enter(id)
+		time.Sleep(2 * time.Millisecond)
+		xray.Exit(id)
+		p, err := xray.Flush()
+		xray.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	b, err := os.ReadFile(paths[1] + ".gotrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(t.TempDir(), "truncated.gotrace")
+	if err := os.WriteFile(truncated, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.gotrace")
+	for _, c := range []struct{ name, gotrace, note string }{
+		{"missing", missing, "no Go execution trace"},
+		{"another window", paths[0] + ".gotrace", "another window"},
+		{"truncated", truncated, "truncated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stderr := captureStderr(t, func() {
+				rows := whyRows(t, paths[1], "-gotrace", c.gotrace)
+				r := rows["whyfix.window"]
+				if len(r) != 1 || r["unknown/"] < int64(2*time.Millisecond) {
+					t.Errorf("rows %v: want the whole wall time unknown", r)
+				}
+			})
+			if !strings.Contains(stderr, c.note) {
+				t.Errorf("stderr %q lacks %q", stderr, c.note)
+			}
+		})
+	}
+}
+
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan []byte)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				done <- []byte(b.String())
+				return
+			}
+		}
+	}()
+	defer func() {
+		os.Stderr = old
+	}()
+	f()
+	w.Close()
+	return string(<-done)
+}
