@@ -234,4 +234,3 @@ func wokenBy(ws map[why.Waker]int64, m *analysis.Map) string {
 	}
 	return fmt.Sprintf(", woken by %s (goroutine %d)", m.Name(best.Func), best.G)
 }
-
