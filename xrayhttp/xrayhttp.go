@@ -41,6 +41,7 @@ func Register(mux *http.ServeMux) {
 	mux.HandleFunc(MapPath, Map)
 	mux.HandleFunc(StatsPath, Stats)
 	mux.HandleFunc(PProfPath, PProf)
+	mux.HandleFunc(GoTracePath, GoTrace)
 }
 
 // Map serves the instrumentation map of every function registered so far
