@@ -188,8 +188,8 @@ func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n in
 		fmt.Fprintf(w, "no running/blocked split: %s\n\n", note)
 	} else {
 		a := res.Align
-		fmt.Fprintf(w, "Go trace aligned by %d clock anchors over %s (largest anchor residual %s%s); it accounts for %.1f%% of the calls' wall time\n",
-			a.Anchors, dur(a.Span), time.Duration(int64(a.MaxResidual)), map[bool]string{true: ", rate from the header's frequency"}[a.FromHeader],
+		fmt.Fprintf(w, "Go trace aligned by %d clock anchors over %s (%d least delayed fitted, within %s%s); it accounts for %.1f%% of the calls' wall time\n",
+			a.Anchors, dur(a.Span), a.Fitted, time.Duration(int64(a.MaxResidual)), map[bool]string{true: "; rate from the header's frequency"}[a.FromHeader],
 			100*float64(res.Known)/float64(max(res.Wall, 1)))
 		if res.Unmatched > 0 || res.OpenAtEnd > 0 {
 			fmt.Fprintf(w, "left out: %d exits without an entry, %d calls open at the end\n", res.Unmatched, res.OpenAtEnd)
@@ -217,20 +217,52 @@ func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n in
 	return nil
 }
 
-// wokenBy names the goroutine that woke a blocked share most of its time.
+// wokenBy names what woke a blocked share for most of its time: the
+// traced function the waking goroutines were in (or had just returned
+// from), with the goroutine when there was one, and its share when
+// others woke the rest.
 func wokenBy(ws map[why.Waker]int64, m *analysis.Map) string {
-	var best why.Waker
-	var bt int64 = -1
+	type fnKey struct{ fn, after uint32 }
+	sum := map[fnKey]int64{}
+	gs := map[fnKey]map[int64]bool{}
+	var total int64
 	for wk, t := range ws {
-		if t > bt || t == bt && wk.G < best.G {
-			best, bt = wk, t
+		k := fnKey{wk.Func, wk.After}
+		sum[k] += t
+		total += t
+		if gs[k] == nil {
+			gs[k] = map[int64]bool{}
+		}
+		gs[k][wk.G] = true
+	}
+	var best fnKey
+	var bt int64 = -1
+	for k, t := range sum {
+		if t > bt || t == bt && (k.fn < best.fn || k.fn == best.fn && k.after < best.after) {
+			best, bt = k, t
 		}
 	}
 	if bt < 0 {
 		return ""
 	}
-	if best.Func == 0 {
-		return fmt.Sprintf(", woken by goroutine %d", best.G)
+	var s string
+	switch {
+	case best.fn != 0:
+		s = ", woken by " + m.Name(best.fn)
+	case best.after != 0:
+		s = ", woken just after " + m.Name(best.after) + " returned"
+	default:
+		s = ", woken by an untraced goroutine"
 	}
-	return fmt.Sprintf(", woken by %s (goroutine %d)", m.Name(best.Func), best.G)
+	if len(gs[best]) == 1 {
+		for g := range gs[best] {
+			s += fmt.Sprintf(" (goroutine %d)", g)
+		}
+	} else {
+		s += fmt.Sprintf(" (%d goroutines)", len(gs[best]))
+	}
+	if bt < total {
+		s += fmt.Sprintf(", %.0f%% of it", 100*float64(bt)/float64(total))
+	}
+	return s
 }

@@ -3,6 +3,8 @@ package why
 import (
 	"fmt"
 	"math"
+	"sort"
+	"time"
 )
 
 // Alignment maps the session's clock (FDR TSCs) to Go-trace ns.
@@ -11,10 +13,12 @@ type Alignment struct {
 	TSC0      uint64
 	T0        float64
 	NsPerTick float64
-	// Anchors is how many anchors the fit used; Span the Go-trace ns
-	// between the first and last. MaxResidual is the largest distance,
-	// in ns, of an anchor from the fit.
+	// Anchors is how many anchors of the process the Go trace holds,
+	// Fitted how many the rate was fitted to (the least delayed); Span
+	// the Go-trace ns between the first and last. MaxResidual is the
+	// largest distance, in ns, of a fitted anchor from the line.
 	Anchors     int
+	Fitted      int
 	Span        int64
 	MaxResidual float64
 	// FromHeader: one anchor only, the rate is the FDR header's frequency.
@@ -47,37 +51,80 @@ func (g *GoTrace) Align(pid int32, freq uint64) (*Alignment, error) {
 	a := &Alignment{TSC0: as[0].tsc, T0: float64(as[0].t), Anchors: len(as), Span: as[len(as)-1].t - as[0].t}
 	if len(as) == 1 || a.Span < int64(AnchorSpanMin) {
 		if freq == 0 {
-			return nil, fmt.Errorf("one clock anchor and no frequency in the trace's header: cannot align the Go trace")
+			return nil, fmt.Errorf("the clock anchors span %v, too little for a rate, and the trace's header has no frequency: cannot align the Go trace", time.Duration(a.Span))
 		}
-		a.NsPerTick, a.FromHeader = 1e9/float64(freq), true
+		a.NsPerTick, a.FromHeader, a.Fitted = 1e9/float64(freq), true, len(as)
+		low := math.Inf(1)
+		for _, p := range as {
+			low = min(low, float64(p.t)-a.at(p.tsc))
+		}
+		a.T0 += low
 		return a, nil
 	}
-	// Least squares over (x = tsc − TSC0, y = t − T0).
-	var sx, sy, sxx, sxy float64
-	n := float64(len(as))
-	for _, p := range as {
-		x, y := float64(int64(p.tsc-a.TSC0)), float64(p.t)-a.T0
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-	}
-	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	icpt := (sy - slope*sx) / n
-	a.NsPerTick, a.T0 = slope, a.T0+icpt
-	if !(slope > 0) || math.IsInf(slope, 0) {
-		return nil, fmt.Errorf("the clock anchors do not fit a clock (%g ns per tick): the Go trace does not belong to this trace", slope)
-	}
 	// An anchor's Go timestamp is taken after its clock reading, never
-	// before: a preempted anchor lies above the line, none below. The
-	// line is moved down to the least delayed anchor, so that the delays
-	// of the others do not shift every mapped time.
+	// before: a delayed anchor (its goroutine preempted between the two)
+	// lies above the line, none below. So the fit keeps the lower half of
+	// the anchors by residual, twice, while they still span
+	// AnchorSpanMin, and the line is then moved down to the least delayed
+	// anchor: the delays of the others move no mapped time.
+	fit := as
+	for iter := 0; ; iter++ {
+		if err := a.leastSquares(fit); err != nil {
+			return nil, err
+		}
+		if iter == 2 || len(fit) < 8 {
+			break
+		}
+		res := make([]float64, len(fit))
+		for i, p := range fit {
+			res[i] = float64(p.t) - a.at(p.tsc)
+		}
+		sorted := append([]float64(nil), res...)
+		sort.Float64s(sorted)
+		med := sorted[len(sorted)/2]
+		var lower []anchor
+		for i, p := range fit {
+			if res[i] <= med {
+				lower = append(lower, p)
+			}
+		}
+		if len(lower) < 2 || lower[len(lower)-1].t-lower[0].t < int64(AnchorSpanMin) {
+			break
+		}
+		fit = lower
+	}
+	a.Fitted = len(fit)
 	low := math.Inf(1)
 	for _, p := range as {
-		low = min(low, float64(p.t)-(a.T0+a.NsPerTick*float64(int64(p.tsc-a.TSC0))))
+		low = min(low, float64(p.t)-a.at(p.tsc))
 	}
 	a.T0 += low
-	for _, p := range as {
+	for _, p := range fit {
 		a.MaxResidual = max(a.MaxResidual, math.Abs(float64(a.Time(p.tsc)-p.t)))
 	}
 	return a, nil
+}
+
+// at is Time without rounding.
+func (a *Alignment) at(tsc uint64) float64 {
+	return a.T0 + a.NsPerTick*float64(int64(tsc-a.TSC0))
+}
+
+// leastSquares fits T0 and NsPerTick to as, (x = tsc − TSC0, y = t).
+func (a *Alignment) leastSquares(as []anchor) error {
+	var sx, sy, sxx, sxy float64
+	n := float64(len(as))
+	y0 := float64(as[0].t)
+	for _, p := range as {
+		x, y := float64(int64(p.tsc-a.TSC0)), float64(p.t)-y0
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	if !(slope > 0) || math.IsInf(slope, 0) {
+		return fmt.Errorf("the clock anchors do not fit a clock (%g ns per tick): the Go trace does not belong to this trace", slope)
+	}
+	a.NsPerTick, a.T0 = slope, y0+(sy-slope*sx)/n
+	return nil
 }
 
 // AnchorSpanMin is the shortest span of anchors the fit trusts for the

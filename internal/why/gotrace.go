@@ -33,6 +33,9 @@ func (s State) String() string { return stateNames[s] }
 // trace's window: the tracer gives its stack but not why.
 const BeforeWindow = "(blocked before the window)"
 
+// NoReason is the reason of a block the tracer gave none for.
+const NoReason = "(no reason given)"
+
 // span is one state of one goroutine over [t0, t1) in Go-trace ns.
 type span struct {
 	t0, t1 int64
@@ -122,8 +125,12 @@ func ReadGoTrace(r io.Reader) (*GoTrace, error) {
 			s := &span{t0: t, state: state, waker: -1}
 			if state == Blocked {
 				s.reason = st.Reason
-				if s.reason == "" && from == exptrace.GoUndetermined {
+				switch {
+				case s.reason != "":
+				case from == exptrace.GoUndetermined:
 					s.reason = BeforeWindow
+				default:
+					s.reason = NoReason
 				}
 				stk := st.Stack
 				if stk == exptrace.NoStack {

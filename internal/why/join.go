@@ -47,10 +47,14 @@ type Func struct {
 }
 
 // Waker is the goroutine that woke a blocked call, and its innermost
-// traced function then (0: it was in none).
+// traced function then (0: it was in none). After is, when it was in
+// none, its latest traced call that had returned by then (0: none
+// within the window): a goroutine that signals on its way out (a
+// deferred wg.Done, a close after the work) wakes just after its call.
 type Waker struct {
-	G    int64
-	Func uint32
+	G     int64
+	Func  uint32
+	After uint32
 }
 
 type call struct {
@@ -278,14 +282,20 @@ func handoff(reason string) bool {
 	return false
 }
 
-// waker finds goroutine g's innermost traced call open at Go-trace time t.
+// waker finds goroutine g's innermost traced call open at Go-trace time
+// t, or the latest that had returned.
 func (j *Join) waker(g int64, t int64) Waker {
 	cs := j.calls[int32(g)]
 	i := sort.Search(len(cs), func(k int) bool { return cs[k].t0 > t }) - 1
+	w := Waker{G: g}
+	var after int64 = -1 << 63
 	for n := 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
 		if cs[i].t1 < 0 || cs[i].t1 >= t {
 			return Waker{G: g, Func: cs[i].fn}
 		}
+		if cs[i].t1 > after {
+			w.After, after = cs[i].fn, cs[i].t1
+		}
 	}
-	return Waker{G: g}
+	return w
 }
