@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,6 +44,8 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	format := fs.String("format", "text", "text or csv")
 	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time")
 	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+xrt.GoTraceSuffix+")")
+	slowest := fs.Int("slowest", 0, "explain the N slowest calls of -func one by one instead of the table")
+	fn := fs.String("func", "", "with -slowest: the function, as the table names it (default: the one with the most wall time)")
 	return func(pos []string) (func(io.Writer) error, error) {
 		trace, err := oneTrace(pos)
 		if err != nil {
@@ -59,12 +62,19 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		if gp == "" {
 			gp = trace + xrt.GoTraceSuffix
 		}
-		res, note, err := joinWhy(in, trace, gp)
+		res, j, note, err := joinWhy(in, trace, gp)
 		if err != nil {
 			return nil, err
 		}
 		if note != "" {
 			fmt.Fprintf(os.Stderr, "goxray why: no running/blocked split: %s\n", note)
+		}
+		if *slowest > 0 {
+			id, err := pickFunc(res, m, *fn)
+			if err != nil {
+				return nil, err
+			}
+			return func(w io.Writer) error { return writeSlowest(w, j.Slowest(id, *slowest), m, note) }, nil
 		}
 		return func(w io.Writer) error {
 			if *format == "csv" {
@@ -78,7 +88,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 // joinWhy joins trace with the Go trace at gp. When the Go trace is
 // missing or does not fit, the result holds calls and wall time only,
 // all of it Unknown, and note says why.
-func joinWhy(in *input, trace, gp string) (*why.Result, string, error) {
+func joinWhy(in *input, trace, gp string) (*why.Result, *why.Join, string, error) {
 	var g *why.GoTrace
 	var note string
 	if f, err := os.Open(gp); err != nil {
@@ -96,7 +106,7 @@ func joinWhy(in *input, trace, gp string) (*why.Result, string, error) {
 		j = why.NewJoin(g, r.Header().CycleFrequency)
 	}, func(e *analysis.Event) error { j.Add(e); return nil })
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	res, err := j.Done()
 	if err != nil && g != nil {
@@ -104,12 +114,63 @@ func joinWhy(in *input, trace, gp string) (*why.Result, string, error) {
 		res, err = j.WallOnly()
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if res.Truncated != nil && note == "" {
 		fmt.Fprintf(os.Stderr, "goxray why: %s is truncated (%v): the split stops where it does, and the rest is unknown\n", gp, res.Truncated)
 	}
-	return res, note, nil
+	return res, j, note, nil
+}
+
+// pickFunc finds -func's id, or the function with the most wall time.
+func pickFunc(res *why.Result, m *analysis.Map, name string) (uint32, error) {
+	for _, f := range res.Funcs {
+		if name == "" || m.Name(f.ID) == name {
+			return f.ID, nil
+		}
+	}
+	if name == "" {
+		return 0, errors.New("the trace holds no complete call")
+	}
+	return 0, fmt.Errorf("-func %q: no complete call of it in the trace", name)
+}
+
+// writeSlowest explains calls one by one, each state and blocked share
+// largest first: "F 42ms (goroutine 7): 41ms blocked on chan receive at
+// SITE, woken by G; 1ms running".
+func writeSlowest(w io.Writer, calls []why.Call, m *analysis.Map, note string) error {
+	if note != "" {
+		fmt.Fprintf(w, "no running/blocked split: %s\n\n", note)
+	}
+	for _, c := range calls {
+		type part struct {
+			ns   int64
+			text string
+		}
+		var parts []part
+		for _, k := range sortedKeys(c.Split) {
+			ns := c.Split[k]
+			if ns <= 0 {
+				continue
+			}
+			if k.State == why.Blocked {
+				parts = append(parts, part{ns, fmt.Sprintf("%s blocked on %s at %s%s", dur(ns), k.Reason, k.Site, wokenBy(c.Wakers[k], m))})
+			} else {
+				parts = append(parts, part{ns, fmt.Sprintf("%s %s", dur(ns), k.State)})
+			}
+		}
+		sort.SliceStable(parts, func(a, b int) bool { return parts[a].ns > parts[b].ns })
+		fmt.Fprintf(w, "%s %s (goroutine %d):", m.Name(c.Func), dur(c.Wall), c.G)
+		for i, p := range parts {
+			sep := ";"
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s", sep, p.text)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
 }
 
 func funcs(res *why.Result, n int) []*why.Func {

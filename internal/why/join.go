@@ -299,3 +299,44 @@ func (j *Join) waker(g int64, t int64) Waker {
 	}
 	return w
 }
+
+// Call is one call's split, from Slowest.
+type Call struct {
+	G      int32 // the goroutine (an FDR thread id)
+	Func   uint32
+	T0     int64 // Go-trace ns
+	Wall   int64
+	Split  Split
+	Wakers map[Key]map[Waker]int64
+}
+
+// Slowest returns the n slowest closed calls of fn, slowest first, each
+// with its split. Call it after Done.
+func (j *Join) Slowest(fn uint32, n int) []Call {
+	var out []Call
+	for g, cs := range j.calls {
+		for _, c := range cs {
+			if c.fn != fn || c.t1 < 0 {
+				continue
+			}
+			out = append(out, Call{G: g, Func: fn, T0: c.t0, Wall: c.t1 - c.t0})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Wall != out[b].Wall {
+			return out[a].Wall > out[b].Wall
+		}
+		return out[a].T0 < out[b].T0
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	for i := range out {
+		c := &out[i]
+		f := &Func{Wakers: map[Key]map[Waker]int64{}}
+		c.Split = Split{}
+		j.split(j.g.spans[c.G], c.T0, c.T0+c.Wall, c.Split, f)
+		c.Wakers = f.Wakers
+	}
+	return out
+}
