@@ -31,11 +31,14 @@ func anchorsIn(t *testing.T, b []byte) []int {
 			t.Fatal(err)
 		}
 		if ev.Kind() == exptrace.EventLog && ev.Log().Category == gotrace.AnchorCategory {
-			pid, _, err := gotrace.ParseAnchor(ev.Log().Message)
+			a, err := gotrace.ParseAnchor(ev.Log().Message)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pids = append(pids, pid)
+			if !a.HasMonoAnchor {
+				t.Errorf("anchor %q has no monotonic-clock pair", ev.Log().Message)
+			}
+			pids = append(pids, a.PID)
 		}
 	}
 }

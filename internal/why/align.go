@@ -23,6 +23,11 @@ type Alignment struct {
 	MaxResidual float64
 	// FromHeader: one anchor only, the rate is the FDR header's frequency.
 	FromHeader bool
+	// Snapshots: the fit went through the runtime's monotonic clock and
+	// the Go trace's clock snapshots (SnapshotSpread is how much their
+	// offsets differ, ns), not through the anchors' log timestamps.
+	Snapshots      int
+	SnapshotSpread int64
 }
 
 // Time maps a TSC to Go-trace ns.
@@ -47,6 +52,9 @@ func (g *GoTrace) Align(pid int32, freq uint64) (*Alignment, error) {
 			return nil, fmt.Errorf("the Go trace is from another process (pid %d; the trace's is %d)", p, pid)
 		}
 		return nil, ErrNoAnchors
+	}
+	if a, ok := g.alignMono(as, freq); ok {
+		return a, nil
 	}
 	a := &Alignment{TSC0: as[0].tsc, T0: float64(as[0].t), Anchors: len(as), Span: as[len(as)-1].t - as[0].t}
 	if len(as) == 1 || a.Span < int64(AnchorSpanMin) {
@@ -103,6 +111,50 @@ func (g *GoTrace) Align(pid int32, freq uint64) (*Alignment, error) {
 		a.MaxResidual = max(a.MaxResidual, math.Abs(float64(a.Time(p.tsc)-p.t)))
 	}
 	return a, nil
+}
+
+// alignMono aligns through the monotonic clock when the anchors carry
+// its readings and the Go trace its clock snapshots (Go 1.25 and later):
+// each anchor pairs the session's clock with the monotonic clock within
+// tens of nanoseconds, with no scheduling delay in between, and each
+// snapshot pairs the monotonic clock with the Go trace's. The Go trace's
+// clock is the monotonic one on the platforms goxray runs on, so the
+// snapshots' offsets agree to its granularity; their median is used.
+func (g *GoTrace) alignMono(as []anchor, freq uint64) (*Alignment, bool) {
+	if len(g.snapshots) == 0 {
+		return nil, false
+	}
+	var ms []anchor
+	for _, p := range as {
+		if p.hasMono {
+			// The fit's code reads tsc and t: the monotonic pair.
+			ms = append(ms, anchor{pid: p.pid, tsc: p.mtsc, t: p.mono})
+		}
+	}
+	if len(ms) == 0 {
+		return nil, false
+	}
+	offs := make([]int64, len(g.snapshots))
+	for i, s := range g.snapshots {
+		offs[i] = s.trace - s.mono
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	off := offs[len(offs)/2]
+	a := &Alignment{TSC0: ms[0].tsc, T0: float64(ms[0].t), Anchors: len(as), Fitted: len(ms),
+		Span: ms[len(ms)-1].t - ms[0].t, Snapshots: len(offs), SnapshotSpread: offs[len(offs)-1] - offs[0]}
+	if len(ms) == 1 || a.Span < int64(AnchorSpanMin) {
+		if freq == 0 {
+			return nil, false
+		}
+		a.NsPerTick, a.FromHeader = 1e9/float64(freq), true
+	} else if err := a.leastSquares(ms); err != nil {
+		return nil, false
+	}
+	for _, p := range ms {
+		a.MaxResidual = max(a.MaxResidual, math.Abs(a.at(p.tsc)-float64(p.t)))
+	}
+	a.T0 += float64(off)
+	return a, true
 }
 
 // at is Time without rounding.

@@ -19,12 +19,24 @@
 //
 // Goroutines are matched by id: an FDR thread id is the low 32 bits of
 // the goroutine id. Times are matched through the clock anchors the
-// runtime writes into the Go trace (runtime/gotrace): a least-squares fit
-// of Go-trace time against the session's clock over every anchor of the
-// FDR trace's process. Alignment.MaxResidual states how far the anchors
-// lie from the fit; TestAlignment bounds the error on a 10 ms interval
-// measured by both clocks to 1 % (it is in practice below 1 µs: the Go
-// tracer's own clock has a 64 ns granularity on amd64).
+// runtime writes into the Go trace (runtime/gotrace). Each pairs the
+// session's clock with the runtime's monotonic clock, read together
+// (within tens of nanoseconds), and the Go trace's clock snapshots (Go
+// 1.25 and later, one per generation) pair the monotonic clock with the
+// Go trace's: a least-squares fit of the pairs, plus the snapshots'
+// median offset, maps FDR times to Go-trace times. Alignment.MaxResidual
+// states how far the pairs lie from the fit (tens of nanoseconds) and
+// SnapshotSpread how much the snapshots' offsets differ (the Go trace's
+// clock granularity, 64 ns on amd64). Without snapshots the fit falls back to
+// the anchors' own log timestamps, which trail their clock readings by
+// the log call's cost (microseconds): it keeps the least delayed half
+// twice and moves the line to the least delayed anchor. TestAlignment
+// bounds the error on 10 ms intervals measured by both clocks to 1 %.
+//
+// The waker's traced call is found at the wake-up's time: within the
+// alignment's error, so a goroutine that wakes another just as it
+// returns is named in the call it returns from only when the two are
+// closer than that error.
 //
 // What the Go trace cannot say is never guessed: time of a call outside
 // the Go trace's window, or before the Go trace first mentions G, is

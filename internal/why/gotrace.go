@@ -45,17 +45,27 @@ type span struct {
 	waker  int64  // Blocked only: the goroutine that made it runnable; -1 none
 }
 
-// anchor ties the session's clock to the Go trace's.
+// anchor ties the session's clock to the Go trace's: tsc was read just
+// before the log event stamped t; mtsc is the session's clock when the
+// runtime's monotonic clock read mono (hasMono).
 type anchor struct {
-	pid int
-	tsc uint64
-	t   int64
+	pid     int
+	tsc     uint64
+	t       int64
+	mono    int64
+	mtsc    uint64
+	hasMono bool
 }
+
+// snapshot is one of the Go trace's clock snapshots: its own clock and
+// the runtime's monotonic clock, read together.
+type snapshot struct{ trace, mono int64 }
 
 // GoTrace is a Go execution trace read for the join.
 type GoTrace struct {
 	spans      map[int32][]span // by the low 32 bits of the goroutine id
 	anchors    []anchor
+	snapshots  []snapshot
 	start, end int64 // the window, Go-trace ns
 	// Truncated is the parser's error when the trace ends in damage: the
 	// spans stop at the last event read.
@@ -92,9 +102,13 @@ func ReadGoTrace(r io.Reader) (*GoTrace, error) {
 		switch ev.Kind() {
 		case exptrace.EventLog:
 			if l := ev.Log(); l.Category == gotrace.AnchorCategory {
-				if pid, tsc, err := gotrace.ParseAnchor(l.Message); err == nil {
-					g.anchors = append(g.anchors, anchor{pid, tsc, t})
+				if a, err := gotrace.ParseAnchor(l.Message); err == nil {
+					g.anchors = append(g.anchors, anchor{pid: a.PID, tsc: a.TSC, t: t, mono: a.Mono, mtsc: a.MonoTSC, hasMono: a.HasMonoAnchor})
 				}
+			}
+		case exptrace.EventSync:
+			if cs := ev.Sync().ClockSnapshot; cs != nil {
+				g.snapshots = append(g.snapshots, snapshot{trace: int64(cs.Trace), mono: int64(cs.Mono)})
 			}
 		case exptrace.EventStateTransition:
 			st := ev.StateTransition()

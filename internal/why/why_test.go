@@ -125,7 +125,10 @@ func TestAlignment(t *testing.T) {
 	if len(enters) != 3 || len(exits) != 3 || len(marks) != 6 {
 		t.Fatalf("%d entries, %d exits, %d marks: want 3, 3, 6", len(enters), len(exits), len(marks))
 	}
-	t.Logf("%d anchors over %v, residual %.0f ns, header rate %v", al.Anchors, time.Duration(al.Span), al.MaxResidual, al.FromHeader)
+	t.Logf("%d anchors over %v, residual %.0f ns, header rate %v, %d clock snapshots spread over %d ns", al.Anchors, time.Duration(al.Span), al.MaxResidual, al.FromHeader, al.Snapshots, al.SnapshotSpread)
+	if al.Snapshots == 0 {
+		t.Error("the alignment did not go through the Go trace's clock snapshots")
+	}
 	if al.FromHeader {
 		t.Error("the anchors span too little for a fit")
 	}

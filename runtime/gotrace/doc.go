@@ -12,13 +12,17 @@
 //
 // Time alignment. The Go trace's clock and goxray's (the TSC, or the
 // fallback the session records with) are tied by anchors: user log events
-// of category AnchorCategory whose message is "pid=P tsc=T", T read from
-// the session's clock immediately before the log call, so the event's
-// Go-trace timestamp is taken a few hundred nanoseconds after T at most.
-// The recorder writes one anchor every AnchorEvery and one just before
-// every snapshot, so every window holds at least two anchors spanning
-// AnchorEvery or more: a reader fits offset and rate from them alone,
-// independently of goxray's frequency calibration, and the pid tells a
+// of category AnchorCategory whose message is
+// "pid=P mono=M tsc=T mtsc=U": M a reading of the runtime's monotonic
+// clock and U the session's clock at that moment (the midpoint of two
+// readings around it), T the session's clock just before the log call.
+// The Go trace's clock snapshots pair the monotonic clock with the
+// trace's own, so a reader maps goxray's clock to the Go trace's through
+// (U, M) pairs and the snapshots, independently of goxray's frequency
+// calibration; T and the log event's timestamp are the fallback for a
+// trace without snapshots. The recorder writes one anchor every
+// AnchorEvery and one just before every snapshot, so every window holds
+// at least two anchors spanning AnchorEvery or more, and the pid tells a
 // Go trace of another process.
 //
 // Cost. The Go execution tracer costs the program a few percent of CPU

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	_ "unsafe" // go:linkname
 )
 
 // AnchorCategory is the category of the clock anchors' log events.
@@ -74,16 +75,35 @@ func (r *Recorder) anchors() {
 func (r *Recorder) Anchor() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The session's clock around a read of the runtime's monotonic clock,
+	// which the Go trace's clock snapshots pair with its own: the
+	// midpoint is the session's time of the monotonic reading, within
+	// half the (tens of nanoseconds) span.
+	a := r.clock()
+	mono := nanotime()
+	z := r.clock()
 	b := append(r.buf[:0], "pid="...)
 	b = strconv.AppendInt(b, int64(r.pid), 10)
+	b = append(b, " mono="...)
+	b = strconv.AppendInt(b, mono, 10)
 	b = append(b, " tsc="...)
-	// The clock is read last, after the message's other work, so that
-	// the log event's timestamp follows it as closely as it can.
+	// Read last, after the message's other work, so that the log event's
+	// own timestamp (the fallback when the trace has no clock snapshot)
+	// follows it as closely as it can.
 	t := r.clock()
 	b = strconv.AppendUint(b, t, 10)
+	b = append(b, " mtsc="...)
+	b = strconv.AppendUint(b, a+(z-a)/2, 10)
 	trace.Log(context.Background(), AnchorCategory, string(b))
 	r.buf = b
 }
+
+// nanotime is the runtime's monotonic clock, the Mono of the Go trace's
+// clock snapshots. The runtime keeps it linkable because many packages
+// use it.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
 // WriteTo writes an anchor, then the flight recorder's window, to w.
 func (r *Recorder) WriteTo(w io.Writer) (int64, error) {
@@ -98,22 +118,49 @@ func (r *Recorder) Stop() {
 	r.fr.Stop()
 }
 
+// AnchorInfo is an anchor's message: the process, the session's clock
+// read just before the log call (TSC), and a reading of the runtime's
+// monotonic clock (Mono) with the session's clock at that moment
+// (MonoTSC).
+type AnchorInfo struct {
+	PID           int
+	TSC           uint64
+	Mono          int64
+	MonoTSC       uint64
+	HasMonoAnchor bool
+}
+
 // ParseAnchor reads an anchor's message.
-func ParseAnchor(msg string) (pid int, tsc uint64, err error) {
-	var p, t string
-	if _, err := fmt.Sscan(msg, &p, &t); err != nil {
-		return 0, 0, fmt.Errorf("anchor %q: %w", msg, err)
+func ParseAnchor(msg string) (AnchorInfo, error) {
+	var a AnchorInfo
+	var seen int
+	for _, f := range strings.Fields(msg) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return a, fmt.Errorf("anchor %q: %q is not key=value", msg, f)
+		}
+		var err error
+		switch k {
+		case "pid":
+			a.PID, err = strconv.Atoi(v)
+			seen |= 1
+		case "tsc":
+			a.TSC, err = strconv.ParseUint(v, 10, 64)
+			seen |= 2
+		case "mono":
+			a.Mono, err = strconv.ParseInt(v, 10, 64)
+			seen |= 4
+		case "mtsc":
+			a.MonoTSC, err = strconv.ParseUint(v, 10, 64)
+			seen |= 8
+		}
+		if err != nil {
+			return a, fmt.Errorf("anchor %q: %w", msg, err)
+		}
 	}
-	ps, ok1 := strings.CutPrefix(p, "pid=")
-	ts, ok2 := strings.CutPrefix(t, "tsc=")
-	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("anchor %q: want pid=P tsc=T", msg)
+	if seen&3 != 3 {
+		return a, fmt.Errorf("anchor %q: want pid=P tsc=T", msg)
 	}
-	if pid, err = strconv.Atoi(ps); err != nil {
-		return 0, 0, fmt.Errorf("anchor %q: %w", msg, err)
-	}
-	if tsc, err = strconv.ParseUint(ts, 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("anchor %q: %w", msg, err)
-	}
-	return pid, tsc, nil
+	a.HasMonoAnchor = seen&12 == 12
+	return a, nil
 }
