@@ -126,3 +126,23 @@ func TestGoTraceRefusesAnotherFlightRecorder(t *testing.T) {
 		t.Errorf("error %q: want one naming the flight recorder", err)
 	}
 }
+
+func TestWriteGoTraceToWithoutGoTrace(t *testing.T) {
+	if _, err := xray.WriteGoTraceTo(io.Discard); !errors.Is(err, xray.ErrNotRunning) {
+		t.Errorf("not running: %v, want ErrNotRunning", err)
+	}
+	if err := xray.Start(xray.Options{Dir: t.TempDir(), FlushSignal: xray.NoSignal, IgnoreEnv: true, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	if _, err := xray.WriteGoTraceTo(io.Discard); err == nil || !strings.Contains(err.Error(), "without GoTrace") {
+		t.Errorf("without GoTrace: %v, want an error naming it", err)
+	}
+	path, err := xray.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".gotrace"); err == nil {
+		t.Error("a session without GoTrace wrote a Go trace")
+	}
+}

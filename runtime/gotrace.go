@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -109,16 +110,25 @@ func writeBeside(path string, write func(io.Writer) (int64, error)) (int64, erro
 // WriteGoTrace writes the running session's Go execution trace to w: the
 // companion of WriteTo, for a reader that fetched the FDR trace over a
 // stream. ErrNotRunning without a session; an error without GoTrace.
+//
+// The flight recorder takes one snapshot at a time, so the snapshot is
+// taken into memory under flushMu (as a flush's is) and w, which may be
+// slow, gets it after the lock is released.
 func WriteGoTrace(w io.Writer) (int64, error) {
 	s, err := lockSession()
 	if err != nil {
 		return 0, err
 	}
-	// flushMu stays held: the flight recorder takes one snapshot at a time.
 	mu.Unlock()
-	defer flushMu.Unlock()
 	if s.gt == nil {
+		flushMu.Unlock()
 		return 0, fmt.Errorf("xray: no Go trace: the session runs without GoTrace")
 	}
-	return s.gt.WriteTo(w)
+	var b bytes.Buffer
+	_, err = s.gt.WriteTo(&b)
+	flushMu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return b.WriteTo(w)
 }
