@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // whyFixture is a request handler whose calls each wait in one way: it
@@ -369,4 +372,45 @@ func captureStderr(t *testing.T, f func()) string {
 	f()
 	w.Close()
 	return string(<-done)
+}
+
+// TestPerfettoGoroutineStates: with the Go trace beside it, goxray
+// perfetto gives each goroutine a "state" track whose slices name the
+// waits, and protoc decodes the file against Perfetto's field numbers.
+func TestPerfettoGoroutineStates(t *testing.T) {
+	protoc := xraytool.NeedExec(t, "protoc", "apt-get install -y protobuf-compiler")
+	startWhySession(t)
+	f := newWhyFixture()
+	f.run(t)
+	path, err := xray.Flush()
+	xray.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	if code := commands["perfetto"].run([]string{"-o", out, path}); code != 0 {
+		t.Fatalf("goxray perfetto exited %d", code)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(protoc, "--proto_path=../../internal/analysis/testdata", "--decode=perfetto.protos.Trace", "perfetto_subset.proto")
+	cmd.Stdin = bytes.NewReader(data)
+	text, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("protoc --decode: %v", err)
+	}
+	s := string(text)
+	if !strings.Contains(s, `name: "state"`) {
+		t.Error("no state track")
+	}
+	for _, want := range []string{`name: "running"`, `name: "blocked: sleep"`, `name: "blocked: sync"`, `name: "blocked: chan receive"`, `name: "blocked: network"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %s state slice", want)
+		}
+	}
+	if begins, ends := strings.Count(s, "type: TYPE_SLICE_BEGIN"), strings.Count(s, "type: TYPE_SLICE_END"); begins != ends {
+		t.Errorf("%d slice begins, %d ends", begins, ends)
+	}
 }

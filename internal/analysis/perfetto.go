@@ -120,6 +120,7 @@ type PerfettoWriter struct {
 	err    error
 	first  bool
 	Slices int64
+	States int64 // goroutine state slices (AddStates)
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.

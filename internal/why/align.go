@@ -182,3 +182,8 @@ func (a *Alignment) leastSquares(as []anchor) error {
 // AnchorSpanMin is the shortest span of anchors the fit trusts for the
 // rate; shorter spans take the header's frequency.
 const AnchorSpanMin = 50_000_000 // 50 ms
+
+// TSC maps a Go-trace time back to the session's clock.
+func (a *Alignment) TSC(t int64) uint64 {
+	return a.TSC0 + uint64(int64(math.Round((float64(t)-a.T0)/a.NsPerTick)))
+}
