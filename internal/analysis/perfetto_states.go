@@ -1,7 +1,5 @@
 package analysis
 
-
-
 // StateSlice is one scheduling state of a goroutine, from the Go
 // execution trace beside a goxray trace, on the trace's clock (TSC).
 type StateSlice struct {
@@ -68,4 +66,3 @@ func (pw *PerfettoWriter) stateEvent(track, ts, typ uint64, name, site string) {
 		return b
 	})
 }
-
