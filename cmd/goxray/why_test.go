@@ -414,3 +414,36 @@ func TestPerfettoGoroutineStates(t *testing.T) {
 		t.Errorf("%d slice begins, %d ends", begins, ends)
 	}
 }
+
+// TestTopGainsTheSplit: goxray top ends with why's table when the Go
+// trace is beside the trace, and says nothing of it when it is not.
+func TestTopGainsTheSplit(t *testing.T) {
+	startWhySession(t)
+	f := newWhyFixture()
+	f.run(t)
+	path, err := xray.Flush()
+	xray.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := func() string {
+		out := filepath.Join(t.TempDir(), "top.txt")
+		if code := commands["top"].run([]string{"-o", out, path}); code != 0 {
+			t.Fatalf("goxray top exited %d", code)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if s := top(); !strings.Contains(s, "Why (the Go execution trace") || !strings.Contains(s, "blocked on chan receive at") {
+		t.Errorf("top with a Go trace lacks the split:\n%s", s)
+	}
+	if err := os.Remove(path + ".gotrace"); err != nil {
+		t.Fatal(err)
+	}
+	if s := top(); strings.Contains(s, "Why (") {
+		t.Errorf("top without a Go trace prints a split:\n%s", s)
+	}
+}
