@@ -41,7 +41,7 @@ runnable, syscall, blocked or unknown; reason is empty unless blocked.`,
 func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	in := inputFlags(fs)
 	n := fs.Int("n", 20, "functions to print (0: all)")
-	format := fs.String("format", "text", "text or csv")
+	format := fs.String("format", "text", "text, csv, or pprof (a profile of self time per call path with sample types running, runnable, syscall, blocked and unknown, blocked samples labelled reason and site; needs -o)")
 	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time")
 	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+xrt.GoTraceSuffix+")")
 	slowest := fs.Int("slowest", 0, "explain the N slowest calls of -func one by one instead of the table")
@@ -51,8 +51,8 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		if err != nil {
 			return nil, err
 		}
-		if *format != "text" && *format != "csv" {
-			return nil, fmt.Errorf("-format %q: want text or csv", *format)
+		if *format != "text" && *format != "csv" && *format != "pprof" {
+			return nil, fmt.Errorf("-format %q: want text, csv or pprof", *format)
 		}
 		m, err := in.loadMap(trace)
 		if err != nil {
@@ -75,6 +75,16 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 				return nil, err
 			}
 			return func(w io.Writer) error { return writeSlowest(w, j.Slowest(id, *slowest), m, note) }, nil
+		}
+		if *format == "pprof" {
+			if note != "" {
+				return nil, fmt.Errorf("-format pprof needs the split: %s", note)
+			}
+			names := func(id uint32) (string, string, int) {
+				file, line := m.Source(id)
+				return m.Name(id), file, line
+			}
+			return func(w io.Writer) error { return j.PProf(names).Write(w) }, nil
 		}
 		return func(w io.Writer) error {
 			if *format == "csv" {

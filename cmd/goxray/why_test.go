@@ -447,3 +447,51 @@ func TestTopGainsTheSplit(t *testing.T) {
 		t.Errorf("top without a Go trace prints a split:\n%s", s)
 	}
 }
+
+// TestWhyPProf: -format pprof loads in the real go tool pprof, whose
+// tags and per-state sample types show each wait where the fixture made
+// it.
+func TestWhyPProf(t *testing.T) {
+	startWhySession(t)
+	f := newWhyFixture()
+	f.run(t)
+	path, err := xray.Flush()
+	xray.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "why.pb.gz")
+	if code := commands["why"].run([]string{"-format", "pprof", "-o", out, path}); code != 0 {
+		t.Fatalf("goxray why -format pprof exited %d", code)
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pprof := func(args ...string) string {
+		b, err := exec.Command(gobin, append(append([]string{"tool", "pprof"}, args...), out)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool pprof %v: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	tags := pprof("-tags")
+	for _, want := range []string{"sleep", "sync", "chan receive", "network", "(*whyFixture).run (why_test.go:"} {
+		if !strings.Contains(tags, want) {
+			t.Errorf("go tool pprof -tags lacks %q:\n%s", want, tags)
+		}
+	}
+	// The spin's running time is its own (flat), under the handler (cum).
+	top := pprof("-top", "-sample_index=running")
+	var spin string
+	for _, l := range strings.Split(top, "\n") {
+		if strings.HasSuffix(l, " whyfix.spin") {
+			spin = l
+		}
+	}
+	if fs := strings.Fields(spin); len(fs) < 6 || !strings.HasSuffix(fs[0], "ms") {
+		t.Errorf("no whyfix.spin row with running time in:\n%s", top)
+	} else if ms, err := strconv.ParseFloat(strings.TrimSuffix(fs[0], "ms"), 64); err != nil || ms < 16 {
+		t.Errorf("whyfix.spin runs %s ms, want at least 80%% of its 20 ms of CPU:\n%s", fs[0], top)
+	}
+}
