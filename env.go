@@ -44,6 +44,7 @@ import (
 //	no_file_flush                Options.NoFinalFile
 //	flush_on_exit                Options.FlushOnExit (goxray's: a final file on SIGTERM/SIGINT)
 //	fast_clock                   Options.FastClock (goxray's: RDTSC without a fence)
+//	go_trace                     Options.GoTrace (goxray's: Go's execution trace beside every file)
 //	overhead_budget              Options.OverheadBudget (goxray's: percent of the process's CPU time, or off)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
 //	flush_signal                 Options.FlushSignal (ours: a signal name such as WINCH, a number, or none)
@@ -142,6 +143,9 @@ func envDefaults(o Options) Options {
 	}
 	if !o.FastClock && env.Has(xrayflags.FieldFastClock) {
 		o.FastClock = env.FastClock
+	}
+	if !o.GoTrace && env.Has(xrayflags.FieldGoTrace) {
+		o.GoTrace = env.GoTrace
 	}
 	if o.OverheadBudget == 0 && env.Has(xrayflags.FieldOverheadBudget) {
 		o.OverheadBudget = env.OverheadBudget

@@ -140,7 +140,7 @@ func TestChildProcess(t *testing.T) {
 		Enter(1)
 		var logged []string
 		logf := func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
-		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), BufferSize: 1 << 20, Logf: logf}); err != nil {
+		if err := Start(Options{Dir: os.Getenv("GOXRAY_TEST_DIR"), BufferSize: 1 << 20, GoTrace: true, Logf: logf}); err != nil {
 			os.Stdout.WriteString("Start: " + err.Error() + "\n")
 			os.Exit(7)
 		}
@@ -216,6 +216,23 @@ func TestEnvironmentStartsTracingBeforeMain(t *testing.T) {
 	}
 }
 
+// TestEnvironmentGoTrace: go_trace=true in XRAY_FDR_OPTIONS writes the
+// Go execution trace beside the final file.
+func TestEnvironmentGoTrace(t *testing.T) {
+	dir := t.TempDir()
+	cmd := child(t, "premain",
+		"XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base="+dir+"/child-",
+		"XRAY_FDR_OPTIONS=flush_signal=none go_trace=true")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	path := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "ok "))
+	if st, err := os.Stat(path + ".gotrace"); err != nil || st.Size() == 0 {
+		t.Errorf("no Go trace beside %s: %v", path, err)
+	}
+}
+
 // TestStartComposesWithEnvironment: the Quick start's Start in a program
 // that XRAY_OPTIONS started tracing returns nil, takes the Options' Dir,
 // keeps the records made before it, says which option it could not apply,
@@ -236,6 +253,12 @@ func TestStartComposesWithEnvironment(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "not: BufferSize 1048576 (running with 65536)") {
 		t.Errorf("no log line about the BufferSize not applied:\n%s", out)
+	}
+	if !strings.Contains(string(out), "GoTrace true (running with false)") {
+		t.Errorf("no log line about the GoTrace not applied:\n%s", out)
+	}
+	if _, err := os.Stat(path + ".gotrace"); err == nil {
+		t.Errorf("%s.gotrace written by a session that runs without GoTrace", path)
 	}
 	f, err := fdr.ParseFileStrict(path)
 	if err != nil {

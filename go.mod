@@ -9,3 +9,5 @@ require (
 )
 
 require google.golang.org/protobuf v1.36.12
+
+require golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4

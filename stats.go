@@ -93,7 +93,14 @@ type Statistics struct {
 	OverheadBudget float64
 	RecordCost     float64
 	ShedFuncs      []string
+	// GoTrace describes the Go execution trace Options.GoTrace writes
+	// beside every file: whether it runs, the files and bytes written,
+	// and the flushes whose file has none beside it, with the last error.
+	GoTrace GoTraceStats
 }
+
+// GoTraceStats is Statistics.GoTrace.
+type GoTraceStats = xrt.GoTraceStats
 
 // Drops counts records that were not written, by reason.
 type Drops struct {
@@ -155,6 +162,7 @@ func statistics(s xrt.Stats) Statistics {
 		OverheadBudget:        s.OverheadBudget,
 		RecordCost:            s.RecordCost,
 		ShedFuncs:             shedNames(s.ShedFuncs),
+		GoTrace:               s.GoTrace,
 	}
 }
 

@@ -171,6 +171,24 @@ type Options struct {
 	// and written into the trace (a "goxray.shed id=N …" custom event).
 	// Other negative values, NaN and values above 100 fail Start.
 	OverheadBudget float64
+	// GoTrace runs Go's execution-trace flight recorder
+	// (runtime/trace.FlightRecorder) over the same window as the ring, and
+	// every flush to a file (Flush, the flush signal, Stop) writes the
+	// Go trace beside it, named like the file with ".gotrace" added;
+	// WriteGoTraceTo gives it to a stream. `go tool goxray why` joins the
+	// two: for every traced call, the time it ran, waited for a P, sat in
+	// a system call, or was blocked, on what and where. Start fails when
+	// the process already runs an execution trace or flight recorder. The
+	// Go tracer's cost (a few percent of CPU; see runtime/gotrace) is not
+	// part of OverheadBudget, which bounds goxray's own records: this is
+	// why it is off by default.
+	GoTrace bool
+	// GoTraceBytes bounds the Go trace's window in bytes (Go treats it as
+	// a hint); default: the ring's size, BufferSize × BufferCount, and at
+	// least 4 MiB — the Go trace records scheduling events, fewer than a
+	// traced service's calls, so the same bytes span at least the ring's
+	// usual window.
+	GoTraceBytes uint64
 	// IgnoreEnv makes Start ignore XRAY_OPTIONS and XRAY_FDR_OPTIONS.
 	// Otherwise the environment fills the fields left zero (see env.go):
 	// built-in defaults < environment < Options.
@@ -178,6 +196,9 @@ type Options struct {
 
 	prefixSet bool // FilePrefix came from xray_logfile_base, even if empty
 }
+
+// minGoTraceBytes is the smallest default Options.GoTraceBytes.
+const minGoTraceBytes = 4 << 20
 
 // DefaultOverheadBudget is the governor's budget when Options leave it
 // zero: 2 % of the process's CPU time.
@@ -196,6 +217,7 @@ func (o Options) config() (xrt.Config, error) {
 		NoFinalFile: o.NoFinalFile,
 		FlushOnExit: o.FlushOnExit,
 		FastClock:   o.FastClock,
+		GoTrace:     o.GoTrace,
 		OverheadBudget: func() float64 {
 			switch {
 			case o.OverheadBudget == 0:
@@ -230,6 +252,12 @@ func (o Options) config() (xrt.Config, error) {
 		// enough buffers for every P it may add, and some to recycle.
 		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0), 2*goruntime.NumCPU()+xrt.SpareBuffers)
 	}
+	if c.GoTrace {
+		c.GoTraceBytes = o.GoTraceBytes
+		if c.GoTraceBytes == 0 {
+			c.GoTraceBytes = max(uint64(c.BufferSize)*uint64(c.BufferCount), minGoTraceBytes)
+		}
+	}
 	c.Mode = o.Mode
 	switch o.FlushSignal {
 	case nil:
@@ -260,7 +288,7 @@ func (o Options) config() (xrt.Config, error) {
 // returns nil and applies to that session what a running session can
 // change — Dir, Program, FilePrefix, NoFinalFile, Logf, FlushSignal,
 // FlushOnExit — so the records since package init are kept. BufferSize,
-// BufferCount, Version, Mode and MinDuration stay as the environment set
+// BufferCount, Version, Mode, MinDuration and GoTrace stay as the environment set
 // them; if o asks for other values, one line through Logf says which were
 // not applied. Later Starts return ErrRunning as usual.
 func Start(o Options) error {
@@ -298,6 +326,7 @@ func adopt(o Options, c xrt.Config, started time.Time) error {
 	note(o.Version != 0, "Version", c.Version, run.Version)
 	note(o.Mode != FlightRecorder, "Mode", c.Mode, run.Mode)
 	note(o.MinDuration != 0, "MinDuration", c.MinDuration, run.MinDuration)
+	note(o.GoTrace, "GoTrace", c.GoTrace, run.GoTrace)
 	if len(kept) > 0 {
 		c.Logf("tracing was started by XRAY_OPTIONS; Start applied the other options but not: %s", strings.Join(kept, ", "))
 	}
@@ -320,6 +349,13 @@ func Flush() (path string, err error) { return xrt.Flush() }
 
 // WriteTo writes the bytes Flush would write to w.
 func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
+
+// WriteGoTraceTo writes the Go execution trace of a session started with
+// Options.GoTrace to w: what Flush writes beside its file, for a reader
+// that took the FDR trace from WriteTo. Save it as TRACE.gotrace beside
+// that trace for `go tool goxray why`. It returns ErrNotRunning when not
+// started and an error when the session has no Go trace.
+func WriteGoTraceTo(w io.Writer) (int64, error) { return xrt.WriteGoTrace(w) }
 
 // Errors.
 var (

@@ -34,6 +34,7 @@ func (s *session) writeFile(snap [][]byte, p flush.Params) (string, error) {
 	path, res, err := writeFile(s.cfg, snap, p)
 	s.account(res, err, path)
 	if err == nil {
+		s.writeGoTrace(path)
 		s.trimDir(path)
 	}
 	return path, err

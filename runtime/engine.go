@@ -18,6 +18,7 @@ import (
 	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/flush"
 	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/runtime/gotrace"
 	"github.com/goxray/xray/runtime/instrmap"
 	"github.com/goxray/xray/runtime/registry"
 	"github.com/goxray/xray/runtime/tsc"
@@ -62,6 +63,11 @@ type Config struct {
 	// (dirbudget.go); 0 or less: no bound.
 	DirMaxFiles int
 	DirMaxBytes int64
+	// GoTrace runs Go's execution-trace flight recorder beside the
+	// session, keeping about GoTraceBytes of trace, and every flush to a
+	// file writes it beside (gotrace.go).
+	GoTrace      bool
+	GoTraceBytes uint64
 }
 
 const (
@@ -143,6 +149,9 @@ type session struct {
 	// dirb bounds what flushes leave in Dir. Under flushMu.
 	dirb dirBudget
 	fl   flushCounters
+	// gt is Go's flight recorder (Config.GoTrace); nil without.
+	gt   *gotrace.Recorder
+	gtFl goTraceCounters
 }
 
 type flushCounters struct {
@@ -202,8 +211,15 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	glayout.Calibrate() // goroutine id and P offsets: once, at the first Start
 	// No record is being written: state is off until the end of Start.
 	clockWhy = tsc.Select(cfg.FastClock)
+	gt, err := startGoTrace(cfg)
+	if err != nil {
+		return nil, "", err
+	}
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
+		if gt != nil {
+			gt.Stop()
+		}
 		return nil, "", fmt.Errorf("xray: %w", err)
 	}
 	s := &session{
@@ -213,6 +229,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 		info:       tsc.Probe(),
 		maxPayload: uint32(cfg.BufferSize - preambleSize - fdr.MetadataSize),
 		started:    time.Now(),
+		gt:         gt,
 	}
 	if clockHook != nil {
 		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
@@ -326,12 +343,14 @@ func stop() (string, func(string, ...any), error) {
 	mu.Unlock()
 
 	if s.cfg.NoFinalFile {
+		s.stopGoTrace()
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
 		return "", nil, err
 	}
 	path, ferr := s.writeFile(snap, p)
+	s.stopGoTrace()
 	st := s.stats()
 	st.Running = false
 	lastStats.Store(&st)

@@ -100,6 +100,8 @@ type Stats struct {
 	OverheadBudget float64
 	RecordCost     float64
 	ShedFuncs      []uint32
+	// GoTrace describes the Go execution trace written beside files.
+	GoTrace GoTraceStats
 }
 
 // ReadStats returns the statistics.
@@ -164,5 +166,6 @@ func (s *session) stats() Stats {
 	if p := f.lastPath.Load(); p != nil {
 		st.LastFlushPath = *p
 	}
+	st.GoTrace = s.goTraceStats()
 	return st
 }

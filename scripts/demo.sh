@@ -25,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-STEPS=(tools build service account top flame pprof timeline auto otel)
+STEPS=(tools build service account top why flame pprof timeline auto otel)
 DOCS=0
 [ "${1:-}" = --docs ] && DOCS=1
 
@@ -53,7 +53,7 @@ wait_for() {
   local f
   for _ in $(seq 200); do
     for f in $1; do
-      case "$f" in *.map|*.tmp) continue ;; esac
+      case "$f" in *.map|*.tmp|*.gotrace) continue ;; esac
       [ -s "$f" ] && [ -s "$f.map" ] && { echo "$f"; return; }
     done
     sleep 0.1
@@ -124,6 +124,27 @@ step_account() {
 
 step_top() {
   show "$BIN/goxray" top -lineage -n 10 "$trace"
+}
+
+# step_why: why the time went: the Go execution trace the service writes
+# beside every file (Options.GoTrace) split into running, runnable and
+# blocked by reason, then the slowest request explained call by call.
+step_why() {
+  local i
+  for i in $(seq 200); do
+    [ -s "$trace.gotrace" ] && break
+    sleep 0.1
+  done
+  [ -s "$trace.gotrace" ] || { echo "error: no Go trace beside $trace" >&2; exit 1; }
+  artifact "$trace.gotrace" "Go's execution trace of the same window (go tool trace reads it too)"
+  show "$BIN/goxray" why -n 4 "$trace"
+  show "$BIN/goxray" why -slowest 1 -func 'main.(*Server).handleUser' "$trace"
+  local slowest
+  slowest=$("$BIN/goxray" why -slowest 1 -func 'main.(*Server).handleUser' "$trace" 2>/dev/null)
+  case "$slowest" in
+    *"blocked on sync at main.(*Server).handleUser"*) ;;
+    *) echo "error: goxray why does not explain the slowest request as a wait for its fan-out: $slowest" >&2; exit 1 ;;
+  esac
 }
 
 # step_flame: the goroutine-aware flame graph: fan-out goroutines drawn

@@ -8,6 +8,8 @@
 //	GET /debug/xray/stats   xray.Stats() as JSON
 //	GET /debug/xray/pprof   the window as a pprof profile (PProf: built one
 //	                        request at a time, deep paths elided)
+//	GET /debug/xray/gotrace the Go execution trace beside the window
+//	                        (GoTrace; sessions with Options.GoTrace)
 //
 // Mount them on a mux of your choosing:
 //

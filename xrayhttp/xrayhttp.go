@@ -41,6 +41,7 @@ func Register(mux *http.ServeMux) {
 	mux.HandleFunc(MapPath, Map)
 	mux.HandleFunc(StatsPath, Stats)
 	mux.HandleFunc(PProfPath, PProf)
+	mux.HandleFunc(GoTracePath, GoTrace)
 }
 
 // Map serves the instrumentation map of every function registered so far
@@ -304,6 +305,18 @@ type StatsJSON struct {
 	Frequency         uint64 `json:"frequency_hz"`
 	FrequencySource   string `json:"frequency_source"`
 	GoroutineIDSource string `json:"goroutine_id_source"`
+
+	GoTrace GoTraceJSON `json:"go_trace"`
+}
+
+// GoTraceJSON is xray.Statistics.GoTrace.
+type GoTraceJSON struct {
+	On        bool   `json:"on"`
+	MaxBytes  uint64 `json:"max_bytes"`
+	Files     uint64 `json:"files"`
+	Bytes     uint64 `json:"bytes"`
+	Errors    uint64 `json:"errors"`
+	LastError string `json:"last_error"`
 }
 
 // DropsJSON counts records not written, by reason.
@@ -359,6 +372,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		Frequency:             st.Frequency,
 		FrequencySource:       st.FrequencySource,
 		GoroutineIDSource:     st.GoroutineIDSource,
+		GoTrace:               GoTraceJSON(st.GoTrace),
 	}
 	if !st.Started.IsZero() {
 		j.Started = st.Started.Format(time.RFC3339Nano)

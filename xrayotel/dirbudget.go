@@ -27,7 +27,7 @@ const requestPrefix = "xray-request."
 // requestFile recognises the per-request files' names exactly:
 // xray-request.<trace id>-<span id>.XXXXXX and the same with .map.
 func requestFile(name string) bool {
-	rest, ok := strings.CutPrefix(strings.TrimSuffix(name, ".map"), requestPrefix)
+	rest, ok := strings.CutPrefix(diskbudget.Unit(name), requestPrefix)
 	if !ok || len(rest) != 32+1+16+1+diskbudget.SuffixLen || rest[32] != '-' || rest[49] != '.' {
 		return false
 	}

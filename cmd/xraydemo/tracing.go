@@ -47,9 +47,12 @@ func init() {
 // traceDir is where trace files go.
 var traceDir = flag.String("dir", os.TempDir(), "where trace files go")
 
+// goTrace writes Go's execution trace beside every file, for goxray why.
+var goTrace = flag.Bool("gotrace", true, "run Go's execution-trace flight recorder and write its trace beside every file (Options.GoTrace), for goxray why")
+
 // startTracing starts the recorder, writing into -dir.
 func startTracing() {
-	if err := xray.Start(xray.Options{Dir: *traceDir}); err != nil {
+	if err := xray.Start(xray.Options{Dir: *traceDir, GoTrace: *goTrace}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -155,6 +155,7 @@ type PerfettoWriter struct {
 	shedG     *shedGraph
 	shedNames string
 	before    map[threadKey][]openAt // scan.before, consumed as Entries come
+	States    int64                  // goroutine state slices (AddStates)
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.

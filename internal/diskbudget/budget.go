@@ -91,7 +91,7 @@ func (b *Budget) Counts() Counts {
 }
 
 type unit struct {
-	key   string // the trace's name; its map is key+".map"
+	key   string // the trace's name; its companions are key+Companions[i]
 	names []string
 	bytes int64
 	mod   time.Time
@@ -122,7 +122,7 @@ func (b *Budget) Trim(keep ...string) {
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		key := strings.TrimSuffix(name, ".map")
+		key := Unit(name)
 		u := units[key]
 		if u == nil {
 			u = &unit{key: key, mod: fi.ModTime()}
@@ -141,7 +141,7 @@ func (b *Budget) Trim(keep ...string) {
 	}
 	spare := map[string]bool{}
 	for _, k := range keep {
-		k = strings.TrimSuffix(filepath.Base(k), ".map")
+		k = Unit(filepath.Base(k))
 		spare[k] = true
 		b.seq++
 		b.written[k] = b.seq
@@ -195,11 +195,28 @@ const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // SuffixLen is the length of that suffix.
 const SuffixLen = 6
 
+// Companions are the suffixes of the files written beside a trace: its
+// function map and the Go execution trace a session with GoTrace writes.
+// A trace and its companions are one unit, counted and deleted together.
+var Companions = []string{".map", ".gotrace"}
+
+// Unit returns the name of the trace whose unit name belongs to: name
+// less a companion's suffix.
+func Unit(name string) string {
+	for _, c := range Companions {
+		if k, ok := strings.CutSuffix(name, c); ok {
+			return k
+		}
+	}
+	return name
+}
+
 // Pattern recognises the names flush.WriteFiles gives files of prefix:
-// prefix, six letters or digits, and for the map ".map".
+// prefix, six letters or digits, and a companion's suffix for the files
+// beside it.
 func Pattern(prefix string) func(name string) bool {
 	return func(name string) bool {
-		rest, ok := strings.CutPrefix(strings.TrimSuffix(name, ".map"), prefix)
+		rest, ok := strings.CutPrefix(Unit(name), prefix)
 		return ok && IsSuffix(rest)
 	}
 }

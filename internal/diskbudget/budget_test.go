@@ -104,3 +104,31 @@ func TestAllowRate(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimTakesCompanions: a trace's Go execution trace goes with it, and
+// counts against the budget like its map.
+func TestTrimTakesCompanions(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		name := fmt.Sprintf("xray-log.svc.BBBBB%d", i)
+		for _, suffix := range []string{"", ".map", ".gotrace"} {
+			write(t, dir, name+suffix, 100, t0.Add(time.Duration(i)*time.Minute))
+		}
+	}
+	write(t, dir, "xray-log.svc.BBBBB9.gotrace.bak", 100, t0)
+	b := New(dir, Pattern("xray-log.svc."), Limits{MaxFiles: 6})
+	b.Trim(filepath.Join(dir, "xray-log.svc.BBBBB2"))
+	got := names(t, dir)
+	want := []string{
+		"xray-log.svc.BBBBB1", "xray-log.svc.BBBBB1.gotrace", "xray-log.svc.BBBBB1.map",
+		"xray-log.svc.BBBBB2", "xray-log.svc.BBBBB2.gotrace", "xray-log.svc.BBBBB2.map",
+		"xray-log.svc.BBBBB9.gotrace.bak",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("left %q, want %q", got, want)
+	}
+	if c := b.Counts(); c.Deleted != 3 || c.DeletedBytes != 300 {
+		t.Errorf("counts %+v, want 3 files of 300 bytes deleted", c)
+	}
+}

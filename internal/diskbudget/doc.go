@@ -7,8 +7,8 @@
 // a function that recognises its file names exactly (Pattern for the
 // runtime's <prefix>XXXXXX and <prefix>XXXXXX.map), and files of anyone
 // else in the directory, hidden temporary files in the middle of being
-// written among them, are neither counted nor touched. A trace and its map
-// (name and name+".map") are one unit: they are deleted together, oldest
+// written among them, are neither counted nor touched. A trace and the files
+// beside it (name+".map", name+".gotrace": Companions) are one unit: they are deleted together, oldest
 // unit first (in the order this Budget wrote them, else by modification
 // time, then name: file times are too coarse to order quick flushes).
 //

@@ -80,6 +80,8 @@
 //	                                die of the signal as the process would have
 //	                                (Config.FlushOnExit, xray.Options.FlushOnExit): with
 //	                                XRAY_OPTIONS alone, the way to get a file at exit
+//	go_trace=bool                   goxray: run Go's execution-trace flight recorder and
+//	                                write its trace beside every file (Config.GoTrace)
 //
 // goxray's own flags live in XRAY_FDR_OPTIONS because they configure the
 // FDR writer, which is all goxray has; XRAY_OPTIONS keeps compiler-rt's set

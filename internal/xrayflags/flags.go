@@ -43,6 +43,7 @@ const (
 	FieldFlushOnExit
 	FieldFastClock
 	FieldOverheadBudget
+	FieldGoTrace
 )
 
 // Config is what the two variables set. A field means something only when
@@ -71,6 +72,7 @@ type Config struct {
 	// OverheadBudget (overhead_budget): percent of the CPU, above 0 and
 	// at most 100; -1 for "off" (no governor).
 	OverheadBudget float64
+	GoTrace        bool // go_trace: Go's execution-trace flight recorder beside the ring
 
 	set Field
 }
@@ -445,6 +447,7 @@ var fdrFlags = []flagDef{
 	{"no_file_flush", boolFlag(FieldNoFileFlush, func(c *Config) *bool { return &c.NoFileFlush })},
 	{"flush_on_exit", boolFlag(FieldFlushOnExit, func(c *Config) *bool { return &c.FlushOnExit })},
 	{"fast_clock", boolFlag(FieldFastClock, func(c *Config) *bool { return &c.FastClock })},
+	{"go_trace", boolFlag(FieldGoTrace, func(c *Config) *bool { return &c.GoTrace })},
 	{"overhead_budget", func(p *parser, v string) string {
 		if v == "off" {
 			p.c.OverheadBudget = -1

@@ -206,6 +206,7 @@ func TestFDROptions(t *testing.T) {
 		{name: "flush_on_exit 0", fdr: "flush_on_exit=0", want: cfg(Config{}, FieldFlushOnExit)},
 		{name: "flush_on_exit maybe", fdr: "flush_on_exit=maybe", warns: warn("flush_on_exit", "maybe", wantBool)},
 		{name: "fast_clock", fdr: "fast_clock=true", want: cfg(Config{FastClock: true}, FieldFastClock)},
+		{name: "go_trace", fdr: "go_trace=true", want: cfg(Config{GoTrace: true}, FieldGoTrace)},
 		{name: "overhead_budget 5", fdr: "overhead_budget=5", want: cfg(Config{OverheadBudget: 5}, FieldOverheadBudget)},
 		{name: "overhead_budget 0.5", fdr: "overhead_budget=0.5", want: cfg(Config{OverheadBudget: 0.5}, FieldOverheadBudget)},
 		{name: "overhead_budget off", fdr: "overhead_budget=off", want: cfg(Config{OverheadBudget: -1}, FieldOverheadBudget)},
@@ -347,7 +348,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	if c2, w2 := Parse(gx, gf); !reflect.DeepEqual(c2, c) || len(w2) != 0 {
 		t.Errorf("round trip: %+v %v, want %+v", c2, w2, c)
 	}
-	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true fast_clock=true overhead_budget=off"
+	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true fast_clock=true go_trace=true overhead_budget=off"
 	c, _ = Parse("", f)
 	if _, gf := c.Flags(); gf != f {
 		t.Errorf("Flags() fdr = %q, want %q", gf, f)

@@ -53,6 +53,9 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 	if c.Has(FieldFastClock) {
 		f = append(f, "fast_clock="+strconv.FormatBool(c.FastClock))
 	}
+	if c.Has(FieldGoTrace) {
+		f = append(f, "go_trace="+strconv.FormatBool(c.GoTrace))
+	}
 	if c.Has(FieldOverheadBudget) {
 		if c.OverheadBudget < 0 {
 			f = append(f, "overhead_budget=off")
