@@ -118,12 +118,16 @@ type session struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
-	// The governor's (with a budget): its wake-up call, the estimated
-	// cost of a record in ns, and the TSC ticks per record below which a
-	// buffer was filled over budget (0: no governor).
+	// The governor's (with a budget; see governor.go): its wake-up call,
+	// the channel it closes when it returns, the budget, the estimated cost
+	// of a record and the TSC ticks per record below which a buffer was
+	// filled over budget (0: none). Adopt may change the budget while the
+	// session runs.
 	govWake    chan struct{}
-	recordCost float64
-	hotTicks   uint64
+	govDone    chan struct{} // under mu; nil: no governor
+	budget     atomicFloat   // percent of the CPU time
+	recordCost atomicFloat   // ns
+	hotTicks   atomic.Uint64
 	// reclaiming is set while reclaim retires writers (see
 	// acquireAfterReclaim).
 	reclaiming atomic.Bool
@@ -225,23 +229,18 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	// The assembly path knows nothing of rewinding or test clocks.
 	fast := clockHook == nil && s.minTicks == 0 && fastReady()
 	setFast(set, fast)
+	s.done = make(chan struct{})
 	if cfg.OverheadBudget > 0 {
-		s.govWake = make(chan struct{}, 1)
-		s.recordCost = estimateRecordCost(fast)
-		s.hotTicks = uint64(max(1, s.recordCost*float64(s.info.Frequency)/1e9/(cfg.OverheadBudget/100)))
+		s.setBudget(cfg.OverheadBudget)
 	}
 	cur = s
-	s.done = make(chan struct{})
 	go s.watchProcs(s.done, watchEvery)
-	if cfg.OverheadBudget > 0 {
-		go s.govern(s.done)
-	}
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
-	setGates(true)
+	setGates(s)
 	return cfg.Logf, clockWhy, nil
 }
 
@@ -268,8 +267,14 @@ func checkArena(size, count int) error {
 //
 // Logf is called after every lock is released: no user callback runs under
 // a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
+//
+// Stop returns once the session's governor has: no decision of it
+// outlives the session.
 func Stop() error {
-	path, logf, err := stop()
+	path, logf, gov, err := stop()
+	if gov != nil {
+		<-gov
+	}
 	if path != "" {
 		logf("stopped: wrote %s", path)
 	}
@@ -277,18 +282,21 @@ func Stop() error {
 }
 
 // stop does Stop's work under the locks; it returns the final file's path
-// when there is one to announce, and the session's Logf.
-func stop() (string, func(string, ...any), error) {
+// when there is one to announce, the session's Logf, and the channel its
+// governor closes when it returns (nil: none). The governor takes mu to
+// sample and to log, so it is waited for once the locks are released.
+func stop() (string, func(string, ...any), chan struct{}, error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return "", nil, ErrNotRunning
+		return "", nil, nil, ErrNotRunning
 	}
+	gov := s.govDone
 	state.Store(stateOff)
-	setGates(false)
+	setGates(nil)
 	close(s.done)
 	s.unnotify()
 	quiesce()
@@ -318,7 +326,7 @@ func stop() (string, func(string, ...any), error) {
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
-		return "", nil, err
+		return "", nil, gov, err
 	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
@@ -326,9 +334,9 @@ func stop() (string, func(string, ...any), error) {
 	st.Running = false
 	lastStats.Store(&st)
 	if ferr != nil {
-		return "", nil, ferr
+		return "", nil, gov, ferr
 	}
-	return path, s.cfg.Logf, err
+	return path, s.cfg.Logf, gov, err
 }
 
 func signalName(sig os.Signal) string {

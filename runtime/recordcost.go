@@ -2,6 +2,7 @@ package runtime
 
 import (
 	goruntime "runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/runtime/glayout"
@@ -28,7 +29,8 @@ const (
 // clock_gettime 50 or more, and the goroutine id a load where the g
 // pointer can be read but a microsecond or more where it comes from
 // runtime.Stack (purego, architectures without a g reader).
-func estimateRecordCost(fast bool) float64 {
+func estimateRecordCost(_ *session) float64 {
+	fast := atomic.LoadUint32(&fastOK) != modeOff
 	const reads, rounds = 256, 8
 	best := time.Duration(1 << 62)
 	var ids uint64

@@ -149,8 +149,8 @@ func (s *session) stats() Stats {
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.RetiredWriters = s.retired.Load()
-	st.OverheadBudget = s.cfg.OverheadBudget
-	st.RecordCost = s.recordCost
+	st.OverheadBudget = s.budget.Load()
+	st.RecordCost = s.recordCost.Load()
 	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	if p := f.lastErr.Load(); p != nil {
