@@ -219,6 +219,12 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 		s.latest = make([]atomic.Uint64, 1<<latestBits)
 	}
 
+	// The assembly path knows nothing of rewinding or test clocks.
+	fast := clockHook == nil && s.minTicks == 0 && fastReady()
+	// Before the session's own writers are installed: the calibration
+	// installs its scratch ones. With or without a budget, so that Stats
+	// shows the estimate and Adopt can set a budget.
+	s.recordCost.Store(estimateRecordCost(s, fast))
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
@@ -226,8 +232,6 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	}
 	writers.Store(set)
 	s.set.Store(set)
-	// The assembly path knows nothing of rewinding or test clocks.
-	fast := clockHook == nil && s.minTicks == 0 && fastReady()
 	setFast(set, fast)
 	s.done = make(chan struct{})
 	if cfg.OverheadBudget > 0 {

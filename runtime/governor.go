@@ -138,9 +138,6 @@ var governHook func(applied bool)
 // its governor if none runs: at Start, and when Adopt changes it. Under
 // mu.
 func (s *session) setBudget(pct float64) {
-	if pct > 0 && s.recordCost.Load() == 0 {
-		s.recordCost.Store(estimateRecordCost(s))
-	}
 	s.budget.Store(pct)
 	hot := uint64(0)
 	if pct > 0 {
