@@ -194,6 +194,7 @@ func calibrate(s *session, fast bool) calibration {
 	}
 	calibGate.Store(0)
 	goruntime.KeepAlive(x)
+	goruntime.KeepAlive(calibSum)
 
 	// As Stop: nobody may hold the scratch writers when their arena goes.
 	state.Store(stateOff)
