@@ -167,3 +167,35 @@ func TestGovernorSeesErasedCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptSetsBudget: a budget that Adopt gives a session started
+// without one starts its governor, which then sheds a hot function.
+func TestAdoptSetsBudget(t *testing.T) {
+	const hot = 1681
+	gs := testGates(hot)
+	c := config(t)
+	startT(t, c)
+	if st := ReadStats(); st.OverheadBudget != 0 || st.RecordCost <= 0 {
+		t.Fatalf("without a budget: Stats budget %g, record cost %g", st.OverheadBudget, st.RecordCost)
+	}
+	c.OverheadBudget = 1e-6
+	if _, err := Adopt(c, ReadStats().Started); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReadStats().OverheadBudget; got != 1e-6 {
+		t.Fatalf("Stats().OverheadBudget %g after Adopt, want 1e-6", got)
+	}
+	const bound = 3 * time.Second
+	c0 := processCPU()
+	for isOpen(&gs[0]) && processCPU()-c0 < bound {
+		for range 1000 {
+			if isOpen(&gs[0]) {
+				Enter(hot)
+				Exit(hot)
+			}
+		}
+	}
+	if isOpen(&gs[0]) {
+		t.Fatalf("the governor Adopt started did not shed a hot function within %v of CPU time", bound)
+	}
+}

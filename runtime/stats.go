@@ -91,7 +91,8 @@ type Stats struct {
 	// were sealed so they can be recycled.
 	RetiredWriters uint64
 	// OverheadBudget is the governor's budget in percent (0: none);
-	// RecordCost its estimate of one record's cost, in ns; ShedFuncs the
+	// RecordCost its estimate of one record's cost, in ns (timed at
+	// Start with or without a budget: estimateRecordCost); ShedFuncs the
 	// functions it shed, which new calls no longer trace.
 	OverheadBudget float64
 	RecordCost     float64
