@@ -125,6 +125,7 @@ type session struct {
 	// session runs.
 	govWake    chan struct{}
 	govDone    chan struct{} // under mu; nil: no governor
+	govG       atomic.Uint64 // the governor's goroutine id
 	budget     atomicFloat   // percent of the CPU time
 	recordCost atomicFloat   // ns
 	hotTicks   atomic.Uint64
@@ -273,11 +274,12 @@ func checkArena(size, count int) error {
 // a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
 //
 // Stop returns once the session's governor has: no decision of it
-// outlives the session.
+// outlives the session. (Called by the governor itself, through a Logf
+// that stops tracing, it does not wait for itself.)
 func Stop() error {
-	path, logf, gov, err := stop()
-	if gov != nil {
-		<-gov
+	path, logf, s, err := stop()
+	if s != nil && s.govDone != nil && s.govG.Load() != glayout.Goid() {
+		<-s.govDone
 	}
 	if path != "" {
 		logf("stopped: wrote %s", path)
@@ -286,10 +288,10 @@ func Stop() error {
 }
 
 // stop does Stop's work under the locks; it returns the final file's path
-// when there is one to announce, the session's Logf, and the channel its
-// governor closes when it returns (nil: none). The governor takes mu to
-// sample and to log, so it is waited for once the locks are released.
-func stop() (string, func(string, ...any), chan struct{}, error) {
+// when there is one to announce, the session's Logf, and the session,
+// whose governor (if any) Stop waits for: the governor takes mu to sample
+// and to log, so it is waited for once the locks are released.
+func stop() (string, func(string, ...any), *session, error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
@@ -298,7 +300,6 @@ func stop() (string, func(string, ...any), chan struct{}, error) {
 		mu.Unlock()
 		return "", nil, nil, ErrNotRunning
 	}
-	gov := s.govDone
 	state.Store(stateOff)
 	setGates(nil)
 	close(s.done)
@@ -330,7 +331,7 @@ func stop() (string, func(string, ...any), chan struct{}, error) {
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
-		return "", nil, gov, err
+		return "", nil, s, err
 	}
 	path, res, ferr := writeFile(s.cfg, snap, p)
 	s.account(res, ferr, path)
@@ -338,9 +339,9 @@ func stop() (string, func(string, ...any), chan struct{}, error) {
 	st.Running = false
 	lastStats.Store(&st)
 	if ferr != nil {
-		return "", nil, gov, ferr
+		return "", nil, s, ferr
 	}
-	return path, s.cfg.Logf, gov, err
+	return path, s.cfg.Logf, s, err
 }
 
 func signalName(sig os.Signal) string {

@@ -199,3 +199,42 @@ func TestAdoptSetsBudget(t *testing.T) {
 		t.Fatalf("the governor Adopt started did not shed a hot function within %v of CPU time", bound)
 	}
 }
+
+// TestLogfStopsFromGovernor: a Logf that stops tracing when it is told
+// of a shed runs on the governor's goroutine; Stop, which waits for the
+// governor, does not wait for itself there.
+func TestLogfStopsFromGovernor(t *testing.T) {
+	const hot = 1691
+	gs := testGates(hot)
+	stopped := make(chan error, 1)
+	c := config(t)
+	c.OverheadBudget = 1e-6
+	c.Logf = func(format string, args ...any) {
+		if strings.Contains(format, "shed until the session ends") {
+			stopped <- Stop()
+		}
+	}
+	if err := Start(c); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(stopped) == 0 && time.Now().Before(deadline) {
+		for range 1000 {
+			if isOpen(&gs[0]) {
+				Enter(hot)
+				Exit(hot)
+			}
+		}
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("Stop called from Logf on the governor did not return in 60 s")
+	}
+	if ReadStats().Running {
+		t.Fatal("still running after Stop")
+	}
+}

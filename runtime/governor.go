@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/registry"
 )
 
@@ -155,6 +156,7 @@ func (s *session) setBudget(pct float64) {
 // at Stop), and closes exited when it returns.
 func (s *session) govern(done, exited chan struct{}) {
 	defer close(exited)
+	s.govG.Store(glayout.Goid())
 	t := time.NewTicker(governEvery)
 	defer t.Stop()
 	var w costWindow
