@@ -118,11 +118,10 @@ type session struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
-	// The governor's (with a budget; see governor.go): its wake-up call,
-	// the channel it closes when it returns, the budget, the estimated cost
-	// of a record and the TSC ticks per record below which a buffer was
-	// filled over budget (0: none). Adopt may change the budget while the
-	// session runs.
+	// The governor's (governor.go; Adopt may change the budget): its
+	// wake-up call, what it closes when it returns, the budget, a record's
+	// estimated cost and the TSC ticks per record below which a buffer was
+	// filled over budget (0: none).
 	govWake    chan struct{}
 	govDone    chan struct{} // under mu; nil: no governor
 	govG       atomic.Uint64 // the governor's goroutine id
@@ -222,9 +221,8 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 
 	// The assembly path knows nothing of rewinding or test clocks.
 	fast := clockHook == nil && s.minTicks == 0 && fastReady()
-	// Before the session's own writers are installed: the calibration
-	// installs its scratch ones. With or without a budget, so that Stats
-	// shows the estimate and Adopt can set a budget.
+	// Before the session's writers are installed (the calibration installs
+	// its own), and with or without a budget (Stats, Adopt).
 	s.recordCost.Store(estimateRecordCost(s, fast))
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
