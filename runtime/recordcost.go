@@ -79,7 +79,8 @@ func modelRecordCost(fast bool) float64 {
 // does not count). calibBytes bounds the scratch buffers the traced calls
 // write (two records of 8 bytes a call, and a block's metadata), so every
 // record lands in memory that is not in a cache, as in a ring that a
-// program fills and a flight recorder recycles: about 1.5 ms in all.
+// program fills and a flight recorder recycles. About 0.9 ms in all on a
+// 2.8 GHz Xeon, 3 ms when calibPool's memory must be written anew.
 const (
 	calibRounds = 6
 	calibCalls  = 1000
