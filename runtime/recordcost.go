@@ -127,6 +127,11 @@ func calibBody(mem []uint64, i uint64) uint64 {
 
 var calibSum uint64
 
+// calibrating is set while calibrate's scratch set records: a P beyond it
+// (GOMAXPROCS raised meanwhile) drops its record, where growWriters would
+// wait for the mu that Start holds, the calibrating goroutine's too.
+var calibrating atomic.Bool
+
 // calibPool keeps calibrate's memory between Starts while the collector
 // leaves it: writing it (the pages of a fresh allocation all read the
 // same zero page) is most of a calibration's time.
@@ -170,6 +175,8 @@ func calibrate(s *session, fast bool) calibration {
 		set.w[i] = &writer{s: cs, cpu: noCPU, p: i}
 	}
 	cs.set.Store(set)
+	calibrating.Store(true)
+	defer calibrating.Store(false)
 	writers.Store(set)
 	setFast(set, fast)
 	state.Store(stateOn)

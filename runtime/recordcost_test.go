@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"os"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -76,5 +77,34 @@ func TestFullBudgetNeverSheds(t *testing.T) {
 	}
 	if st := ReadStats(); len(st.ShedFuncs) != 0 {
 		t.Fatalf("a budget of 100 %% shed %v", st.ShedFuncs)
+	}
+}
+
+// TestCalibrationDoesNotGrowWriters: while Start holds mu and calibrates,
+// a record on a P the scratch set lacks (GOMAXPROCS raised meanwhile) is
+// dropped, where growing the set would wait for mu: for ever, on the
+// calibrating goroutine.
+func TestCalibrationDoesNotGrowWriters(t *testing.T) {
+	startT(t, config(t))
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0))
+	goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0) + 1)
+	mu.Lock()
+	calibrating.Store(true)
+	grew := make(chan bool, 1)
+	go func() { grew <- growWriters() }()
+	waited := false
+	select {
+	case g := <-grew:
+		if g {
+			t.Error("growWriters grew the set during a calibration")
+		}
+	case <-time.After(10 * time.Second):
+		waited = true
+		t.Error("growWriters waited 10 s for the mu a calibrating Start holds")
+	}
+	calibrating.Store(false)
+	mu.Unlock()
+	if waited {
+		<-grew
 	}
 }
