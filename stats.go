@@ -87,9 +87,9 @@ type Statistics struct {
 	// instrumented functions it shed: new calls of them are not traced
 	// until the next Start (see Options.OverheadBudget). Each shed is also
 	// logged and written into the trace as a "goxray.shed" custom event.
-	// RecordCost is what the governor takes one record to cost, in ns: a
-	// read of the clock and of the goroutine id, timed at Start, and the
-	// work around them.
+	// RecordCost is what the governor takes one record to cost, in ns,
+	// timed at Start on the session's record path (see
+	// Options.OverheadBudget), with or without a budget.
 	OverheadBudget float64
 	RecordCost     float64
 	ShedFuncs      []string

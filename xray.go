@@ -163,9 +163,12 @@ type Options struct {
 	// structure stays in the trace while tight inner loops leave it; calls
 	// already open keep their Exit, so no file holds half a call, and new
 	// calls of a shed function cost what they cost with tracing off. The
-	// cost is estimated at Stats().RecordCost a record (a read of the
-	// session's clock and of the goroutine id, timed at Start, and the
-	// work around them). A shed
+	// cost is estimated at Stats().RecordCost a record, timed at Start (a
+	// millisecond or two) on calls in the shape goxray build gives a
+	// function, traced through the session's record path and untraced;
+	// calls that MinDuration erases count as the two records they cost.
+	// The estimate never puts recording above the whole CPU time, so a
+	// budget of 100 sheds nothing. A shed
 	// function stays shed until the next Start. Hand-placed Enter/Exit
 	// are never shed. Each decision is logged, listed in Stats().ShedFuncs
 	// and written into the trace (a "goxray.shed id=N …" custom event).
@@ -286,11 +289,13 @@ func (o Options) config() (xrt.Config, error) {
 // One exception composes Start with the environment: when XRAY_OPTIONS
 // (patch_premain=true) started tracing before main, the first Start
 // returns nil and applies to that session what a running session can
-// change — Dir, Program, FilePrefix, NoFinalFile, Logf, FlushSignal,
-// FlushOnExit — so the records since package init are kept. BufferSize,
-// BufferCount, Version, Mode, MinDuration and GoTrace stay as the environment set
-// them; if o asks for other values, one line through Logf says which were
-// not applied. Later Starts return ErrRunning as usual.
+// change — Dir, Program, FilePrefix, DirMaxFiles, DirMaxBytes,
+// NoFinalFile, Logf, FlushSignal, FlushOnExit, OverheadBudget — so the
+// records since package init are kept. BufferSize, BufferCount, Version,
+// Mode, MinDuration, FastClock, GoTrace and GoTraceBytes stay as the
+// environment set them; if o asks for other values (or sets IgnoreEnv,
+// which the running session did not), one line through Logf says which
+// were not applied. Later Starts return ErrRunning as usual.
 func Start(o Options) error {
 	c, err := o.config()
 	if err != nil {
@@ -299,7 +304,8 @@ func Start(o Options) error {
 	err = xrt.Start(c)
 	if errors.Is(err, ErrRunning) {
 		if started := envSession.Load(); started != nil {
-			return adopt(o, c, *started)
+			_, err := adopt(o, c, *started)
+			return err
 		}
 	}
 	return err
@@ -309,10 +315,13 @@ func Start(o Options) error {
 // until a Start adopts it.
 var envSession atomic.Pointer[time.Time]
 
-func adopt(o Options, c xrt.Config, started time.Time) error {
+// adopt gives the session that began at started what o (c, as config
+// made it) asks that a running session can change, says through c.Logf
+// what it could not, and returns the configuration in effect.
+func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 	run, err := xrt.Adopt(c, started)
 	if err != nil {
-		return err
+		return run, err
 	}
 	envSession.Store(nil)
 	var kept []string
@@ -327,10 +336,15 @@ func adopt(o Options, c xrt.Config, started time.Time) error {
 	note(o.Mode != FlightRecorder, "Mode", c.Mode, run.Mode)
 	note(o.MinDuration != 0, "MinDuration", c.MinDuration, run.MinDuration)
 	note(o.GoTrace, "GoTrace", c.GoTrace, run.GoTrace)
+	note(o.GoTraceBytes != 0, "GoTraceBytes", o.GoTraceBytes, run.GoTraceBytes)
+	note(o.FastClock, "FastClock", c.FastClock, run.FastClock)
+	if o.IgnoreEnv {
+		kept = append(kept, "IgnoreEnv (running with the environment's settings)")
+	}
 	if len(kept) > 0 {
 		c.Logf("tracing was started by XRAY_OPTIONS; Start applied the other options but not: %s", strings.Join(kept, ", "))
 	}
-	return nil
+	return run, nil
 }
 
 // Stop ends tracing: recording stops, a final file is written to Dir (its

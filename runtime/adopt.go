@@ -61,11 +61,12 @@ func (s *session) unnotify() {
 
 // Adopt gives the session that began at started (Stats().Started) the
 // settings of c that a running session can change: where and how files
-// are named and kept (Dir, Program, FilePrefix, DirMaxFiles,
-// DirMaxBytes), NoFinalFile, Logf and the signal
-// triggers (FlushSignal, FlushOnExit). The buffers, version, mode and
-// MinDuration stay as they are; Adopt returns the configuration now in
-// effect so the caller can tell what it did not apply. It returns
+// are named (Dir, Program, FilePrefix, DirMaxFiles, DirMaxBytes),
+// NoFinalFile, Logf, the signal triggers (FlushSignal, FlushOnExit) and
+// the OverheadBudget (0 leaves the governor idle; functions it shed stay
+// shed). The buffers, version, mode, MinDuration, FastClock and GoTrace
+// stay as they are; Adopt returns the configuration now in effect so the
+// caller can tell what it did not apply. It returns
 // ErrNotRunning when no session runs, ErrRunning when another session than
 // the one that began at started runs, and c's validation error.
 //
@@ -98,6 +99,10 @@ func Adopt(c Config, started time.Time) (Config, error) {
 	s.cfg.NoFinalFile, s.cfg.Logf = c.NoFinalFile, c.Logf
 	s.cfg.DirMaxFiles, s.cfg.DirMaxBytes = c.DirMaxFiles, c.DirMaxBytes
 	s.cfg.FlushSignal, s.cfg.FlushOnExit = c.FlushSignal, c.FlushOnExit
+	if c.OverheadBudget != s.cfg.OverheadBudget {
+		s.cfg.OverheadBudget = c.OverheadBudget
+		s.setBudget(c.OverheadBudget)
+	}
 	s.stopSig, s.stopExit = nil, nil
 	s.notify()
 	for _, stop := range []func(){oldSig, oldExit} {

@@ -33,6 +33,13 @@
 // calls it. Adopt lets xray.Start take over a session the environment
 // started.
 //
+// Start times what a record costs (recordcost.go) on a scratch set of
+// writers and buffers, installed for that millisecond or two before the
+// session's own: records another goroutine makes meanwhile are lost with
+// it, as records made before Start are. The overhead governor
+// (governor.go) acts only on its own session: Stop returns once it has,
+// and a decision it makes as its session ends sheds nothing in the next.
+//
 // # When the flight recorder runs short of buffers
 //
 // Every P that records holds one buffer, so a flight recorder needs

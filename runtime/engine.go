@@ -131,12 +131,16 @@ type session struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	retired atomic.Uint64 // writers retired by reclaim and retireIdle
-	// The governor's (with a budget): its wake-up call, the estimated
-	// cost of a record in ns, and the TSC ticks per record below which a
-	// buffer was filled over budget (0: no governor).
+	// The governor's (governor.go; Adopt may change the budget): its
+	// wake-up call, what it closes when it returns, the budget, a record's
+	// estimated cost and the TSC ticks per record below which a buffer was
+	// filled over budget (0: none).
 	govWake    chan struct{}
-	recordCost float64
-	hotTicks   uint64
+	govDone    chan struct{} // under mu; nil: no governor
+	govG       atomic.Uint64 // the governor's goroutine id
+	budget     atomicFloat   // percent of the CPU time
+	recordCost atomicFloat   // ns
+	hotTicks   atomic.Uint64
 	// reclaiming is set while reclaim retires writers (see
 	// acquireAfterReclaim).
 	reclaiming atomic.Bool
@@ -241,6 +245,11 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 		s.latest = make([]atomic.Uint64, 1<<latestBits)
 	}
 
+	// The assembly path knows nothing of rewinding or test clocks.
+	fast := clockHook == nil && s.minTicks == 0 && fastReady()
+	// Before the session's writers are installed (the calibration installs
+	// its own), and with or without a budget (Stats, Adopt).
+	s.recordCost.Store(estimateRecordCost(s, fast))
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
@@ -248,26 +257,19 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	}
 	writers.Store(set)
 	s.set.Store(set)
-	// The assembly path knows nothing of rewinding or test clocks.
-	fast := clockHook == nil && s.minTicks == 0 && fastReady()
 	setFast(set, fast)
+	s.done = make(chan struct{})
 	if cfg.OverheadBudget > 0 {
-		s.govWake = make(chan struct{}, 1)
-		s.recordCost = estimateRecordCost(fast)
-		s.hotTicks = uint64(max(1, s.recordCost*float64(s.info.Frequency)/1e9/(cfg.OverheadBudget/100)))
+		s.setBudget(cfg.OverheadBudget)
 	}
 	cur = s
-	s.done = make(chan struct{})
 	go s.watchProcs(s.done, watchEvery)
-	if cfg.OverheadBudget > 0 {
-		go s.govern(s.done)
-	}
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
-	setGates(true)
+	setGates(s)
 	return cfg.Logf, clockWhy, nil
 }
 
@@ -294,8 +296,15 @@ func checkArena(size, count int) error {
 //
 // Logf is called after every lock is released: no user callback runs under
 // a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
+//
+// Stop returns once the session's governor has: no decision of it
+// outlives the session. (Called by the governor itself, through a Logf
+// that stops tracing, it does not wait for itself.)
 func Stop() error {
-	path, logf, err := stop()
+	path, logf, s, err := stop()
+	if s != nil && s.govDone != nil && s.govG.Load() != glayout.Goid() {
+		<-s.govDone
+	}
 	if path != "" {
 		logf("stopped: wrote %s", path)
 	}
@@ -303,20 +312,22 @@ func Stop() error {
 }
 
 // stop does Stop's work under the locks; it returns the final file's path
-// when there is one to announce, and the session's Logf.
-func stop() (string, func(string, ...any), error) {
+// when there is one to announce, the session's Logf, and the session,
+// whose governor (if any) Stop waits for: the governor takes mu to sample
+// and to log, so it is waited for once the locks are released.
+func stop() (string, func(string, ...any), *session, error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return "", nil, ErrNotRunning
+		return "", nil, nil, ErrNotRunning
 	}
 	// The stacks first, while recording is on (see snapshotInto).
 	s.finalStacks = readStacks()
 	state.Store(stateOff)
-	setGates(false)
+	setGates(nil)
 	close(s.done)
 	s.unnotify()
 	quiesce()
@@ -347,7 +358,7 @@ func stop() (string, func(string, ...any), error) {
 		st := s.stats()
 		st.Running = false
 		lastStats.Store(&st)
-		return "", nil, err
+		return "", nil, s, err
 	}
 	path, ferr := s.writeFile(snap, p)
 	s.stopGoTrace()
@@ -355,9 +366,9 @@ func stop() (string, func(string, ...any), error) {
 	st.Running = false
 	lastStats.Store(&st)
 	if ferr != nil {
-		return "", nil, ferr
+		return "", nil, s, ferr
 	}
-	return path, s.cfg.Logf, err
+	return path, s.cfg.Logf, s, err
 }
 
 func signalName(sig os.Signal) string {

@@ -28,6 +28,11 @@ var (
 	shed []uint32
 	// gatesOpen says whether registered gates open: a session runs.
 	gatesOpen bool
+	// gateOwner is the session whose governor may shed: the running one,
+	// nil between sessions. A governor that outlives its session (Stop
+	// waits for it, but a Start may run meanwhile) finds another owner and
+	// sheds nothing.
+	gateOwner *session
 )
 
 // RegisterGates gives the functions ids their gates: g[i] decides
@@ -49,13 +54,14 @@ func RegisterGates(ids []uint32, g []*atomic.Uint32) {
 	}
 }
 
-// setGates opens (at Start, with the shed set emptied: a new session
-// judges its functions afresh) or closes (at Stop) every registered gate.
-func setGates(open bool) {
+// setGates opens for session s (at Start, with the shed set emptied: a
+// new session judges its functions afresh) or closes (s nil, at Stop)
+// every registered gate.
+func setGates(s *session) {
 	gateMu.Lock()
 	defer gateMu.Unlock()
-	gatesOpen = open
-	if open {
+	gatesOpen, gateOwner = s != nil, s
+	if s != nil {
 		shed, shedInfo = nil, nil
 	}
 	refreshGatesLocked()
@@ -87,17 +93,25 @@ func gateValue(id uint32) uint32 {
 	return 0
 }
 
-// shedIDs closes the gates of ids until the session ends, and returns
+// shedIDs closes the gates of ids until session s ends, and returns
 // those that had a gate and were not shed yet (the rest are ignored).
-func shedIDs(ids []uint32) []uint32 {
-	done := closeShed(ids)
+// Before it closes any, it calls said (which writes the decision into
+// the trace) — nothing at all when s no longer owns the gates.
+func shedIDs(s *session, ids []uint32, said func()) []uint32 {
+	done := closeShed(s, ids, said)
 	noteShed(done)
 	return done
 }
 
-func closeShed(ids []uint32) []uint32 {
+func closeShed(s *session, ids []uint32, said func()) []uint32 {
 	gateMu.Lock()
 	defer gateMu.Unlock()
+	if gateOwner != s {
+		return nil
+	}
+	if said != nil {
+		said()
+	}
 	var done []uint32
 	for _, id := range ids {
 		if int(id) >= len(gates) || gates[id] == nil || isShed(id) {
@@ -109,6 +123,13 @@ func closeShed(ids []uint32) []uint32 {
 		done = append(done, id)
 	}
 	return done
+}
+
+// owns reports whether s's governor may still shed (see gateOwner).
+func (s *session) owns() bool {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return gateOwner == s
 }
 
 // sheddable reports whether the governor may shed id: it has a gate and

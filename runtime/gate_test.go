@@ -37,10 +37,10 @@ func TestGatesFollowTheSession(t *testing.T) {
 	if x, y := open(); !x || !y {
 		t.Fatalf("after Start: gates %v %v, want open", x, y)
 	}
-	if got := shedIDs([]uint32{a, 4242}); len(got) != 1 || got[0] != a {
+	if got := shedIDs(curSession(), []uint32{a, 4242}, nil); len(got) != 1 || got[0] != a {
 		t.Fatalf("shedIDs(a, an id without a gate) = %v, want [a]", got)
 	}
-	if got := shedIDs([]uint32{a}); len(got) != 0 {
+	if got := shedIDs(curSession(), []uint32{a}, nil); len(got) != 0 {
 		t.Fatalf("shedding a twice: %v", got)
 	}
 	if x, y := open(); x || !y {
@@ -123,9 +123,16 @@ func TestUnpatchClosesTheGate(t *testing.T) {
 	if isOpen(&gs[0]) || !isOpen(&gs[1]) {
 		t.Fatalf("after Patch(b): gates %v %v, want closed, open", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
-	shedIDs([]uint32{b})
+	shedIDs(curSession(), []uint32{b}, nil)
 	PatchAll()
 	if !isOpen(&gs[0]) || isOpen(&gs[1]) {
 		t.Fatalf("after PatchAll with b shed: gates %v %v, want open, closed", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
+}
+
+// curSession is the running session, for tests that shed by hand.
+func curSession() *session {
+	mu.Lock()
+	defer mu.Unlock()
+	return cur
 }

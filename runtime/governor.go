@@ -1,13 +1,13 @@
 package runtime
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/glayout"
 	"github.com/goxray/xray/runtime/registry"
 )
 
@@ -48,7 +48,8 @@ import (
 // within one buffer, a fraction of a millisecond at full recording cost),
 // and every governEvery otherwise (records spread thin over many Ps, or
 // still in buffers being filled). A look reads the queue's record count
-// (a load per buffer) and, if it grew, the process's CPU time (one
+// (a load per buffer; with MinDuration, plus the calls it erased, which
+// were paid for: paidRecords) and, if it grew, the process's CPU time (one
 // getrusage), and judges their growth over the last governSpan; only a
 // look over budget copies the newest records (sampleBytes) to count
 // functions. Less than
@@ -123,17 +124,49 @@ func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) c
 	return c
 }
 
-// govern runs while the session does (Start starts it when the budget is
-// set; done closes at Stop).
-func (s *session) govern(done chan struct{}) {
+// recheckEvery is how soon the governor judges again after it found the
+// process over budget and nothing to shed (the hot code is placed by
+// hand, or records none now). Each such judgement copies and counts
+// sampleBytes (about 70 µs on a 2.8 GHz Xeon), so a program whose
+// hand-placed calls keep it over budget pays under 0.1 % of a CPU for
+// them, and a function that turns hot meanwhile is shed within this
+// period.
+const recheckEvery = governSpan
+
+// governHook, when set (tests only), is called before the governor acts
+// on a decision (applied false) and after (applied says whether it shed).
+var governHook func(applied bool)
+
+// setBudget sets the session's budget, in percent (0: none), and starts
+// its governor if none runs: at Start, and when Adopt changes it. Under
+// mu.
+func (s *session) setBudget(pct float64) {
+	s.budget.Store(pct)
+	hot := uint64(0)
+	if pct > 0 {
+		hot = uint64(max(1, s.recordCost.Load()*float64(s.info.Frequency)/1e9/(pct/100)))
+	}
+	s.hotTicks.Store(hot)
+	if pct > 0 && s.govDone == nil {
+		s.govWake = make(chan struct{}, 1)
+		s.govDone = make(chan struct{})
+		go s.govern(s.done, s.govDone)
+	}
+}
+
+// govern runs while the session does (setBudget starts it; done closes
+// at Stop), and closes exited when it returns.
+func (s *session) govern(done, exited chan struct{}) {
+	defer close(exited)
+	s.govG.Store(glayout.Goid())
 	t := time.NewTicker(governEvery)
 	defer t.Stop()
-	budget := s.cfg.OverheadBudget / 100
 	var w costWindow
 	var g sampler
 	start := time.Now()
-	last := s.q.Stats().Records
+	last := s.paidRecords()
 	w.reset(0, last, processCPU())
+	g.since(s)
 	hold := time.Time{}
 	told := false
 	for {
@@ -143,45 +176,61 @@ func (s *session) govern(done chan struct{}) {
 		case <-t.C:
 		case <-s.govWake:
 		}
-		recs := s.q.Stats().Records
+		recs := s.paidRecords()
 		if recs == last {
 			continue // nothing recorded since the last look: nothing to judge
 		}
 		last = recs
 		now := time.Now()
-		cost := w.add(now.Sub(start), recs, processCPU(), s.recordCost)
-		if cost <= budget || now.Before(hold) {
+		pct := s.budget.Load()
+		budget := pct / 100
+		rc := s.recordCost.Load()
+		cost := w.add(now.Sub(start), recs, processCPU(), rc)
+		if budget <= 0 || cost <= budget || now.Before(hold) {
 			continue
 		}
 		counts := g.count(s)
 		c := decide(cost, budget, counts, sheddable)
 		if len(c.ids) == 0 {
-			// Nothing left to shed (the hot code is placed by hand, or
-			// records none now): look again later, not at every buffer,
-			// and say so once.
-			hold = now.Add(10 * time.Second)
+			// Nothing left to shed: judge again soon, not at every
+			// buffer, and say so once.
+			hold = now.Add(recheckEvery)
 			if !told && g.hand > 0 {
 				told = true
-				s.logf("overhead budget %.3g%% of the process's CPU time: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", s.cfg.OverheadBudget, cost*100)
+				s.logf("overhead budget %.3g%% of the process's CPU time: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", pct, cost*100)
 			}
 			continue
 		}
-		// Said (log line, trace event) before done, so whoever sees a
-		// function shed also finds why.
-		var names []string
-		for i, id := range c.ids {
-			name := registry.NameOf(id)
-			if name == "" {
-				name = fmt.Sprint(id)
-			}
-			names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
-			customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
+		if governHook != nil {
+			governHook(false)
 		}
-		s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
-			s.cfg.OverheadBudget, cost*100, s.recordCost, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
-		shedIDs(c.ids)
+		// Said (log line, trace event) before done, so whoever sees a
+		// function shed also finds why; nothing said or done once the
+		// session has ended (shedIDs checks again, under its lock).
+		applied := false
+		if s.owns() {
+			var names []string
+			for i, id := range c.ids {
+				name := registry.NameOf(id)
+				if name == "" {
+					name = fmt.Sprint(id)
+				}
+				names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
+			}
+			s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
+				pct, cost*100, rc, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
+			applied = len(shedIDs(s, c.ids, func() {
+				for i, id := range c.ids {
+					customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
+				}
+			})) > 0
+		}
+		if governHook != nil {
+			governHook(applied)
+		}
 		// Judge what is left on records made after the shed only.
-		w.reset(time.Since(start), s.q.Stats().Records, processCPU())
+		last = s.paidRecords()
+		w.reset(time.Since(start), last, processCPU())
 		hold = time.Now().Add(2 * time.Millisecond)
 	}
 }
@@ -194,121 +243,6 @@ func (s *session) wakeGovernor() {
 	case s.govWake <- struct{}{}:
 	default:
 	}
-}
-
-// costWindow holds the governor's recent looks: when each was taken, the
-// record count and the process's CPU time then. The cost is judged from
-// the oldest look within governSpan (or the one before it, when looks are
-// sparse) to the newest.
-type costWindow struct {
-	at   [windowLooks]time.Duration
-	recs [windowLooks]uint64
-	cpu  [windowLooks]time.Duration
-	n    int // looks held, ≥ 1 after reset
-	head int // the oldest
-}
-
-// windowLooks bounds the looks held: when buffers fill fast the span is
-// that many looks, shorter than governSpan.
-const windowLooks = 32
-
-func (w *costWindow) reset(at time.Duration, recs uint64, cpu time.Duration) {
-	*w = costWindow{}
-	w.at[0], w.recs[0], w.cpu[0], w.n = at, recs, cpu, 1
-}
-
-// add records a look and returns the cost, at recordCost ns a record, of
-// the records written since the window's oldest look, as a share of the
-// CPU time used since (0 below minJudgedCPU).
-func (w *costWindow) add(at time.Duration, recs uint64, cpu time.Duration, recordCost float64) float64 {
-	if w.n == windowLooks {
-		w.head, w.n = (w.head+1)%windowLooks, w.n-1
-	}
-	i := (w.head + w.n) % windowLooks
-	w.at[i], w.recs[i], w.cpu[i] = at, recs, cpu
-	w.n++
-	// Keep one look older than the span at most: the base.
-	for w.n > 2 && at-w.at[(w.head+1)%windowLooks] >= governSpan {
-		w.head, w.n = (w.head+1)%windowLooks, w.n-1
-	}
-	if recs < w.recs[w.head] {
-		// The count can step back (a buffer recycled while Stats read
-		// it was counted twice in an earlier look; MinDuration erases
-		// records): no growth to judge.
-		return 0
-	}
-	return recordsCost(recs-w.recs[w.head], cpu-w.cpu[w.head], recordCost)
-}
-
-// recordsCost is the share of cpu, the CPU time the process used, that n
-// records cost at recordCost ns each (0 below minJudgedCPU).
-func recordsCost(n uint64, cpu time.Duration, recordCost float64) float64 {
-	if cpu < minJudgedCPU {
-		return 0
-	}
-	return float64(n) * recordCost / float64(cpu.Nanoseconds())
-}
-
-// sampler counts function entries by id in the newest records
-// (buffer.Queue.Sample), reusing its copy and its counts between looks.
-type sampler struct {
-	buf    []byte
-	counts []uint32
-	hand   int // entries of functions without a gate, in the last count
-}
-
-// count returns the entries per id of the newest records, leaving out
-// functions already shed (their old records say nothing of what recording
-// costs now). It holds mu while it copies, so that the queue cannot be
-// closed under it; nil if s is no longer the session.
-func (g *sampler) count(s *session) []uint32 {
-	mu.Lock()
-	if cur != s {
-		mu.Unlock()
-		return nil
-	}
-	sn := s.q.Sample(g.buf, sampleBytes)
-	mu.Unlock()
-	g.buf = sn.Buf
-	clear(g.counts)
-	for _, sg := range sn.Segments {
-		d := sg.Data
-		for off := 0; off < len(d); {
-			if !fdr.IsMetadata(d[off]) {
-				if off+fdr.FunctionSize > len(d) {
-					break
-				}
-				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(d[off:]))
-				if a == fdr.Enter || a == fdr.EnterArgs {
-					if int(id) >= len(g.counts) {
-						g.counts = append(g.counts, make([]uint32, int(id)+1-len(g.counts))...)
-					}
-					g.counts[id]++
-				}
-				off += fdr.FunctionSize
-				continue
-			}
-			n, err := metaSize(d, off)
-			if err != nil || n <= 0 {
-				break
-			}
-			off += n
-		}
-	}
-	g.hand = 0
-	gateMu.Lock()
-	for _, id := range shed {
-		if int(id) < len(g.counts) {
-			g.counts[id] = 0
-		}
-	}
-	for id, n := range g.counts {
-		if n != 0 && (id >= len(gates) || gates[id] == nil) {
-			g.hand += int(n)
-		}
-	}
-	gateMu.Unlock()
-	return g.counts
 }
 
 // logf calls the session's Logf holding no lock (Adopt may replace Logf,

@@ -225,8 +225,14 @@ func TestCostWindow(t *testing.T) {
 	// Just started (or just shed): the span is what there is. Two busy
 	// CPUs halve the share the same records cost.
 	w.reset(0, recs, 0)
-	if got, want := w.add(every, recs+hot, 2*every, rc), hot*rc/float64(2*every); math.Abs(got-want) > 1e-9 {
+	if got, want := w.add(every, recs+hot/100, 2*every, rc), hot/100*rc/float64(2*every); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("first look after a reset: %g, want %g (two CPUs busy)", got, want)
+	}
+	// Recording is part of the CPU time it is judged against: records
+	// that would cost more than all of it at rc cost all of it.
+	w.reset(0, 0, 0)
+	if got := w.add(every, hot, every, rc); got != 1 {
+		t.Fatalf("30 ms of records in 5 ms of CPU time cost %g, want 1", got)
 	}
 	// Sparse looks: the previous one is the base, however old.
 	w.reset(0, 0, 0)

@@ -95,7 +95,8 @@ type Stats struct {
 	// were sealed so they can be recycled.
 	RetiredWriters uint64
 	// OverheadBudget is the governor's budget in percent (0: none);
-	// RecordCost its estimate of one record's cost, in ns; ShedFuncs the
+	// RecordCost its estimate of one record's cost, in ns (timed at
+	// Start with or without a budget: estimateRecordCost); ShedFuncs the
 	// functions it shed, which new calls no longer trace.
 	OverheadBudget float64
 	RecordCost     float64
@@ -155,8 +156,8 @@ func (s *session) stats() Stats {
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
 	st.RetiredWriters = s.retired.Load()
-	st.OverheadBudget = s.cfg.OverheadBudget
-	st.RecordCost = s.recordCost
+	st.OverheadBudget = s.budget.Load()
+	st.RecordCost = s.recordCost.Load()
 	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	st.FilesDeleted, st.FileBytesDeleted = s.dirb.deleted.Load(), s.dirb.deletedB.Load()

@@ -54,6 +54,11 @@ type writer struct {
 	// plain field; stored on buffer switches only.
 	held atomic.Pointer[buffer.Buffer]
 	_    [64]byte // keep the next writer's hot fields off this line
+	// erased holds the ids of the latest calls rewind erased, for the
+	// governor (sampler.takeErased), which empties it; erasedAt is where
+	// the next goes.
+	erased   [erasedSlots]atomic.Uint32
+	erasedAt uint32
 }
 
 // dropCounter is atomic because Stats reads it; it is only written on slow
@@ -254,6 +259,8 @@ func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 	// Before anything overwrites the Entry's bytes.
 	w.buf.Retract(w.pos, w.count, w.undo)
 	w.rewound.n.Add(1)
+	w.erased[w.erasedAt%erasedSlots].Store(id)
+	w.erasedAt++
 	return true
 }
 
@@ -326,7 +333,7 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
-		if w.last-w.first < uint64(w.count)*w.s.hotTicks {
+		if w.last-w.first < uint64(w.count)*w.s.hotTicks.Load() {
 			w.s.wakeGovernor()
 		}
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil

@@ -13,6 +13,11 @@ import (
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether
 // the caller should retry its record: true unless tracing stopped.
 func growWriters() bool {
+	if calibrating.Load() {
+		// Start holds mu while it times records on a scratch set that
+		// nobody may grow (recordcost.go): the record is not wanted.
+		return false
+	}
 	growMu.Lock()
 	defer growMu.Unlock()
 	// cur and its set, together: Stop and Start change both under mu. A
