@@ -76,6 +76,14 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // Stop's snapshot (final) needs no cut: recording has stopped and no
 // record is in flight, so every buffer is complete.
 func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, []byte) {
+	return s.snapshotSince(dst, final, 0)
+}
+
+// snapshotSince is snapshotInto that copies only the buffers that may
+// hold records with a TSC ≥ since (buffer.Queue.SnapshotSince); since 0
+// copies them all. The cut and After are the same: the buffers left out
+// hold only records < since.
+func (s *session) snapshotSince(dst []byte, final bool, since uint64) ([][]byte, flush.Params, []byte) {
 	cut, _ := now()
 	if final {
 		cut = math.MaxUint64
@@ -86,7 +94,7 @@ func (s *session) snapshotInto(dst []byte, final bool) ([][]byte, flush.Params, 
 	// which would empty the file.
 	lost := s.lostAt.Load()
 	lostG := s.lostSince()
-	sn := s.q.Snapshot(dst)
+	sn := s.q.SnapshotSince(dst, since)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
 		if len(sg.Data) > 0 {

@@ -21,7 +21,9 @@ import (
 // memory back.
 //
 // The buffers are copied as Flush copies them, into memory pooled between
-// snapshots. Only the blocks of those goroutines are indexed: every other
+// snapshots; with a since TSC only the buffers that may hold records from
+// since on, so a request's snapshot costs what the buffers written during
+// it cost, not the whole window. Only the blocks of those goroutines are indexed: every other
 // block is stepped over by its records' first bytes (a record's size is in
 // its first byte, or for an event in its first five), never decoded. The
 // records of a goroutine are decoded only when Records or Encode is asked
@@ -30,6 +32,8 @@ import (
 // only if the caller asks for them.
 type GoroutineSnapshot struct {
 	blocks []keptBlock
+	byG    map[uint64][]keptBlock // blocks by goroutine, made by the first Records
+	recs   []Record               // Records' scratch
 	lin    map[uint64]lineage
 	first  map[uint64]uint64
 	params flush.Params
@@ -65,7 +69,10 @@ type lineage struct {
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
 // writers, and keeps goroutine root and every goroutine whose parent, as
-// the runtime recorded it (fdr.PIDParent), is kept. It returns
+// the runtime recorded it (fdr.PIDParent), is kept. With since > 0 it
+// copies only the buffers that may hold a record with a TSC ≥ since
+// (records before since may then be missing, After does not say so; a
+// goroutine's Started is its first block among those copied). It returns
 // ErrNotRunning when no session is on. Call Release when done.
 //
 // The parent is known for goroutines recorded on Go 1.21 and later with
@@ -73,8 +80,8 @@ type lineage struct {
 // whose parent is unknown is not kept. A goroutine whose parent has no
 // block in the window is still found through its parent's id, which its
 // own blocks carry.
-func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
-	c, err := copyWindow()
+func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
+	c, err := copyWindow(since)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +191,7 @@ func (gs *GoroutineSnapshot) Release() {
 		return
 	}
 	(&windowCopy{bufp: gs.bufp, buf: gs.buf}).release()
-	gs.bufp, gs.buf, gs.blocks = nil, nil, nil
+	gs.bufp, gs.buf, gs.blocks, gs.byG, gs.recs = nil, nil, nil, nil, nil
 }
 
 // Started returns the TSC at which kept goroutine g's first block in the
@@ -205,15 +212,16 @@ type windowCopy struct {
 	buf  []byte
 }
 
-// copyWindow copies the running session's window; ErrNotRunning when none
-// is on. release gives the memory back.
-func copyWindow() (*windowCopy, error) {
+// copyWindow copies the running session's window, from since on (0: all
+// of it; see session.snapshotSince); ErrNotRunning when none is on.
+// release gives the memory back.
+func copyWindow(since uint64) (*windowCopy, error) {
 	s, err := lockSession()
 	if err != nil {
 		return nil, err
 	}
 	c := &windowCopy{s: s, bufp: requestCopies.Get().(*[]byte)}
-	c.segs, c.p, c.buf = s.snapshotInto(*c.bufp, false)
+	c.segs, c.p, c.buf = s.snapshotSince(*c.bufp, false, since)
 	mu.Unlock()
 	flushMu.Unlock()
 	return c, nil
@@ -254,6 +262,17 @@ func (gs *GoroutineSnapshot) Encode(w io.Writer, goroutines []uint64, from, to u
 		p.Before = to + 1
 	}
 	return flush.Encode(w, segs, p)
+}
+
+// Clock reads the clock the running session records with (0 while none
+// is on), for a caller that marks a moment to find among the records:
+// records written after Clock returns have a larger or equal TSC.
+func Clock() uint64 {
+	if !On() {
+		return 0
+	}
+	t, _ := now()
+	return t
 }
 
 // Frequency is the clock's ticks per second (the file header's).
@@ -305,12 +324,16 @@ func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) er
 	if goroutines == nil {
 		goroutines = gs.Goroutines
 	}
-	byG := map[uint64][]keptBlock{}
-	for _, b := range gs.blocks {
-		byG[b.g] = append(byG[b.g], b)
+	if gs.byG == nil {
+		gs.byG = map[uint64][]keptBlock{}
+		for _, b := range gs.blocks {
+			gs.byG[b.g] = append(gs.byG[b.g], b)
+		}
 	}
+	byG := gs.byG
 	var raw fdr.Raw
-	var recs []Record
+	recs := gs.recs[:0]
+	defer func() { gs.recs = recs[:0] }()
 	for _, g := range goroutines {
 		after := max(gs.params.After, gs.params.AfterGoroutine[g])
 		before := gs.params.Before

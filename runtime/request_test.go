@@ -13,7 +13,7 @@ import (
 // SnapshotGoroutines keeps a goroutine and its descendants, and nothing of
 // other goroutines.
 func TestSnapshotGoroutines(t *testing.T) {
-	if _, err := SnapshotGoroutines(1); err != ErrNotRunning {
+	if _, err := SnapshotGoroutines(1, 0); err != ErrNotRunning {
 		t.Fatalf("SnapshotGoroutines while off: %v, want ErrNotRunning", err)
 	}
 	startT(t, config(t))
@@ -44,7 +44,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 	}()
 	g := <-got
 	t0 := time.Now()
-	snap, err := SnapshotGoroutines(g.root)
+	snap, err := SnapshotGoroutines(g.root, 0)
 	defer snap.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +141,69 @@ func TestSnapshotGoroutines(t *testing.T) {
 	}
 	if evs, _ := f.Events(); slices.ContainsFunc(evs, func(e fdr.Event) bool { return e.FuncID == rootFn }) {
 		t.Errorf("a window beginning after the cut kept the root's call")
+	}
+}
+
+// With a since TSC the snapshot copies only the buffers that may hold
+// records from then on: a request's snapshot does not copy, step over or
+// keep the window's older buffers, and still has every record of its own.
+func TestSnapshotGoroutinesSince(t *testing.T) {
+	if Clock() != 0 {
+		t.Fatal("Clock while off is not 0")
+	}
+	c := config(t)
+	c.BufferSize, c.BufferCount = 4096, 64
+	startT(t, c)
+	const oldFn, newFn = 1110, 1111
+	const old = 4000 // 64 KB of records: many sealed 4 KiB buffers
+	type res struct {
+		g     uint64
+		since uint64
+	}
+	got := make(chan res)
+	go func() {
+		g := glayout.Goid()
+		for range old {
+			Enter(oldFn)
+			Exit(oldFn)
+		}
+		since := Clock()
+		Enter(newFn)
+		Exit(newFn)
+		got <- res{g, since}
+	}()
+	r := <-got
+	if r.since == 0 {
+		t.Fatal("Clock while on is 0")
+	}
+	count := func(since uint64) (map[uint32]int, int) {
+		snap, err := SnapshotGoroutines(r.g, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Release()
+		n := map[uint32]int{}
+		if err := snap.Records(nil, func(rec *Record) {
+			if !rec.Event {
+				n[rec.FuncID]++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n, snap.Bytes
+	}
+	all, allBytes := count(0)
+	recent, recentBytes := count(r.since)
+	if all[oldFn] != 2*old || all[newFn] != 2 {
+		t.Fatalf("whole window: %v, want %d records of %d and 2 of %d", all, 2*old, oldFn, newFn)
+	}
+	if recent[newFn] != 2 {
+		t.Errorf("since: %v, want both records of %d", recent, newFn)
+	}
+	// The records before since fill about 16 buffers; at most the
+	// buffers open when since was read may be copied with them.
+	if recent[oldFn] > 2*old/4 || recentBytes > allBytes/4 {
+		t.Errorf("since kept %d of %d older records, %d of %d bytes: it copied buffers sealed before since",
+			recent[oldFn], 2*old, recentBytes, allBytes)
 	}
 }
