@@ -252,6 +252,10 @@ func (rq *request) shared(g, t uint64) bool {
 		var st startSlot
 		for i := range rq.p.starts {
 			sl := &rq.p.starts[i]
+			// The goroutine first: most slots are other goroutines'.
+			if sl.g.Load() != g {
+				continue
+			}
 			k := sl.span.Load()
 			if k == 0 || k == rq.span || rq.ancestor[k] || !rq.p.read(k, &st) || st.g.Load() != g {
 				continue
