@@ -104,7 +104,11 @@
 // stopping the writers; it steps over other goroutines' blocks by their
 // record headers and decodes only the records of goroutines that may be
 // the request's. A slow span thus costs what the buffers written during
-// it cost, not the whole ring.
+// it cost, not the whole ring. The processor's goroutine holds itself to
+// Options.MaxCPU of one CPU (5 % by default), measured on its thread's
+// CPU clock over extraction and export: beyond it slow spans are shed,
+// counted in Stats.Shed and logged once, before the service pays for a
+// burst of them.
 //
 // Measured on a loaded 2-core AMD EPYC: OnStart plus OnEnd of a fast span
 // take about 0.2 µs while goxray records and 0.04 µs while it is off,

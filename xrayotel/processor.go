@@ -44,6 +44,14 @@ type Options struct {
 	// ExportTimeout bounds each ExportSpans call; default
 	// DefaultExportTimeout.
 	ExportTimeout time.Duration
+	// MaxCPU is the share of one CPU the processor's goroutine may spend
+	// on slow spans (their extraction and its part of their export, as
+	// the thread's CPU clock measures it where there is one, else the
+	// extraction's wall time), over about a second: a slow span that
+	// finds it spent is shed, counted in Stats.Shed, and gets nothing
+	// exported, so that a burst of slow spans costs the service at most
+	// that share. Default DefaultMaxCPU; negative: no limit.
+	MaxCPU float64
 	// Logf receives the processor's few log lines (tracing not running,
 	// the first export error); default: the standard logger with an
 	// "xrayotel: " prefix.
@@ -59,6 +67,7 @@ type Stats struct {
 	NotRecording uint64 // slow spans ended while goxray was not recording
 	ExportErrors uint64 // ExportSpans calls that failed
 	Errors       uint64 // slow spans whose extraction failed (said on their summary)
+	Shed         uint64 // slow spans not extracted: the processor had spent Options.MaxCPU
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -76,8 +85,10 @@ type SpanProcessor struct {
 
 	starts [startSlots]startSlot
 
-	slow, exported, spans, dropped, notRec, expErr, errs atomic.Uint64
-	offOnce, errOnce                                     sync.Once
+	slow, exported, spans, dropped, notRec, expErr, errs, shed atomic.Uint64
+	offOnce, errOnce, shedOnce                                 sync.Once
+	// cpu is the processor goroutine's budget (Options.MaxCPU).
+	cpu *budget
 }
 
 type job struct {
@@ -134,10 +145,14 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	if o.ExportTimeout <= 0 {
 		o.ExportTimeout = DefaultExportTimeout
 	}
+	if o.MaxCPU == 0 {
+		o.MaxCPU = DefaultMaxCPU
+	}
 	if o.Logf == nil {
 		o.Logf = log.New(os.Stderr, "xrayotel: ", log.LstdFlags).Printf
 	}
-	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{})}
+	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
+		cpu: newBudget(o.MaxCPU, time.Now())}
 	go p.run()
 	return p
 }
@@ -247,6 +262,8 @@ func (p *SpanProcessor) endJob(s sdktrace.ReadOnlySpan, to uint64) job {
 
 func (p *SpanProcessor) run() {
 	defer close(p.done)
+	// A thread of its own, so that its CPU clock measures this goroutine.
+	lockThread()
 	for {
 		select {
 		case j := <-p.jobs:
@@ -317,6 +334,7 @@ func (p *SpanProcessor) Stats() Stats {
 		NotRecording: p.notRec.Load(),
 		ExportErrors: p.expErr.Load(),
 		Errors:       p.errs.Load(),
+		Shed:         p.shed.Load(),
 	}
 }
 
@@ -328,9 +346,30 @@ func (p *SpanProcessor) process(j job) {
 		})
 		return
 	}
+	start := time.Now()
+	if !p.cpu.allow(start) {
+		p.shed.Add(1)
+		p.shedOnce.Do(func() {
+			p.o.Logf("slow spans cost more than Options.MaxCPU (%.3g of a CPU): some get no function spans (Stats.Shed counts them)", p.o.MaxCPU)
+		})
+		return
+	}
+	cpu0, measured := threadCPU()
 	spans, err := p.extract(j)
+	if !measured {
+		// No thread clock here: the extraction's wall time instead (the
+		// export may wait on the network, which costs no CPU).
+		p.cpu.spend(time.Since(start))
+	}
 	if err != nil {
 		p.errs.Add(1)
+	}
+	if measured {
+		defer func() {
+			if cpu1, ok := threadCPU(); ok {
+				p.cpu.spend(max(cpu1-cpu0, 0))
+			}
+		}()
 	}
 	if errors.Is(err, xrt.ErrNotRunning) {
 		p.notRec.Add(1)
