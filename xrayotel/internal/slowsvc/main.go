@@ -188,7 +188,7 @@ func main() {
 		float64(cpu.Microseconds())/float64(max(done.Load(), 1)))
 	if proc != nil {
 		s := proc.Stats()
-		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d", s.Slow, s.Exported, s.Dropped)
+		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d", s.Slow, s.Exported, s.Dropped, s.Shed)
 	}
 	fmt.Println(line)
 }
