@@ -15,13 +15,14 @@ import (
 // A goroutine is the span's when it is the goroutine that started the span
 // (the root), or when its parent is and it was spawned under the span: its
 // first record lies inside the span's window, and either it marked a span
-// of the span's subtree (started or ended one, the span itself included)
-// or, if it marked only other spans, none of them, and it was spawned
-// while its parent worked for the span. A goroutine works for the span
-// except while a span outside the span's subtree is the innermost open
-// span on it: a dispatcher that starts one request's span after another
-// on the same goroutine works for each in turn, from its start until the
-// next one's, and neither gets the other's calls or workers.
+// of the span's subtree (started or ended one, the span itself included),
+// or it marked no span at all and, when it first ran, its parent worked
+// for the span and had no other span open outside the span's subtree
+// (shared). A goroutine works for the span except while a span outside
+// the span's subtree is the innermost open span on it: a dispatcher that
+// starts one request's span after another on the same goroutine works for
+// each in turn, from its start until the next one's, and neither gets the
+// other's calls or workers.
 type request struct {
 	p        *SpanProcessor
 	snap     *xrt.GoroutineSnapshot
