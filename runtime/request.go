@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -54,12 +55,15 @@ type GoroutineSnapshot struct {
 	Now uint64
 	// Bytes is the size of the kept goroutines' blocks.
 	Bytes int
+	// since is SnapshotGoroutines's since: Records skips blocks before it.
+	since uint64
 }
 
 // keptBlock is one block of a kept goroutine, in the snapshot's copy.
 type keptBlock struct {
 	data []byte
 	g    uint64
+	last uint64 // the TSC of its last record
 }
 
 type lineage struct {
@@ -96,9 +100,11 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 		bufp:   bufp,
 		buf:    buf,
 		first:  map[uint64]uint64{},
+		since:  since,
 	}
-	// Pass 1: each block's goroutine, parent and base TSC, stepping over
-	// the records.
+	// Pass 1: each block's goroutine, parent, base TSC and last TSC,
+	// stepping over the records (a function record's delta is in its
+	// last four bytes).
 	var blocks []keptBlock
 	parent := map[uint64]uint64{}
 	spawnPC := map[uint64]uint64{}
@@ -114,10 +120,14 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 				spawnPC[g] = pc
 			}
 			start, based := off, false
+			var last uint64
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
 				if !fdr.IsMetadata(b) {
+					if off+fdr.FunctionSize <= len(sg) {
+						last += uint64(binary.LittleEndian.Uint32(sg[off+4:]))
+					}
 					off += fdr.FunctionSize
 					continue
 				}
@@ -136,14 +146,19 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 						parent[g] = par
 					}
 				case fdr.KindNewCPUId:
+					_, t := fdr.NewCPUIdFields(sg[off:])
+					last = t
 					if !based {
 						// The block's base TSC.
 						based = true
-						_, t := fdr.NewCPUIdFields(sg[off:])
 						if e, ok := gs.first[g]; !ok || t < e {
 							gs.first[g] = t
 						}
 					}
+				case fdr.KindTSCWrap:
+					last = fdr.TSCWrapBase(sg[off:])
+				case fdr.KindCustomEvent, fdr.KindTypedEvent:
+					last += uint64(int64(fdr.EventDelta(sg[off:])))
 				}
 				off += n
 			}
@@ -151,7 +166,7 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 				gs.Release()
 				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
 			}
-			blocks = append(blocks, keptBlock{sg[start:off:off], g})
+			blocks = append(blocks, keptBlock{sg[start:off:off], g, last})
 		}
 	}
 	// The set: root and every goroutine whose ancestry reaches it.
@@ -319,7 +334,10 @@ type Record struct {
 // record it lost for want of a buffer) and before the cut. Records come as
 // the writers wrote them: unlike Encode, no Exit is dropped for want of a
 // matching Entry and no Entry is made up, so a reader sees exactly which
-// calls lack an end. *Record is reused between calls.
+// calls lack an end. In a snapshot taken since a TSC, the blocks whose
+// records all precede it are skipped, as the buffers were: a goroutine's
+// records begin with its first block that reaches since. *Record is
+// reused between calls.
 func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) error {
 	if goroutines == nil {
 		goroutines = gs.Goroutines
@@ -339,6 +357,9 @@ func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) er
 		before := gs.params.Before
 		recs = recs[:0]
 		for _, b := range byG[g] {
+			if b.last < gs.since {
+				continue // every record in it precedes since
+			}
 			d := fdr.NewBodyDecoder(b.data, 5, 0)
 			var base uint64
 			for {

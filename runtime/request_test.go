@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	goruntime "runtime"
 	"slices"
 	"testing"
 	"time"
@@ -206,5 +207,59 @@ func TestSnapshotGoroutinesSince(t *testing.T) {
 	if recent[oldFn] > old || recentBytes > allBytes/2 {
 		t.Errorf("since kept %d of %d older records, %d of %d bytes: it copied buffers sealed before since",
 			recent[oldFn], 2*old, recentBytes, allBytes)
+	}
+}
+
+// Records of a snapshot taken since a TSC skip a goroutine's blocks that
+// end before it, in the buffers it copied too: on one P, the goroutine's
+// block before another goroutine's block is left out, its block after
+// is read.
+func TestSnapshotRecordsSince(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	startT(t, config(t))
+	const oldFn, otherFn, newFn = 1120, 1121, 1122
+	rec := func(id uint32, n int) {
+		for range n {
+			Enter(id)
+			Exit(id)
+		}
+	}
+	other, next := make(chan struct{}), make(chan struct{})
+	type res struct{ g, since uint64 }
+	got := make(chan res)
+	go func() {
+		g := glayout.Goid()
+		rec(oldFn, 10)
+		other <- struct{}{}
+		<-next
+		since := Clock()
+		rec(newFn, 10)
+		got <- res{g, since}
+	}()
+	<-other
+	rec(otherFn, 10) // a block of this goroutine's between the two
+	next <- struct{}{}
+	r := <-got
+	count := func(since uint64) map[uint32]int {
+		snap, err := SnapshotGoroutines(r.g, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Release()
+		n := map[uint32]int{}
+		if err := snap.Records(nil, func(rec *Record) {
+			if !rec.Event {
+				n[rec.FuncID]++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if all := count(0); all[oldFn] != 20 || all[newFn] != 20 {
+		t.Fatalf("whole window: %v, want 20 records of %d and of %d", all, oldFn, newFn)
+	}
+	if recent := count(r.since); recent[oldFn] != 0 || recent[newFn] != 20 {
+		t.Errorf("since: %v, want the 20 records of %d only", recent, newFn)
 	}
 }
