@@ -84,6 +84,7 @@ func main() {
 	dur := flag.Duration("d", 5*time.Second, "measured load time (after a 1 s warm-up)")
 	every := flag.Int("every", 500, "one request in this many is slow")
 	sleep := flag.Duration("sleep", 35*time.Millisecond, "how long a slow request sleeps")
+	threshold := flag.Duration("threshold", 0, "the processor's threshold (default: 6/7 of -sleep, so slow requests are exported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured time here")
 	flag.Parse()
 	if *mode != "otel" && *mode != "xray" {
@@ -106,7 +107,10 @@ func main() {
 			os.Exit(1)
 		}
 		defer xray.Stop()
-		proc = xrayotel.NewSpanProcessor(exp, xrayotel.Options{Threshold: *sleep * 6 / 7})
+		if *threshold == 0 {
+			*threshold = *sleep * 6 / 7
+		}
+		proc = xrayotel.NewSpanProcessor(exp, xrayotel.Options{Threshold: *threshold})
 		opts = append(opts, sdktrace.WithSpanProcessor(proc))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
