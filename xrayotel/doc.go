@@ -114,7 +114,7 @@
 // take about 0.2 µs while goxray records and 0.04 µs while it is off,
 // without allocating (BenchmarkHooks), where the SDK's own Start and End
 // with a batcher take 1.3–1.8 µs (BenchmarkSpan); a slow span of a few
-// calls costs the processor's goroutine about 30–100 µs and 14 KB in a
+// calls costs the processor's goroutine about 30–170 µs and 15 KB in a
 // full 4 MiB ring (BenchmarkSlowSpan, extraction and export; make bench).
 // scripts/bench-otel.sh measures a service's throughput with and without
 // the processor when one request in 500 is slow.
