@@ -8,7 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -213,8 +213,13 @@ func (gs *GoroutineSnapshot) Release() {
 // copy begins: when it started, unless the window lost its beginning.
 func (gs *GoroutineSnapshot) Started(g uint64) uint64 { return gs.first[g] }
 
-// requestCopies holds the memory of window copies between calls.
-var requestCopies = sync.Pool{New: func() any { return new([]byte) }}
+// requestCopy holds the memory of the last window copy between calls, for
+// the next: a sync.Pool would drop it at every other collection, and a
+// service whose slow requests are snapshotted many times a second would
+// allocate (and make the collector clear and chase) a copy's worth each
+// time, paying for it on every goroutine through the collector's pacing.
+// Callers that overlap take a copy of their own.
+var requestCopy atomic.Pointer[[]byte]
 
 // windowCopy is a copy of the running session's window, taken as Flush
 // takes one but written nowhere and counted in no statistic, into memory
@@ -235,7 +240,11 @@ func copyWindow(since uint64) (*windowCopy, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &windowCopy{s: s, bufp: requestCopies.Get().(*[]byte)}
+	bufp := requestCopy.Swap(nil)
+	if bufp == nil {
+		bufp = new([]byte)
+	}
+	c := &windowCopy{s: s, bufp: bufp}
 	c.segs, c.p, c.buf = s.snapshotSince(*c.bufp, false, since)
 	mu.Unlock()
 	flushMu.Unlock()
@@ -244,7 +253,7 @@ func copyWindow(since uint64) (*windowCopy, error) {
 
 func (c *windowCopy) release() {
 	*c.bufp = c.buf[:0]
-	requestCopies.Put(c.bufp)
+	requestCopy.CompareAndSwap(nil, c.bufp)
 }
 
 // metaSize is flush.RecordSize, with the error of a bad copy.

@@ -263,3 +263,35 @@ func TestSnapshotRecordsSince(t *testing.T) {
 		t.Errorf("since: %v, want the 20 records of %d only", recent, newFn)
 	}
 }
+
+// A request snapshot reuses the last one's copy even after collections: a
+// service snapshotting slow requests many times a second must not
+// allocate a copy's worth each time.
+func TestSnapshotGoroutinesKeepsCopy(t *testing.T) {
+	startT(t, config(t))
+	const fn = 1130
+	for range 8000 { // 128 KB of records to copy
+		Enter(fn)
+		Exit(fn)
+	}
+	g := glayout.Goid()
+	snap := func() int {
+		s, err := SnapshotGoroutines(g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := s.Bytes
+		s.Release()
+		return n
+	}
+	snap()
+	goruntime.GC()
+	goruntime.GC()
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	n := snap()
+	goruntime.ReadMemStats(&m1)
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > uint64(n)/2 {
+		t.Errorf("a snapshot of %d bytes allocated %d bytes after two collections: its copy was not kept", n, a)
+	}
+}
