@@ -83,6 +83,14 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // window, which no record in it mentions, get Entries at its start. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
+	return s.snapshotSince(dst, final, stacks, 0)
+}
+
+// snapshotSince is snapshotInto that copies only the buffers that may
+// hold records with a TSC ≥ since (buffer.Queue.SnapshotSince); since 0
+// copies them all. The cut and After are the same: the buffers left out
+// hold only records < since.
+func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
 	read := true
@@ -108,7 +116,7 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 	// which would empty the file.
 	lost := s.lostAt.Load()
 	lostG := s.lostSince()
-	sn := s.q.Snapshot(dst)
+	sn := s.q.SnapshotSince(dst, since)
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
 		if len(sg.Data) > 0 {

@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -21,7 +22,9 @@ import (
 // memory back.
 //
 // The buffers are copied as Flush copies them, into memory pooled between
-// snapshots. Only the blocks of those goroutines are indexed: every other
+// snapshots; with a since TSC only the buffers that may hold records from
+// since on, so a request's snapshot costs what the buffers written during
+// it cost, not the whole window. Only the blocks of those goroutines are indexed: every other
 // block is stepped over by its records' first bytes (a record's size is in
 // its first byte, or for an event in its first five), never decoded. The
 // records of a goroutine are decoded only when Records or Encode is asked
@@ -30,6 +33,8 @@ import (
 // only if the caller asks for them.
 type GoroutineSnapshot struct {
 	blocks []keptBlock
+	byG    map[uint64][]keptBlock // blocks by goroutine, made by the first Records
+	recs   []Record               // Records' scratch
 	lin    map[uint64]lineage
 	first  map[uint64]uint64
 	params flush.Params
@@ -50,12 +55,15 @@ type GoroutineSnapshot struct {
 	Now uint64
 	// Bytes is the size of the kept goroutines' blocks.
 	Bytes int
+	// since is SnapshotGoroutines's since: Records skips blocks before it.
+	since uint64
 }
 
 // keptBlock is one block of a kept goroutine, in the snapshot's copy.
 type keptBlock struct {
 	data []byte
 	g    uint64
+	last uint64 // the TSC of its last record
 }
 
 type lineage struct {
@@ -65,7 +73,10 @@ type lineage struct {
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
 // writers, and keeps goroutine root and every goroutine whose parent, as
-// the runtime recorded it (fdr.PIDParent), is kept. It returns
+// the runtime recorded it (fdr.PIDParent), is kept. With since > 0 it
+// copies only the buffers that may hold a record with a TSC ≥ since
+// (records before since may then be missing, After does not say so; a
+// goroutine's Started is its first block among those copied). It returns
 // ErrNotRunning when no session is on. Call Release when done.
 //
 // The parent is known for goroutines recorded on Go 1.21 and later with
@@ -73,8 +84,8 @@ type lineage struct {
 // whose parent is unknown is not kept. A goroutine whose parent has no
 // block in the window is still found through its parent's id, which its
 // own blocks carry.
-func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
-	c, err := copyWindow()
+func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
+	c, err := copyWindow(since)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +100,11 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 		bufp:   bufp,
 		buf:    buf,
 		first:  map[uint64]uint64{},
+		since:  since,
 	}
-	// Pass 1: each block's goroutine, parent and base TSC, stepping over
-	// the records.
+	// Pass 1: each block's goroutine, parent, base TSC and last TSC,
+	// stepping over the records (a function record's delta is in its
+	// last four bytes).
 	var blocks []keptBlock
 	parent := map[uint64]uint64{}
 	spawnPC := map[uint64]uint64{}
@@ -107,10 +120,14 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				spawnPC[g] = pc
 			}
 			start, based := off, false
+			var last uint64
 			off += fdr.MetadataSize
 			for off < len(sg) {
 				b := sg[off]
 				if !fdr.IsMetadata(b) {
+					if off+fdr.FunctionSize <= len(sg) {
+						last += uint64(binary.LittleEndian.Uint32(sg[off+4:]))
+					}
 					off += fdr.FunctionSize
 					continue
 				}
@@ -129,14 +146,19 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 						parent[g] = par
 					}
 				case fdr.KindNewCPUId:
+					_, t := fdr.NewCPUIdFields(sg[off:])
+					last = t
 					if !based {
 						// The block's base TSC.
 						based = true
-						_, t := fdr.NewCPUIdFields(sg[off:])
 						if e, ok := gs.first[g]; !ok || t < e {
 							gs.first[g] = t
 						}
 					}
+				case fdr.KindTSCWrap:
+					last = fdr.TSCWrapBase(sg[off:])
+				case fdr.KindCustomEvent, fdr.KindTypedEvent:
+					last += uint64(int64(fdr.EventDelta(sg[off:])))
 				}
 				off += n
 			}
@@ -144,7 +166,7 @@ func SnapshotGoroutines(root uint64) (*GoroutineSnapshot, error) {
 				gs.Release()
 				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
 			}
-			blocks = append(blocks, keptBlock{sg[start:off:off], g})
+			blocks = append(blocks, keptBlock{sg[start:off:off], g, last})
 		}
 	}
 	// The set: root and every goroutine whose ancestry reaches it.
@@ -184,15 +206,20 @@ func (gs *GoroutineSnapshot) Release() {
 		return
 	}
 	(&windowCopy{bufp: gs.bufp, buf: gs.buf}).release()
-	gs.bufp, gs.buf, gs.blocks = nil, nil, nil
+	gs.bufp, gs.buf, gs.blocks, gs.byG, gs.recs = nil, nil, nil, nil, nil
 }
 
 // Started returns the TSC at which kept goroutine g's first block in the
 // copy begins: when it started, unless the window lost its beginning.
 func (gs *GoroutineSnapshot) Started(g uint64) uint64 { return gs.first[g] }
 
-// requestCopies holds the memory of window copies between calls.
-var requestCopies = sync.Pool{New: func() any { return new([]byte) }}
+// requestCopy holds the memory of the last window copy between calls, for
+// the next: a sync.Pool would drop it at every other collection, and a
+// service whose slow requests are snapshotted many times a second would
+// allocate (and make the collector clear and chase) a copy's worth each
+// time, paying for it on every goroutine through the collector's pacing.
+// Callers that overlap take a copy of their own.
+var requestCopy atomic.Pointer[[]byte]
 
 // windowCopy is a copy of the running session's window, taken as Flush
 // takes one but written nowhere and counted in no statistic, into memory
@@ -205,15 +232,20 @@ type windowCopy struct {
 	buf  []byte
 }
 
-// copyWindow copies the running session's window; ErrNotRunning when none
-// is on. release gives the memory back.
-func copyWindow() (*windowCopy, error) {
+// copyWindow copies the running session's window, from since on (0: all
+// of it; see session.snapshotSince); ErrNotRunning when none is on.
+// release gives the memory back.
+func copyWindow(since uint64) (*windowCopy, error) {
 	s, err := lockSession()
 	if err != nil {
 		return nil, err
 	}
-	c := &windowCopy{s: s, bufp: requestCopies.Get().(*[]byte)}
-	c.segs, c.p, c.buf = s.snapshotInto(*c.bufp, false, false)
+	bufp := requestCopy.Swap(nil)
+	if bufp == nil {
+		bufp = new([]byte)
+	}
+	c := &windowCopy{s: s, bufp: bufp}
+	c.segs, c.p, c.buf = s.snapshotSince(*c.bufp, false, false, since)
 	mu.Unlock()
 	flushMu.Unlock()
 	return c, nil
@@ -221,7 +253,7 @@ func copyWindow() (*windowCopy, error) {
 
 func (c *windowCopy) release() {
 	*c.bufp = c.buf[:0]
-	requestCopies.Put(c.bufp)
+	requestCopy.CompareAndSwap(nil, c.bufp)
 }
 
 // metaSize is flush.RecordSize, with the error of a bad copy.
@@ -254,6 +286,17 @@ func (gs *GoroutineSnapshot) Encode(w io.Writer, goroutines []uint64, from, to u
 		p.Before = to + 1
 	}
 	return flush.Encode(w, segs, p)
+}
+
+// Clock reads the clock the running session records with (0 while none
+// is on), for a caller that marks a moment to find among the records:
+// records written after Clock returns have a larger or equal TSC.
+func Clock() uint64 {
+	if !On() {
+		return 0
+	}
+	t, _ := now()
+	return t
 }
 
 // Frequency is the clock's ticks per second (the file header's).
@@ -300,22 +343,32 @@ type Record struct {
 // record it lost for want of a buffer) and before the cut. Records come as
 // the writers wrote them: unlike Encode, no Exit is dropped for want of a
 // matching Entry and no Entry is made up, so a reader sees exactly which
-// calls lack an end. *Record is reused between calls.
+// calls lack an end. In a snapshot taken since a TSC, the blocks whose
+// records all precede it are skipped, as the buffers were: a goroutine's
+// records begin with its first block that reaches since. *Record is
+// reused between calls.
 func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) error {
 	if goroutines == nil {
 		goroutines = gs.Goroutines
 	}
-	byG := map[uint64][]keptBlock{}
-	for _, b := range gs.blocks {
-		byG[b.g] = append(byG[b.g], b)
+	if gs.byG == nil {
+		gs.byG = map[uint64][]keptBlock{}
+		for _, b := range gs.blocks {
+			gs.byG[b.g] = append(gs.byG[b.g], b)
+		}
 	}
+	byG := gs.byG
 	var raw fdr.Raw
-	var recs []Record
+	recs := gs.recs[:0]
+	defer func() { gs.recs = recs[:0] }()
 	for _, g := range goroutines {
 		after := max(gs.params.After, gs.params.AfterGoroutine[g])
 		before := gs.params.Before
 		recs = recs[:0]
 		for _, b := range byG[g] {
+			if b.last < gs.since {
+				continue // every record in it precedes since
+			}
 			d := fdr.NewBodyDecoder(b.data, 5, 0)
 			var base uint64
 			for {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	goruntime "runtime"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // SnapshotGoroutines keeps a goroutine and its descendants, and nothing of
 // other goroutines.
 func TestSnapshotGoroutines(t *testing.T) {
-	if _, err := SnapshotGoroutines(1); err != ErrNotRunning {
+	if _, err := SnapshotGoroutines(1, 0); err != ErrNotRunning {
 		t.Fatalf("SnapshotGoroutines while off: %v, want ErrNotRunning", err)
 	}
 	startT(t, config(t))
@@ -44,7 +45,7 @@ func TestSnapshotGoroutines(t *testing.T) {
 	}()
 	g := <-got
 	t0 := time.Now()
-	snap, err := SnapshotGoroutines(g.root)
+	snap, err := SnapshotGoroutines(g.root, 0)
 	defer snap.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +142,156 @@ func TestSnapshotGoroutines(t *testing.T) {
 	}
 	if evs, _ := f.Events(); slices.ContainsFunc(evs, func(e fdr.Event) bool { return e.FuncID == rootFn }) {
 		t.Errorf("a window beginning after the cut kept the root's call")
+	}
+}
+
+// With a since TSC the snapshot copies only the buffers that may hold
+// records from then on: a request's snapshot does not copy, step over or
+// keep the window's older buffers, and still has every record of its own.
+func TestSnapshotGoroutinesSince(t *testing.T) {
+	if Clock() != 0 {
+		t.Fatal("Clock while off is not 0")
+	}
+	c := config(t)
+	c.BufferSize, c.BufferCount = 4096, 64
+	startT(t, c)
+	const oldFn, newFn = 1110, 1111
+	const old = 4000 // 64 KB of records: many sealed 4 KiB buffers
+	type res struct {
+		g     uint64
+		since uint64
+	}
+	got := make(chan res)
+	go func() {
+		g := glayout.Goid()
+		for range old {
+			Enter(oldFn)
+			Exit(oldFn)
+		}
+		since := Clock()
+		Enter(newFn)
+		Exit(newFn)
+		got <- res{g, since}
+	}()
+	r := <-got
+	if r.since == 0 {
+		t.Fatal("Clock while on is 0")
+	}
+	count := func(since uint64) (map[uint32]int, int) {
+		snap, err := SnapshotGoroutines(r.g, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Release()
+		n := map[uint32]int{}
+		if err := snap.Records(nil, func(rec *Record) {
+			if !rec.Event {
+				n[rec.FuncID]++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n, snap.Bytes
+	}
+	all, allBytes := count(0)
+	recent, recentBytes := count(r.since)
+	if all[oldFn] != 2*old || all[newFn] != 2 {
+		t.Fatalf("whole window: %v, want %d records of %d and 2 of %d", all, 2*old, oldFn, newFn)
+	}
+	if recent[newFn] != 2 {
+		t.Errorf("since: %v, want both records of %d", recent, newFn)
+	}
+	// The records before since fill about 16 buffers; only those in the
+	// buffers still open when since was read (one per P it ran on, and
+	// it ran a tight loop) may be copied with them.
+	if recent[oldFn] > old || recentBytes > allBytes/2 {
+		t.Errorf("since kept %d of %d older records, %d of %d bytes: it copied buffers sealed before since",
+			recent[oldFn], 2*old, recentBytes, allBytes)
+	}
+}
+
+// Records of a snapshot taken since a TSC skip a goroutine's blocks that
+// end before it, in the buffers it copied too: on one P, the goroutine's
+// block before another goroutine's block is left out, its block after
+// is read.
+func TestSnapshotRecordsSince(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	startT(t, config(t))
+	const oldFn, otherFn, newFn = 1120, 1121, 1122
+	rec := func(id uint32, n int) {
+		for range n {
+			Enter(id)
+			Exit(id)
+		}
+	}
+	other, next := make(chan struct{}), make(chan struct{})
+	type res struct{ g, since uint64 }
+	got := make(chan res)
+	go func() {
+		g := glayout.Goid()
+		rec(oldFn, 10)
+		other <- struct{}{}
+		<-next
+		since := Clock()
+		rec(newFn, 10)
+		got <- res{g, since}
+	}()
+	<-other
+	rec(otherFn, 10) // a block of this goroutine's between the two
+	next <- struct{}{}
+	r := <-got
+	count := func(since uint64) map[uint32]int {
+		snap, err := SnapshotGoroutines(r.g, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Release()
+		n := map[uint32]int{}
+		if err := snap.Records(nil, func(rec *Record) {
+			if !rec.Event {
+				n[rec.FuncID]++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if all := count(0); all[oldFn] != 20 || all[newFn] != 20 {
+		t.Fatalf("whole window: %v, want 20 records of %d and of %d", all, oldFn, newFn)
+	}
+	if recent := count(r.since); recent[oldFn] != 0 || recent[newFn] != 20 {
+		t.Errorf("since: %v, want the 20 records of %d only", recent, newFn)
+	}
+}
+
+// A request snapshot reuses the last one's copy even after collections: a
+// service snapshotting slow requests many times a second must not
+// allocate a copy's worth each time.
+func TestSnapshotGoroutinesKeepsCopy(t *testing.T) {
+	startT(t, config(t))
+	const fn = 1130
+	for range 8000 { // 128 KB of records to copy
+		Enter(fn)
+		Exit(fn)
+	}
+	g := glayout.Goid()
+	snap := func() int {
+		s, err := SnapshotGoroutines(g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := s.Bytes
+		s.Release()
+		return n
+	}
+	snap()
+	goruntime.GC()
+	goruntime.GC()
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	n := snap()
+	goruntime.ReadMemStats(&m1)
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > uint64(n)/2 {
+		t.Errorf("a snapshot of %d bytes allocated %d bytes after two collections: its copy was not kept", n, a)
 	}
 }

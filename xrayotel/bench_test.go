@@ -7,6 +7,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	xrt "github.com/goxray/xray/runtime"
 )
 
 // BenchmarkSpan measures a fast span's Start and End as the package
@@ -66,12 +68,12 @@ func BenchmarkHooks(b *testing.B) {
 	b.Run("off", bench)
 }
 
-// BenchmarkExtract measures what a slow span costs the processor's
-// goroutine: the copy of a full ring (64 buffers of 64 KiB, filled by a
-// goroutine the request's goroutine started before the request, so a
-// descendant that is not part of it) and the extraction of the request's
-// few calls.
-func BenchmarkExtract(b *testing.B) {
+// slowSpan fills goxray's ring (64 buffers of 64 KiB) with another
+// goroutine's records, as a busy service's other requests do, then runs
+// one slow request (handler: 5 calls on 2 goroutines) under a span, and
+// returns its processor, whose exporter does nothing, and the span's job
+// as OnEnd makes it.
+func slowSpan(b *testing.B) (*SpanProcessor, job) {
 	startTracing(b)
 	done := make(chan struct{})
 	go func() {
@@ -82,21 +84,46 @@ func BenchmarkExtract(b *testing.B) {
 	}()
 	<-done
 	tp := sdktrace.NewTracerProvider()
-	defer tp.Shutdown(context.Background())
-	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{Threshold: time.Nanosecond})
-	defer p.Shutdown(context.Background())
+	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	// No CPU limit: every iteration's slow span is extracted.
+	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{Threshold: time.Hour, MaxCPU: -1})
+	b.Cleanup(func() { p.Shutdown(context.Background()) })
 	tp.RegisterSpanProcessor(p)
 	_, span := tp.Tracer("bench").Start(context.Background(), "request")
 	handler()
 	span.End()
-	ro := span.(sdktrace.ReadOnlySpan)
-	j := job{span: ro, g: p.startedBy(spanKey(ro.SpanContext().SpanID()))}
+	return p, p.endJob(span.(sdktrace.ReadOnlySpan), xrt.Clock())
+}
+
+// BenchmarkExtract measures the extraction of a slow span's few calls
+// while the ring is full of other goroutines' records: the request's
+// buffers are copied and decoded, not the ring.
+func BenchmarkExtract(b *testing.B) {
+	p, j := slowSpan(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		spans, err := p.extract(j)
-		if err != nil || len(spans) < 5 {
+		if err != nil || len(spans) != 6 {
 			b.Fatalf("%d spans, %v", len(spans), err)
 		}
+	}
+}
+
+// BenchmarkSlowSpan measures what a slow span costs the processor's
+// goroutine from the job OnEnd queues to the export (to an exporter that
+// does nothing), in a full ring: the CPU a service pays per slow span.
+// One goroutine runs it, so ns/op is CPU time.
+func BenchmarkSlowSpan(b *testing.B) {
+	p, j := slowSpan(b)
+	exported := p.Stats().Exported
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p.process(j)
+	}
+	b.StopTimer()
+	if s := p.Stats(); s.Exported-exported != uint64(b.N) || s.Spans < uint64(b.N)*6 {
+		b.Fatalf("stats %+v after %d slow spans", s, b.N)
 	}
 }

@@ -13,20 +13,42 @@
 //
 // # What a slow span gets
 //
-// A span is slow when EndTime−StartTime ≥ Options.Threshold. For a slow
-// span the processor takes a copy of goxray's window
-// (runtime.SnapshotGoroutines) restricted to the goroutine that started the
-// span and the goroutines started under it (goxray records which goroutine
-// started which), and exports through exp, as children of the span:
+// A span is slow when EndTime−StartTime ≥ Options.Threshold. Its window
+// is when OnStart and OnEnd ran, on goxray's clock, whatever timestamps
+// the span declares (trace.WithTimestamp). For a slow span the processor
+// copies the goxray buffers written since the window began
+// (runtime.SnapshotGoroutines), restricted to the goroutine that started
+// the span and the goroutines started under it (goxray records which
+// goroutine started which), and exports through exp, as children of the
+// span:
 //
-//   - one span per function call that began inside the span's time window on
-//     the starting goroutine, or on a goroutine that started inside the
-//     window and descends from it (where goxray records goroutines' parents:
-//     glayout.ParentSource; not in the purego build, where only the starting
-//     goroutine's calls are found). Its name is the function's name in the
+//   - one span per function call that began inside the window on a
+//     goroutine of the request, while that goroutine worked for the span.
+//     The request's goroutines are the one that started the span and,
+//     where goxray records goroutines' parents (glayout.ParentSource; not
+//     in the purego build, where only the starting goroutine's calls are
+//     found), each goroutine whose first record is inside the window and
+//     whose parent is one of them, if it marked a span of the span's
+//     subtree (started or ended one, the span itself included), or, if it
+//     marked no span, if its parent worked for the span when it first ran
+//     and for no other span then. A goroutine works for the span except
+//     while a span outside the span's subtree is the innermost span open
+//     on it. So a dispatcher that starts one request's span after another
+//     on its goroutine, each ended by a worker it spawns, gives each
+//     request its own calls: the dispatcher's from its span's start to
+//     the next span's, the worker that ends it, and the goroutines its
+//     worker spawned. A goroutine spawned by the dispatcher that marks no
+//     span, first running while several requests' spans were open on the
+//     dispatcher, could be any of theirs (goxray knows when a goroutine
+//     first recorded, not when it was spawned), so no request takes it.
+//     Two requests never share a call. Which span is under which is known
+//     from the span's parent as OnStart saw it; for a span whose chain of
+//     parents the processor no longer holds (see startSlots), a span of
+//     the same trace counts as under it.
+//     Its name is the function's name in the
 //     instrumentation map (what llvm-xray account prints), its start and end
-//     the call's Entry and Exit, mapped from the TSC to wall time from the
-//     span's own start event (StartTime, on goxray's clock). Calls nest as
+//     the call's Entry and Exit, mapped from goxray's clock to wall time
+//     from the wall clock read when OnEnd ran. Calls nest as
 //     they nested: a call under the call around it on its goroutine, the
 //     first calls of a spawned goroutine under the call that spawned it (the
 //     parent's latest call of the function holding the go statement, or else
@@ -78,24 +100,34 @@
 //
 // # Cost
 //
-// A span that is not slow costs the two events and a table store (see the
-// benchmarks; no allocation). A slow span costs, on the goroutine that
-// ends it, one channel send; the copy, the extraction and the export run
-// on the processor's own goroutine. The queue between them holds
+// A span that is not slow costs the two events, two reads of goxray's
+// clock and a table store (see the benchmarks; no allocation). A slow
+// span costs, on the goroutine that ends it, a read of the wall clock and
+// one channel send; the copy, the extraction and the export run on the
+// processor's own goroutine. The queue between them holds
 // Options.QueueSize slow spans: when it is full (an exporter that blocks
 // or fails slowly) further slow spans are dropped and counted
-// (Stats.Dropped), never waited for. The extraction copies goxray's
-// buffers (a memory copy, into memory reused from one slow span to the
-// next, without stopping the writers), steps over other goroutines' blocks
-// by their record headers, and decodes only the request's goroutines'
-// records.
+// (Stats.Dropped), never waited for. The extraction copies only the
+// buffers that may hold records written since the span began (the
+// buffers held by writers, and the sealed ones whose last record is that
+// recent), into memory reused from one slow span to the next, without
+// stopping the writers; it steps over other goroutines' blocks by their
+// record headers and decodes only the records of goroutines that may be
+// the request's. A slow span thus costs what the buffers written during
+// it cost, not the whole ring. The processor's goroutine holds itself to
+// Options.MaxCPU of one CPU (5 % by default), measured on its thread's
+// CPU clock over extraction and export: beyond it slow spans are shed,
+// counted in Stats.Shed and logged once, before the service pays for a
+// burst of them.
 //
 // Measured on a loaded 2-core AMD EPYC: OnStart plus OnEnd of a fast span
 // take about 0.2 µs while goxray records and 0.04 µs while it is off,
 // without allocating (BenchmarkHooks), where the SDK's own Start and End
-// with a batcher take 1.3–1.8 µs (BenchmarkSpan); a slow span costs the
-// processor's goroutine about 1.5 ms and 35 KB over a full 4 MiB ring
-// (BenchmarkExtract).
+// with a batcher take 1.3–1.8 µs (BenchmarkSpan); a slow span of a few
+// calls costs the processor's goroutine about 30–170 µs and 15 KB in a
+// full 4 MiB ring (BenchmarkSlowSpan, extraction and export; make bench).
+// scripts/bench-otel.sh measures a service's throughput with and without
+// the processor when one request in 500 is slow.
 //
 // # Edge cases
 //

@@ -181,3 +181,36 @@ func TestFailingExporter(t *testing.T) {
 }
 
 func tr(tp *sdktrace.TracerProvider) trace.Tracer { return tp.Tracer("test") }
+
+// Slow spans beyond the processor's CPU share are shed, counted and said
+// once: with a share no span's cost fits in, the first slow span is
+// exported (the budget starts with nothing spent) and the others are not.
+func TestMaxCPUSheds(t *testing.T) {
+	startTracing(t)
+	var mu sync.Mutex
+	var lines []string
+	tr, exp, p, tp := provider(t, Options{Threshold: time.Nanosecond, MaxCPU: 1e-12, Logf: func(f string, a ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	for range 5 {
+		_, span := tr.Start(context.Background(), "request")
+		step(0)
+		span.End()
+	}
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Slow != 5 || s.Exported != 1 || s.Shed != 4 {
+		t.Errorf("stats %+v, want 5 slow, 1 exported, 4 shed", s)
+	}
+	if n := len(byName(exp.GetSpans())[SummaryName]); n != 1 {
+		t.Errorf("%d summaries, want the first slow span's only", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 1 || !strings.Contains(lines[0], "MaxCPU") {
+		t.Errorf("log lines %q, want one naming MaxCPU", lines)
+	}
+}

@@ -63,32 +63,40 @@ type summary struct {
 func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	s := j.span
 	var sum summary
-	if j.g == 0 {
+	if j.g == 0 || j.from == 0 {
 		sum.err = "the goroutine that started the span is unknown (started while goxray was not recording, or its slot was reused)"
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, fmt.Errorf("%s", sum.err)
 	}
-	snap, err := xrt.SnapshotGoroutines(j.g)
+	// Only the buffers written since the span began are copied.
+	snap, err := xrt.SnapshotGoroutines(j.g, j.from)
 	if err != nil {
 		sum.err = err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
 	defer snap.Release()
-	from, to, wall, err := window(snap, s)
-	if err != nil {
-		sum.err = "reading the request's records: " + err.Error()
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	// The window is when OnStart and OnEnd ran, on goxray's clock, mapped
+	// to wall time from the wall clock read with its end: a span's
+	// declared timestamps (trace.WithTimestamp) may be anything. Anchored
+	// on the span, the mapping is off by at most the clock's frequency
+	// error over the span's length, where the session's Start would drift
+	// by milliseconds per hour of session.
+	from, to := j.from, max(j.to, j.from)
+	freq := float64(snap.Frequency())
+	wall := func(t uint64) time.Time {
+		return j.wall.Add(-time.Duration(math.Round(float64(int64(to-t)) * 1e9 / freq)))
 	}
 	if snap.After != 0 && snap.After >= from {
 		sum.truncated = true
 		sum.windowStart = wall(snap.After + 1)
 	}
-	members := request(snap, from, to)
-	sum.goroutines = len(members)
-	kept, err := calls(snap, members, from, to, &sum)
+	rq, err := p.newRequest(snap, j, from, to)
 	if err != nil {
 		sum.err = "reading the request's records: " + err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
+	members := rq.members
+	sum.goroutines = len(members)
+	kept := rq.calls(&sum)
 	kept = p.limit(kept, &sum)
 	if p.o.Dir != "" && !p.dirb.Allow() {
 		sum.fileSkipped = true
@@ -149,49 +157,6 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	return append(out, p.summarySpan(s, sum)), nil
 }
 
-// window returns the span's window on goxray's clock and the mapping of
-// that clock to wall time. Both are anchored on the span's own events
-// when the copy holds them: its start event, recorded on the starting
-// goroutine just after the SDK read StartTime, and its end event, recorded
-// just after EndTime (found when the span ended on one of the request's
-// goroutines). A mapping through the session's Start alone would drift
-// with the error of the clock's measured frequency, by milliseconds per
-// hour of session; anchored on the span it is off by at most that error
-// over the span's length. Without the start event (the ring lost it) the
-// session's mapping is used.
-func window(snap *xrt.GoroutineSnapshot, s sdktrace.ReadOnlySpan) (from, to uint64, wall func(uint64) time.Time, err error) {
-	want := s.SpanContext().SpanID()
-	var start, end uint64
-	root := snap.Goroutines[0]
-	err = snap.Records([]uint64{root}, func(r *xrt.Record) {
-		if !r.Event {
-			return
-		}
-		if sp, ok := fdr.ParseSpan(r.Payload); ok && sp.SpanID == [8]byte(want) {
-			if sp.End {
-				end = r.TSC
-			} else {
-				start = r.TSC
-			}
-		}
-	})
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	if start == 0 {
-		return snap.TSC(s.StartTime()), snap.TSC(s.EndTime()), snap.Time, nil
-	}
-	freq := float64(snap.Frequency())
-	t0 := s.StartTime()
-	wall = func(t uint64) time.Time {
-		return t0.Add(time.Duration(math.Round(float64(int64(t-start)) * 1e9 / freq)))
-	}
-	if end < start {
-		end = start + uint64(math.Round(float64(s.EndTime().Sub(t0))*freq/1e9))
-	}
-	return start, end, wall, nil
-}
-
 func funcName(id uint32) string {
 	if f, ok := registry.Lookup(id); ok && f.Name != "" {
 		return f.Name
@@ -242,82 +207,55 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}.Snapshot()
 }
 
-// request returns the request's goroutines: the root, and each kept
-// goroutine that started inside the window under one that is part of it.
-func request(snap *xrt.GoroutineSnapshot, from, to uint64) []uint64 {
-	root := snap.Goroutines[0]
-	in := map[uint64]bool{root: true}
-	var ruled func(g uint64, depth int) bool
-	ruled = func(g uint64, depth int) bool {
-		if v, ok := in[g]; ok {
-			return v
-		}
-		par, _ := snap.Lineage(g)
-		t := snap.Started(g)
-		v := par != 0 && par != g && depth < 1<<12 && t >= from && t <= to && ruled(par, depth+1)
-		in[g] = v
-		return v
-	}
-	out := []uint64{root}
-	for _, g := range snap.Goroutines[1:] {
-		if ruled(g, 0) {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// calls reads the request's records from snap and returns the calls to
-// export, each with its parent (an index into the result, or -1 for the
-// span), parents before children.
-func calls(snap *xrt.GoroutineSnapshot, members []uint64, from, to uint64, sum *summary) ([]*call, error) {
-	root := members[0]
+// calls reads the request's records and returns the calls to export,
+// each with its parent (an index into the result, or -1 for the span),
+// parents before children.
+func (rq *request) calls(sum *summary) []*call {
+	root, to, snap := rq.root, rq.to, rq.snap
 	gs := map[uint64]*goroutine{}
 	stacks := map[uint64][]*call{}
-	err := snap.Records(members, func(r *xrt.Record) {
-		g := gs[r.G]
-		if g == nil {
-			g = &goroutine{}
-			g.parent, g.spawn = snap.Lineage(r.G)
-			gs[r.G] = g
-		}
-		if r.Event {
-			return
-		}
-		if !g.seen {
-			g.first, g.seen = r.TSC, true
-		}
-		stack := stacks[r.G]
-		switch r.Action {
-		case fdr.Enter, fdr.EnterArgs:
-			c := &call{fn: r.FuncID, g: r.G, start: r.TSC, parent: -1}
-			if len(stack) > 0 {
-				c.up = stack[len(stack)-1]
+	for _, id := range rq.members {
+		g := &goroutine{}
+		g.parent, g.spawn = snap.Lineage(id)
+		gs[id] = g
+		var stack []*call
+		for i := range rq.recs[id] {
+			r := &rq.recs[id][i]
+			if r.Event {
+				continue
 			}
-			stacks[r.G] = append(stack, c)
-			g.calls = append(g.calls, c)
-		case fdr.Exit, fdr.TailExit:
-			k := len(stack) - 1
-			for k >= 0 && stack[k].fn != r.FuncID {
-				k--
+			if !g.seen {
+				g.first, g.seen = r.TSC, true
 			}
-			if k < 0 {
-				if r.TSC >= from && r.TSC <= to {
-					sum.unmatched++ // a stray Exit, or the end of a call that began before the window
+			switch r.Action {
+			case fdr.Enter, fdr.EnterArgs:
+				c := &call{fn: r.FuncID, g: r.G, start: r.TSC, parent: -1}
+				if len(stack) > 0 {
+					c.up = stack[len(stack)-1]
 				}
-				return
+				stack = append(stack, c)
+				g.calls = append(g.calls, c)
+			case fdr.Exit, fdr.TailExit:
+				k := len(stack) - 1
+				for k >= 0 && stack[k].fn != r.FuncID {
+					k--
+				}
+				if k < 0 {
+					if rq.inside(id, r.TSC) {
+						sum.unmatched++ // a stray Exit, or the end of a call that began before the window
+					}
+					continue
+				}
+				// Calls above the match never exited (their function was
+				// unpatched or shed mid-call): no span for them.
+				for _, c := range stack[k+1:] {
+					c.fn = 0
+				}
+				stack[k].end, stack[k].closed = r.TSC, true
+				stack = stack[:k]
 			}
-			// Calls above the match never exited (their function was
-			// unpatched or shed mid-call): no span for them.
-			for _, c := range stack[k+1:] {
-				c.fn = 0
-			}
-			stack[k].end, stack[k].closed = r.TSC, true
-			stacks[r.G] = stack[:k]
 		}
-	})
-	if err != nil {
-		return nil, err
+		stacks[id] = stack
 	}
 	for _, stack := range stacks {
 		for _, c := range stack {
@@ -325,19 +263,16 @@ func calls(snap *xrt.GoroutineSnapshot, members []uint64, from, to uint64, sum *
 		}
 	}
 	var kept []*call
-	for _, id := range members {
+	for _, id := range rq.members {
 		g := gs[id]
-		if g == nil {
-			continue
-		}
 		for _, c := range g.calls {
 			if c.fn == 0 {
-				if c.start >= from && c.start <= to {
+				if rq.inside(id, c.start) {
 					sum.unmatched++
 				}
 				continue
 			}
-			if c.start < from || c.start > to {
+			if !rq.inside(id, c.start) {
 				continue
 			}
 			c.keep = true
@@ -365,7 +300,7 @@ func calls(snap *xrt.GoroutineSnapshot, members []uint64, from, to uint64, sum *
 		ups[c] = up(c)
 	}
 	slices.SortFunc(kept, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
-	return order(kept, ups), nil
+	return order(kept, ups)
 }
 
 // spawner returns the kept call of parent that started child: its latest

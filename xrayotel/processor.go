@@ -56,6 +56,14 @@ type Options struct {
 	// ExportTimeout bounds each ExportSpans call; default
 	// DefaultExportTimeout.
 	ExportTimeout time.Duration
+	// MaxCPU is the share of one CPU the processor's goroutine may spend
+	// on slow spans (their extraction and its part of their export, as
+	// the thread's CPU clock measures it where there is one, else the
+	// extraction's wall time), over about a second: a slow span that
+	// finds it spent is shed, counted in Stats.Shed, and gets nothing
+	// exported, so that a burst of slow spans costs the service at most
+	// that share. Default DefaultMaxCPU; negative: no limit.
+	MaxCPU float64
 	// Logf receives the processor's few log lines (tracing not running,
 	// the first export error); default: the standard logger with an
 	// "xrayotel: " prefix.
@@ -74,6 +82,9 @@ type Stats struct {
 	// Options.Dir: files not written for the rate limit, and older files
 	// deleted (with their bytes) to keep within the budget.
 	FilesSkipped, FilesDeleted, FileBytesDeleted uint64
+	// Shed counts slow spans not extracted: the processor had spent
+	// Options.MaxCPU.
+	Shed uint64
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -91,8 +102,10 @@ type SpanProcessor struct {
 
 	starts [startSlots]startSlot
 
-	slow, exported, spans, dropped, notRec, expErr, errs atomic.Uint64
-	offOnce, errOnce                                     sync.Once
+	slow, exported, spans, dropped, notRec, expErr, errs, shed atomic.Uint64
+	offOnce, errOnce, shedOnce                                 sync.Once
+	// cpu is the processor goroutine's budget (Options.MaxCPU).
+	cpu *budget
 
 	dirb *diskbudget.Budget // nil without Dir
 }
@@ -100,6 +113,13 @@ type SpanProcessor struct {
 type job struct {
 	span sdktrace.ReadOnlySpan
 	g    uint64 // the goroutine that started it, 0 if unknown
+	// from and to are goxray's clock when OnStart and OnEnd ran (0:
+	// unknown, or goxray was off), wall the wall time read with to: the
+	// span's window and its mapping to wall time, whatever timestamps
+	// the span declares.
+	from, to uint64
+	wall     time.Time
+	parent   uint64 // the parent span's key, 0 if none or unknown
 	// flushed, when not nil, makes the job a ForceFlush marker: the worker
 	// closes it on reaching it, after every job queued before.
 	flushed chan struct{}
@@ -121,8 +141,11 @@ func (p *SpanProcessor) slot(k uint64) *startSlot {
 }
 
 type startSlot struct {
-	span atomic.Uint64 // the span id, 0 while the slot is being written
-	g    atomic.Uint64
+	span   atomic.Uint64 // the span id, 0 while the slot is being written
+	g      atomic.Uint64
+	tsc    atomic.Uint64 // goxray's clock when OnStart ran
+	end    atomic.Uint64 // goxray's clock when OnEnd ran, 0 before
+	parent atomic.Uint64 // the parent span's key, 0 for a root span
 }
 
 // NewSpanProcessor returns a processor that exports slow spans' function
@@ -141,10 +164,14 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	if o.ExportTimeout <= 0 {
 		o.ExportTimeout = DefaultExportTimeout
 	}
+	if o.MaxCPU == 0 {
+		o.MaxCPU = DefaultMaxCPU
+	}
 	if o.Logf == nil {
 		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
 	}
-	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}), dirb: newDirBudget(o)}
+	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
+		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
 	go p.run()
 	return p
 }
@@ -167,41 +194,69 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	sc := s.SpanContext()
 	g := glayout.Goid()
 	k := spanKey(sc.SpanID())
+	var par uint64
+	if ps := s.Parent(); ps.HasSpanID() {
+		par = spanKey(ps.SpanID())
+	}
 	sl := p.slot(k)
 	sl.span.Store(0)
 	sl.g.Store(g)
+	sl.parent.Store(par)
+	sl.end.Store(0)
+	// The clock before the event: the window holds the span's start
+	// event and every record made under the span after OnStart.
+	sl.tsc.Store(xrt.Clock())
 	sl.span.Store(k)
 	var buf [fdr.SpanPayloadSize]byte
 	xrt.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
 }
 
-// startedBy returns the goroutine that started span k, or 0.
-func (p *SpanProcessor) startedBy(k uint64) uint64 {
+// read copies span k's slot into st, and reports whether it still held
+// span k.
+func (p *SpanProcessor) read(k uint64, st *startSlot) bool {
 	sl := p.slot(k)
 	if sl.span.Load() != k {
-		return 0
+		return false
 	}
-	g := sl.g.Load()
+	st.g.Store(sl.g.Load())
+	st.tsc.Store(sl.tsc.Load())
+	st.end.Store(sl.end.Load())
+	st.parent.Store(sl.parent.Load())
 	// A writer that took the slot meanwhile zeroed span first.
-	if sl.span.Load() != k {
-		return 0
+	return sl.span.Load() == k
+}
+
+// started returns what OnStart remembered of span k: the goroutine that
+// started it (0: unknown) and its parent's key.
+func (p *SpanProcessor) started(k uint64) (g, parent uint64) {
+	var st startSlot
+	if !p.read(k, &st) {
+		return 0, 0
 	}
-	return g
+	return st.g.Load(), st.parent.Load()
 }
 
 // OnEnd records the span's end on the current goroutine's trace and, for
 // a slow span, queues it for extraction without waiting.
 func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	sc := s.SpanContext()
+	k := spanKey(sc.SpanID())
+	var to uint64
 	if xrt.On() {
 		var buf [fdr.SpanPayloadSize]byte
 		xrt.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), End: true}))
+		// The clock after the event, so that the span's window holds it.
+		to = xrt.Clock()
+		// Other spans' extractions ask which spans were open when.
+		if sl := p.slot(k); sl.span.Load() == k {
+			sl.end.Store(to)
+		}
 	}
 	if s.EndTime().Sub(s.StartTime()) < p.o.Threshold {
 		return
 	}
 	p.slow.Add(1)
-	j := job{span: s, g: p.startedBy(spanKey(sc.SpanID()))}
+	j := p.endJob(s, to)
 	select {
 	case <-p.quit:
 		return
@@ -214,8 +269,20 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 }
 
+// endJob is the job of slow span s, ended at TSC to.
+func (p *SpanProcessor) endJob(s sdktrace.ReadOnlySpan, to uint64) job {
+	j := job{span: s, to: to, wall: time.Now()}
+	var st startSlot
+	if p.read(spanKey(s.SpanContext().SpanID()), &st) {
+		j.g, j.from, j.parent = st.g.Load(), st.tsc.Load(), st.parent.Load()
+	}
+	return j
+}
+
 func (p *SpanProcessor) run() {
 	defer close(p.done)
+	// A thread of its own, so that its CPU clock measures this goroutine.
+	lockThread()
 	for {
 		select {
 		case j := <-p.jobs:
@@ -290,20 +357,42 @@ func (p *SpanProcessor) Stats() Stats {
 		FilesSkipped:     p.dirCounts().Skipped,
 		FilesDeleted:     p.dirCounts().Deleted,
 		FileBytesDeleted: p.dirCounts().DeletedBytes,
+		Shed:             p.shed.Load(),
 	}
 }
 
 func (p *SpanProcessor) process(j job) {
-	if !xrt.On() {
+	if !xrt.On() || j.to == 0 {
 		p.notRec.Add(1)
 		p.offOnce.Do(func() {
 			p.o.Logf("goxray is not recording (xray.Start was not called, or Stop was): slow spans get no function spans")
 		})
 		return
 	}
+	start := time.Now()
+	if !p.cpu.allow(start) {
+		p.shed.Add(1)
+		p.shedOnce.Do(func() {
+			p.o.Logf("slow spans cost more than Options.MaxCPU (%.3g of a CPU): some get no function spans (Stats.Shed counts them)", p.o.MaxCPU)
+		})
+		return
+	}
+	cpu0, measured := threadCPU()
 	spans, err := p.extract(j)
+	if !measured {
+		// No thread clock here: the extraction's wall time instead (the
+		// export may wait on the network, which costs no CPU).
+		p.cpu.spend(time.Since(start))
+	}
 	if err != nil {
 		p.errs.Add(1)
+	}
+	if measured {
+		defer func() {
+			if cpu1, ok := threadCPU(); ok {
+				p.cpu.spend(max(cpu1-cpu0, 0))
+			}
+		}()
 	}
 	if errors.Is(err, xrt.ErrNotRunning) {
 		p.notRec.Add(1)

@@ -28,6 +28,7 @@ type row struct {
 	// cpu: a row only some CPUs run (its instructions must be
 	// advertised); left out of the table where it did not run.
 	cpu bool
+	us  bool // a cost per event, not per call: report µs, no ratio
 }
 
 var rows = []row{
@@ -54,6 +55,7 @@ var rows = []row{
 	{bench: "CompilerRTFDR", what: "compiler-rt XRay FDR (clang -fxray-instrument)"},
 	{bench: "EnterExitDuringFlush", what: "goxray on while a flush runs"},
 	{bench: "Flush64MiB", what: "flush of a 64 MiB snapshot to the page cache", mbps: true},
+	{bench: "SlowSpan", what: "xrayotel: CPU per slow span (5 calls, full 4 MiB ring), extraction and export", us: true},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(-(\d+))?\s+\d+\s+([0-9.]+) ns/op(.*)$`)
@@ -132,6 +134,10 @@ func render(ns, mb map[string][]float64, procs int) string {
 			continue
 		}
 		m := median(v)
+		if r.us {
+			fmt.Fprintf(&b, "| %s | %d | %.1f µs | |\n", r.what, len(v), m/1e3)
+			continue
+		}
 		if r.perP {
 			m *= float64(procs)
 		}

@@ -79,7 +79,7 @@ type snapCand struct {
 // Each buffer is copied seqlock-style: read its generation, copy up to the
 // extent, validate that the generation has not changed; a buffer recycled in
 // the meantime is discarded and counted in Discarded.
-func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0) }
+func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0) }
 
 // Sample is Snapshot of the newest buffers only: those held by writers and
 // the most recently sealed, about limit bytes in all (at least one
@@ -87,10 +87,18 @@ func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0) }
 // governor's count of hot functions), not for files: LostUpTo does not
 // bound what it leaves out, and copies it discards are not counted in the
 // queue's Stats.
-func (q *Queue) Sample(dst []byte, limit int) Snapshot { return q.snapshot(dst, max(limit, 1)) }
+func (q *Queue) Sample(dst []byte, limit int) Snapshot { return q.snapshot(dst, max(limit, 1), 0) }
 
-// snapshot is Snapshot, or Sample when limit > 0.
-func (q *Queue) snapshot(dst []byte, limit int) Snapshot {
+// SnapshotSince is Snapshot of the buffers that may hold a record with a
+// TSC ≥ since: those held by writers and the sealed ones whose lastTSC
+// (a bound on every record they hold) is ≥ since. A reader of one span of
+// time (a request) copies what overlaps it, not the whole window. What it
+// leaves out holds only records < since, so LostUpTo bounds what it lacks
+// at or after since exactly as Snapshot's does.
+func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot { return q.snapshot(dst, 0, since) }
+
+// snapshot is Snapshot, Sample when limit > 0, SnapshotSince when since > 0.
+func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
 	snap := Snapshot{Buf: dst[:0]}
 	if q.closed.Load() {
 		return snap
@@ -115,6 +123,11 @@ func (q *Queue) snapshot(dst []byte, limit int) Snapshot {
 			// Likewise lastTSC, stored before seq: this generation's, or
 			// a later one's, which is larger.
 			last = b.s.lastTSC.Load()
+			if last < since {
+				// lastTSC bounds every generation sealed so far, this
+				// one included: nothing here is ≥ since.
+				continue
+			}
 		default:
 			continue
 		}
