@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // A gate is the word an automatically instrumented function tests at the
@@ -97,13 +99,10 @@ func gateValue(id uint32) uint32 {
 // those that had a gate and were not shed yet (the rest are ignored).
 // Before it closes any, it calls said (which writes the decision into
 // the trace) — nothing at all when s no longer owns the gates.
+// The shed set's notes (shedNotes) are stored with the close, so every
+// file that shows a function shed says when and by whom it was called.
 func shedIDs(s *session, ids []uint32, said func()) []uint32 {
-	done := closeShed(s, ids, said)
-	noteShed(done)
-	return done
-}
-
-func closeShed(s *session, ids []uint32, said func()) []uint32 {
+	notes := shedNotes(s, ids)
 	gateMu.Lock()
 	defer gateMu.Unlock()
 	if gateOwner != s {
@@ -112,6 +111,7 @@ func closeShed(s *session, ids []uint32, said func()) []uint32 {
 	if said != nil {
 		said()
 	}
+	at, _ := now()
 	var done []uint32
 	for _, id := range ids {
 		if int(id) >= len(gates) || gates[id] == nil || isShed(id) {
@@ -121,6 +121,12 @@ func closeShed(s *session, ids []uint32, said func()) []uint32 {
 		i, _ := slices.BinarySearch(shed, id)
 		shed = slices.Insert(shed, i, id)
 		done = append(done, id)
+		if shedInfo == nil {
+			shedInfo = map[uint32]fdr.Shed{}
+		}
+		sh := notes[id]
+		sh.FuncID, sh.At = id, at
+		shedInfo[id] = sh
 	}
 	return done
 }

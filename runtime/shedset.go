@@ -20,23 +20,24 @@ import (
 // empties it with the shed set.
 var shedInfo map[uint32]fdr.Shed
 
-// noteShed records when ids were shed and, from the newest records of the
-// running session, their share of the calls and their callers and
-// callees. Called by shedIDs with no lock held; it costs a copy of the
-// newest records (the governor's sample size), once per shed decision.
-func noteShed(ids []uint32) {
+// shedNotes learns, from the newest records of session s, the share of
+// the calls of ids and their callers and callees, and the budget that shed
+// them. Called by shedIDs with no lock held, before the gates close, so
+// that a file flushed just after a gate closed already tells all of it
+// (closeShed stores the notes, with when, in the same critical section
+// as the close). It costs a copy of the newest records (the governor's
+// sample size), once per shed decision.
+func shedNotes(s *session, ids []uint32) map[uint32]fdr.Shed {
 	if len(ids) == 0 {
-		return
+		return nil
 	}
-	t, _ := now()
 	info := make(map[uint32]fdr.Shed, len(ids))
 	for _, id := range ids {
-		info[id] = fdr.Shed{FuncID: id, At: t}
+		info[id] = fdr.Shed{FuncID: id}
 	}
-	mu.Lock()
-	s := cur
 	var data [][]byte
-	if s != nil {
+	mu.Lock()
+	if s != nil && cur == s {
 		for id, sh := range info {
 			sh.Budget = s.cfg.OverheadBudget / 100
 			info[id] = sh
@@ -48,16 +49,7 @@ func noteShed(ids []uint32) {
 	}
 	mu.Unlock()
 	neighbours(data, info)
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	if shedInfo == nil {
-		shedInfo = map[uint32]fdr.Shed{}
-	}
-	for id, sh := range info {
-		if isShed(id) { // not readmitted by a Start meanwhile
-			shedInfo[id] = sh
-		}
-	}
+	return info
 }
 
 // neighbours fills the Share, Callers and Callees of info's entries from
