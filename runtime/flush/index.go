@@ -62,6 +62,9 @@ type indexed struct {
 	curs  []cursor
 	order []placed
 	calls []uint32
+	// The indexes of later segments' groups while a large snapshot is
+	// indexed in parallel (indexpar.go), kept for the next flush.
+	parts []*indexed
 }
 
 func (ix *indexed) reset() {
@@ -69,18 +72,6 @@ func (ix *indexed) reset() {
 	clear(ix.curs[:cap(ix.curs)])
 	ix.chunks, ix.runs, ix.ids, ix.stack = ix.chunks[:0], ix.runs[:0], ix.ids[:0], ix.stack[:0]
 	ix.curs, ix.order, ix.calls = ix.curs[:0], ix.order[:0], ix.calls[:0]
-}
-
-// index finds the blocks of every segment and summarises their runs: one
-// pass over every record, which is all the records of most goroutines ever
-// get from the planner (planFast).
-func (ix *indexed) index(segs [][]byte) error {
-	for si, s := range segs {
-		if err := ix.indexSegment(int32(si), s); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // indexSegment is index for one segment. Its inner loop is the flush's

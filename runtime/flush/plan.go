@@ -267,22 +267,11 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 			}
 		}
 	}
+	order, ok := ix.interleave(segs, order)
+	if !ok {
+		return goPlan{}, false // interleaved finely: merge record by record
+	}
 	runs := ix.runs
-	less := func(a, b placed) int {
-		if c := cmp.Compare(runs[a.run].first, runs[b.run].first); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.key, b.key)
-	}
-	if !slices.IsSortedFunc(order, less) {
-		slices.SortFunc(order, less)
-	}
-	for k := 1; k < len(order); k++ {
-		a, b := &runs[order[k-1].run], &runs[order[k].run]
-		if a.last > b.first || a.last == b.first && order[k-1].key > order[k].key {
-			return goPlan{}, false // they overlap: merge record by record
-		}
-	}
 	// The call stack across the runs, as planGoroutine keeps it.
 	stack := ix.calls[:0]
 	defer func() { ix.calls = stack[:0] }()
