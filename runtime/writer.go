@@ -392,14 +392,15 @@ func (w *writer) drop(r DropReason) { w.drops[r].n.Add(1) }
 // Ps' records (it has only ever been right so far, or this check would
 // have fired at the first buffer).
 func checkFastPath(pinned int) {
-	if atomic.LoadUint32(&fastOK) == 0 {
+	if atomic.LoadUint32(&fastMode) == modeOff {
 		return
 	}
 	m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), fastGM))
 	p := *(*unsafe.Pointer)(unsafe.Add(m, fastMP))
 	if p == nil || int(*(*int32)(p)) != pinned {
-		atomic.StoreUint32(&fastOK, 0)
 		fastBroken.Store(true)
+		atomic.StoreUint32(&fastMode, modeOff)
+		fastOff()
 	}
 }
 
