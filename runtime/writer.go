@@ -114,8 +114,9 @@ func function(id uint32, a fdr.Action) {
 // could load the stopped session's set, be descheduled while Stop unmapped
 // that session's arena and Start began another, then see the state on and
 // write into the unmapped arena (seen under qemu-aarch64 in
-// TestStressConcurrentFlushesAndRestarts). The assembly path checks the
-// state before it loads fastSet for the same reason.
+// TestStressConcurrentFlushesAndRestarts). The assembly path checks
+// fastOK, open only while the state is on (fastOn), before it loads
+// fastSet for the same reason.
 func sessionWriters() *writerSet {
 	if state.Load() != stateOn {
 		return nil
