@@ -267,6 +267,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	s.notify()
 	lastStats.Store(nil)
 	state.Store(stateOn)
+	fastOn()
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
 	setGates(s)
@@ -326,6 +327,7 @@ func stop() (string, func(string, ...any), *session, error) {
 	}
 	// The stacks first, while recording is on (see snapshotInto).
 	s.finalStacks = readStacks()
+	fastOff()
 	state.Store(stateOff)
 	setGates(nil)
 	close(s.done)

@@ -13,7 +13,8 @@ import (
 // with atomic stores; the assembly reads them with acquire loads (plain
 // loads on amd64, LDAR on arm64).
 var (
-	fastOK   uint32         // the fast path's clock mode; modeOff: it may not run
+	fastOK   uint32         // fastMode while the state is on, else modeOff: the assembly's only state test
+	fastMode uint32         // the session's fast path clock mode; modeOff: it may not run
 	fastSet  unsafe.Pointer // *writerSet while on, else nil
 	fastGM   uintptr        // offset of runtime.g.m
 	fastMP   uintptr        // offset of runtime.m.p
@@ -95,19 +96,42 @@ func fastReady() bool {
 	return true
 }
 
-// setFast publishes the writer set to the fast path and turns it on or off.
+// setFast publishes the writer set and the session's mode to the fast
+// path, or with on false turns both off; fastOn opens the path itself.
 func setFast(set *writerSet, on bool) {
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	v := uint32(modeOff)
 	if on {
 		v = fastClk
 	}
-	atomic.StoreUint32(&fastOK, v)
+	atomic.StoreUint32(&fastMode, v)
+	if !on {
+		fastOff()
+	}
 }
+
+// fastOn opens the assembly fast path in the session's mode; it is called
+// after the state is stored on. fastOK stands for the state there (the
+// assembly reads no state word), so it is on only while the state is on:
+// fastOn stores it after the state, and everything that moves the state
+// off stateOn calls fastOff first (Stop, the calibration) or after
+// (bufferExhausted). The re-check after the store undoes an open that
+// raced with such a move or with checkFastPath turning the path off for
+// good: whichever of the two stores comes last leaves it off.
+func fastOn() {
+	atomic.StoreUint32(&fastOK, atomic.LoadUint32(&fastMode))
+	if state.Load() != stateOn || fastBroken.Load() || atomic.LoadUint32(&fastMode) == modeOff {
+		fastOff()
+	}
+}
+
+// fastOff closes the assembly fast path: every record takes the Go path,
+// which reads the state.
+func fastOff() { atomic.StoreUint32(&fastOK, modeOff) }
 
 // fastSource describes the path records take, for Stats.
 func fastSource() string {
-	if atomic.LoadUint32(&fastOK) != modeOff {
+	if atomic.LoadUint32(&fastMode) != modeOff {
 		return "assembly (" + tsc.Source() + "; " + glayout.SchedSource() + ")"
 	}
 	if !fastPath {

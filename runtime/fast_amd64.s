@@ -15,16 +15,17 @@
 //
 // Invariants it relies on (kept by runtime code in Go):
 //   - fastOK is modeOff, or the clock the tsc package chose at
-//     initialisation (fast.go), and not modeOff only while the calibrated
-//     offsets are trusted and no test clock or MinDuration is in use. It is
-//     read before any clock instruction: each mode executes only
-//     instructions the CPU advertises (RDTSCP only in modeRDTSCP, RDPID
-//     only in modeRDPIDRDTSC);
+//     initialisation (fast.go), and not modeOff only while the state is on
+//     (it stands for the state: no state word is read here; see fastOn),
+//     the calibrated offsets are trusted and no test clock or MinDuration
+//     is in use. It is read before any clock instruction: each mode
+//     executes only instructions the CPU advertises (RDTSCP only in
+//     modeRDTSCP, RDPID only in modeRDPIDRDTSC);
 //   - fastSet points at an immutable writerSet, replaced (never mutated)
 //     when GOMAXPROCS grows, nil while off;
 //   - a writer without a buffer has size 0, so the space check fails;
-//   - Stop sets state to off and then stops the world, which cannot happen
-//     while a goroutine is inside this routine;
+//   - Stop turns fastOK and the state off and then stops the world, which
+//     cannot happen while a goroutine is inside this routine;
 //   - patches is nil while every id is patched, else an immutable patchSet
 //     (patch.go): an unpatched id returns at once, recording nothing.
 //
@@ -100,8 +101,8 @@ tscRead: \
 	JMP	clocked
 
 // WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
-// tracing must be on, the P must have a writer and the writer's open
-// block must be this goroutine's. m.p is not tested for nil: it is never
+// the P must have a writer and the writer's open block must be this
+// goroutine's (that tracing is on, TSCREAD's test of fastOK said). m.p is not tested for nil: it is never
 // nil while Go code runs (this routine is called from Go and cannot be
 // preempted), and the offsets are the ones glayout calibrated, which
 // checkFastPath confirms against procPin on each P's first buffer, taken
@@ -109,8 +110,6 @@ tscRead: \
 // writer without a buffer fails the space check); the test cost about
 // 0.4 ns a pair on an Ice Lake Xeon.
 #define WRITER \
-	CMPL	·state(SB), $const_stateOn \
-	JNE	slow \
 	MOVQ	(TLS), G \
 	MOVQ	·fastGM(SB), T1 \
 	MOVQ	(G)(T1*1), MP \

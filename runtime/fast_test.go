@@ -7,11 +7,13 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/runtime/buffer"
 	"github.com/goxray/xray/runtime/tsc"
 )
 
@@ -217,4 +219,45 @@ func withoutLineage(evs []fdr.Event) []fdr.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// TestFastPathStopsWhenFull: the assembly path reads no state word, so a
+// Fill session that runs out must close it (fastOK) the moment the state
+// turns full: a record on a P whose buffer still has room is then dropped
+// and counted, not written after the point where every P stopped.
+func TestFastPathStopsWhenFull(t *testing.T) {
+	if !fastReady() {
+		t.Skip("no assembly fast path here: " + fastFallback())
+	}
+	c := config(t)
+	c.Mode = buffer.Fill
+	startT(t, c)
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	Enter(1) // this P's buffer, with room to spare
+	Exit(1)
+	if atomic.LoadUint32(&fastOK) == modeOff {
+		t.Fatal("the fast path is off while the session records")
+	}
+	mu.Lock()
+	s := cur
+	mu.Unlock()
+	now, _ := now()
+	s.bufferExhausted(now, 0)
+	if state.Load() != stateFull {
+		t.Fatalf("state %d after the buffers ran out, want full", state.Load())
+	}
+	before := ReadStats()
+	for range 10 {
+		Enter(1)
+		Exit(1)
+	}
+	after := ReadStats()
+	if after.Records != before.Records || after.Drops.Full != before.Drops.Full+20 {
+		t.Errorf("20 records after Fill ran out: records %d -> %d, full drops %d -> %d; want none written, 20 dropped",
+			before.Records, after.Records, before.Drops.Full, after.Drops.Full)
+	}
+	if atomic.LoadUint32(&fastOK) != modeOff {
+		t.Error("fastOK is on while the state is full")
+	}
 }

@@ -21,6 +21,7 @@ func (s *session) bufferExhausted(t, g uint64) {
 		// holes in goroutines that migrate, so stop everyone.
 		s.fullAt.CompareAndSwap(0, t)
 		state.CompareAndSwap(stateOn, stateFull)
+		fastOff() // the assembly path reads no state (fastOn)
 		return
 	}
 	if g != 0 && s.rememberLoss(g, t) {

@@ -180,6 +180,7 @@ func calibrate(s *session, fast bool) calibration {
 	writers.Store(set)
 	setFast(set, fast)
 	state.Store(stateOn)
+	fastOn()
 
 	mp := calibPool.Get().(*[]uint64)
 	defer calibPool.Put(mp)
@@ -205,6 +206,7 @@ func calibrate(s *session, fast bool) calibration {
 	goruntime.KeepAlive(calibSum)
 
 	// As Stop: nobody may hold the scratch writers when their arena goes.
+	fastOff()
 	state.Store(stateOff)
 	quiesce()
 	setFast(nil, false)

@@ -114,8 +114,9 @@ func function(id uint32, a fdr.Action) {
 // could load the stopped session's set, be descheduled while Stop unmapped
 // that session's arena and Start began another, then see the state on and
 // write into the unmapped arena (seen under qemu-aarch64 in
-// TestStressConcurrentFlushesAndRestarts). The assembly path checks the
-// state before it loads fastSet for the same reason.
+// TestStressConcurrentFlushesAndRestarts). The assembly path checks
+// fastOK, open only while the state is on (fastOn), before it loads
+// fastSet for the same reason.
 func sessionWriters() *writerSet {
 	if state.Load() != stateOn {
 		return nil
@@ -392,14 +393,15 @@ func (w *writer) drop(r DropReason) { w.drops[r].n.Add(1) }
 // Ps' records (it has only ever been right so far, or this check would
 // have fired at the first buffer).
 func checkFastPath(pinned int) {
-	if atomic.LoadUint32(&fastOK) == 0 {
+	if atomic.LoadUint32(&fastMode) == modeOff {
 		return
 	}
 	m := *(*unsafe.Pointer)(unsafe.Add(asm.Getg(), fastGM))
 	p := *(*unsafe.Pointer)(unsafe.Add(m, fastMP))
 	if p == nil || int(*(*int32)(p)) != pinned {
-		atomic.StoreUint32(&fastOK, 0)
 		fastBroken.Store(true)
+		atomic.StoreUint32(&fastMode, modeOff)
+		fastOff()
 	}
 }
 
