@@ -31,11 +31,14 @@ func TestCalibrationRecordsThroughTheRecordPath(t *testing.T) {
 		fast := clockHook == nil && s.minTicks == 0 && fastReady()
 		c := calibrate(s, fast)
 		mu.Unlock()
+		t.Logf("MinDuration %v: %d written, %d erased", minDur, c.written, c.erased)
 		switch {
 		case minDur == 0 && c.written < 2*calls:
 			t.Errorf("%d traced calls wrote %d records, want %d", calls, c.written, 2*calls)
-		case minDur > 0 && c.erased < calls:
-			t.Errorf("MinDuration: %d short traced calls, %d erased", calls, c.erased)
+		case minDur > 0 && (c.erased == 0 || c.erased+c.written/2 < calls):
+			// A call whose Entry went into a buffer that filled before its
+			// Exit cannot be erased, and writes its two records instead.
+			t.Errorf("MinDuration: %d short traced calls, %d erased, %d records written", calls, c.erased, c.written)
 		}
 		if c.perRecord <= 0 {
 			t.Errorf("MinDuration %v: a record costs %g ns", minDur, c.perRecord)
