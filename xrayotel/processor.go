@@ -64,6 +64,14 @@ type Options struct {
 	// exported, so that a burst of slow spans costs the service at most
 	// that share. Default DefaultMaxCPU; negative: no limit.
 	MaxCPU float64
+	// BlockEventMin: with the session's Options.GoTrace, every function
+	// span gets one "blocked" event per blocked interval of its own of at
+	// least this long; default DefaultBlockEventMin, negative: none.
+	// MaxBlockEvents caps them per span, the longest kept (the others
+	// counted as goxray.blocked_events_dropped); default
+	// DefaultMaxBlockEvents.
+	BlockEventMin  time.Duration
+	MaxBlockEvents int
 	// Logf receives the processor's few log lines (tracing not running,
 	// the first export error); default: the standard logger with an
 	// "xrayotel: " prefix.
@@ -108,6 +116,10 @@ type SpanProcessor struct {
 	cpu *budget
 
 	dirb *diskbudget.Budget // nil without Dir
+
+	// batch is the Go trace shared by the slow spans being processed
+	// (see run); only the processor's goroutine uses it.
+	batch *goTrace
 }
 
 type job struct {
@@ -166,6 +178,12 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	}
 	if o.MaxCPU == 0 {
 		o.MaxCPU = DefaultMaxCPU
+	}
+	if o.BlockEventMin == 0 {
+		o.BlockEventMin = DefaultBlockEventMin
+	}
+	if o.MaxBlockEvents <= 0 {
+		o.MaxBlockEvents = DefaultMaxBlockEvents
 	}
 	if o.Logf == nil {
 		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
@@ -286,7 +304,7 @@ func (p *SpanProcessor) run() {
 	for {
 		select {
 		case j := <-p.jobs:
-			p.handle(j)
+			p.handleBatch(j)
 		case <-p.quit:
 			// Finish what was queued, then stop.
 			for {
@@ -298,6 +316,20 @@ func (p *SpanProcessor) run() {
 				}
 			}
 		}
+	}
+}
+
+// handleBatch handles j and the jobs queued behind it now, which all
+// ended before this: they share one Go-trace snapshot, taken when the
+// first of them needs it (a snapshot is the flight recorder's whole
+// window, megabytes to read).
+func (p *SpanProcessor) handleBatch(j job) {
+	n := len(p.jobs)
+	p.batch = &goTrace{}
+	defer func() { p.batch = nil }()
+	p.handle(j)
+	for ; n > 0; n-- {
+		p.handle(<-p.jobs)
 	}
 }
 
