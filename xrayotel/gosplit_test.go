@@ -85,7 +85,7 @@ func stubSplit(s tracetest.SpanStub) (splitSpan, bool) {
 	for _, e := range s.Events {
 		m := map[string]string{"name": e.Name}
 		for _, kv := range e.Attributes {
-			m[string(kv.Key)] = kv.Value.Emit()
+			m[string(kv.Key)] = kv.Value.String()
 		}
 		sp.events = append(sp.events, m)
 	}
