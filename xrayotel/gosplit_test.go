@@ -193,4 +193,51 @@ func TestGoTraceOff(t *testing.T) {
 	}
 }
 
+var idNaps = xray.Register("xrayotel_test.naps")
+
+// naps blocks three times.
+func naps() {
+	xray.Enter(idNaps)
+	defer xray.Exit(idNaps)
+	for range 3 {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestBlockEventLimits: MaxBlockEvents caps a span's events and counts
+// the rest on it; BlockEventMin leaves out shorter blocks.
+func TestBlockEventLimits(t *testing.T) {
+	startGoTracing(t)
+	for _, c := range []struct {
+		o             Options
+		events, drops int64
+	}{
+		{Options{Threshold: time.Millisecond}, 3, 0},
+		{Options{Threshold: time.Millisecond, MaxBlockEvents: 2}, 2, 1},
+		{Options{Threshold: time.Millisecond, BlockEventMin: time.Hour}, 0, 0},
+		{Options{Threshold: time.Millisecond, BlockEventMin: -1}, 0, 0},
+	} {
+		tr, exp, _, tp := provider(t, c.o)
+		_, span := tr.Start(context.Background(), "request")
+		naps()
+		span.End()
+		tp.ForceFlush(context.Background())
+		found := false
+		for _, s := range exp.GetSpans() {
+			if s.Name != "xrayotel_test.naps" {
+				continue
+			}
+			found = true
+			sp, ok := stubSplit(s)
+			v, _ := attr(s, "goxray.blocked_events_dropped")
+			if !ok || int64(len(sp.events)) != c.events || v.AsInt64() != c.drops {
+				t.Errorf("%+v: events %v, dropped %v, want %d and %d", c.o, sp.events, v, c.events, c.drops)
+			}
+		}
+		if !found {
+			t.Errorf("%+v: no naps span", c.o)
+		}
+	}
+}
+
 var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
