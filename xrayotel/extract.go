@@ -121,7 +121,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	}
 	var sp *splitter
 	if gt := p.batch; gt != nil && len(kept) > 0 {
-		gt.take(snap.Frequency())
+		gt.take(p, snap.Frequency())
 		if gt.err != nil {
 			sum.goTraceErr = gt.err.Error()
 		} else if gt.g != nil {

@@ -38,7 +38,7 @@ type goTrace struct {
 
 // take snapshots and reads the session's Go trace, once per batch. Off
 // (nil g, nil err) when the session runs without GoTrace.
-func (gt *goTrace) take(freq uint64) {
+func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 	if gt.taken {
 		return
 	}
@@ -51,6 +51,7 @@ func (gt *goTrace) take(freq uint64) {
 		gt.err = fmt.Errorf("snapshotting the go trace: %w", err)
 		return
 	}
+	p.snaps.Add(1)
 	g, err := why.ReadGoTrace(bytes.NewReader(b))
 	if err != nil {
 		gt.err = fmt.Errorf("reading the go trace: %w", err)

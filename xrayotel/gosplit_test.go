@@ -173,11 +173,14 @@ func TestGoTraceSplit(t *testing.T) {
 // processor takes no snapshot.
 func TestGoTraceOff(t *testing.T) {
 	startTracing(t)
-	tr, exp, _, tp := provider(t, Options{Threshold: time.Millisecond})
+	tr, exp, p, tp := provider(t, Options{Threshold: time.Millisecond})
 	_, span := tr.Start(context.Background(), "request")
 	waitRequest()
 	span.End()
 	tp.ForceFlush(context.Background())
+	if st := p.Stats(); st.Exported != 1 || st.GoTraceSnapshots != 0 {
+		t.Errorf("stats %+v", st)
+	}
 	n := 0
 	for _, s := range exp.GetSpans() {
 		n++
@@ -241,3 +244,59 @@ func TestBlockEventLimits(t *testing.T) {
 }
 
 var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
+
+// gateExporter blocks its first export until released.
+type gateExporter struct {
+	*tracetest.InMemoryExporter
+	entered, release chan struct{}
+	first            bool
+}
+
+func (g *gateExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if !g.first {
+		g.first = true
+		close(g.entered)
+		<-g.release
+	}
+	return g.InMemoryExporter.ExportSpans(ctx, spans)
+}
+
+// TestGoTraceBatch: the slow spans queued while the processor is busy
+// share one Go-trace snapshot, and each still gets its split.
+func TestGoTraceBatch(t *testing.T) {
+	startGoTracing(t)
+	exp := &gateExporter{InMemoryExporter: tracetest.NewInMemoryExporter(), entered: make(chan struct{}), release: make(chan struct{})}
+	p := NewSpanProcessor(exp, Options{Threshold: time.Millisecond})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	tr := tp.Tracer("test")
+	run := func() {
+		_, span := tr.Start(context.Background(), "request")
+		sleeper()
+		span.End()
+	}
+	run()
+	<-exp.entered // the first span's export holds the processor
+	for range 3 {
+		run()
+	}
+	close(exp.release)
+	tp.ForceFlush(context.Background())
+	st := p.Stats()
+	if st.Exported != 4 || st.GoTraceSnapshots != 2 {
+		t.Errorf("exported %d slow spans with %d snapshots, want 4 with 2: %+v", st.Exported, st.GoTraceSnapshots, st)
+	}
+	n := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name != funcName(uint32(idSleeper)) {
+			continue
+		}
+		n++
+		if sp, ok := stubSplit(s); !ok || sp.blocked < 3e6 || len(sp.events) != 1 {
+			t.Errorf("a sleeper's split: %+v", sp)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d sleeper spans, want 4", n)
+	}
+}

@@ -93,6 +93,9 @@ type Stats struct {
 	// Shed counts slow spans not extracted: the processor had spent
 	// Options.MaxCPU.
 	Shed uint64
+	// GoTraceSnapshots counts the Go-trace snapshots taken (one per
+	// batch of slow spans, with the session's GoTrace).
+	GoTraceSnapshots uint64
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -110,8 +113,8 @@ type SpanProcessor struct {
 
 	starts [startSlots]startSlot
 
-	slow, exported, spans, dropped, notRec, expErr, errs, shed atomic.Uint64
-	offOnce, errOnce, shedOnce                                 sync.Once
+	slow, exported, spans, dropped, notRec, expErr, errs, shed, snaps atomic.Uint64
+	offOnce, errOnce, shedOnce                                        sync.Once
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
@@ -390,6 +393,7 @@ func (p *SpanProcessor) Stats() Stats {
 		FilesDeleted:     p.dirCounts().Deleted,
 		FileBytesDeleted: p.dirCounts().DeletedBytes,
 		Shed:             p.shed.Load(),
+		GoTraceSnapshots: p.snaps.Load(),
 	}
 }
 
