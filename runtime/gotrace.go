@@ -148,3 +148,10 @@ func GoTraceSnapshot() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// GoTraceOn reports whether a session runs with GoTrace.
+func GoTraceOn() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return cur != nil && cur.gt != nil
+}

@@ -124,6 +124,8 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		gt.take(p, snap.Frequency())
 		if gt.err != nil {
 			sum.goTraceErr = gt.err.Error()
+		} else if gt.skipped {
+			sum.goTraceErr = skipNote
 		} else if gt.g != nil {
 			sp, sum.goTrace = newSplitter(p, gt, kept, to), true
 		}

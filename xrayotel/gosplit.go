@@ -30,11 +30,17 @@ const BlockedEvent = "blocked"
 // slow spans of one batch: those queued when the first of them was
 // processed, which all ended before it was taken.
 type goTrace struct {
+	since uint64 // the batch's earliest start, goxray's clock
 	taken bool
 	g     *why.GoTrace
 	al    *why.Alignment
 	err   error
+	// skipped: the processor's CPU budget could not pay for it.
+	skipped bool
 }
+
+// skipNote says on a summary span why its function spans have no split.
+const skipNote = "the processor's CPU budget (Options.MaxCPU) could not pay for a go trace snapshot for this batch of slow spans"
 
 // take snapshots and reads the session's Go trace, once per batch. Off
 // (nil g, nil err) when the session runs without GoTrace.
@@ -43,16 +49,35 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	gt.taken = true
+	if !xrt.GoTraceOn() {
+		return
+	}
+	if !p.cpu.afford(p.snapCost) {
+		gt.skipped = true
+		p.snapSkips.Add(1)
+		return
+	}
+	cpu0, measured := threadCPU()
+	start := time.Now()
+	defer func() {
+		if gt.err == nil {
+			if cpu1, ok := threadCPU(); ok && measured {
+				p.snapCost = cpu1 - cpu0
+			} else {
+				p.snapCost = time.Since(start)
+			}
+		}
+	}()
 	b, err := xrt.GoTraceSnapshot()
 	if errors.Is(err, xrt.ErrNoGoTrace) {
-		return
+		return // stopped meanwhile
 	}
 	if err != nil {
 		gt.err = fmt.Errorf("snapshotting the go trace: %w", err)
 		return
 	}
 	p.snaps.Add(1)
-	g, err := why.ReadGoTrace(bytes.NewReader(b))
+	g, err := why.ReadGoTraceSince(bytes.NewReader(b), gt.since, freq)
 	if err != nil {
 		gt.err = fmt.Errorf("reading the go trace: %w", err)
 		return

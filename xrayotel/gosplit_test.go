@@ -300,3 +300,51 @@ func TestGoTraceBatch(t *testing.T) {
 		t.Errorf("%d sleeper spans, want 4", n)
 	}
 }
+
+// TestGoTraceBudget: a batch whose snapshot the CPU budget cannot pay for
+// gets its function spans without the split, said on the summary and
+// counted, and takes no snapshot.
+func TestGoTraceBudget(t *testing.T) {
+	startGoTracing(t)
+	tr, exp, p, tp := provider(t, Options{Threshold: time.Millisecond, MaxCPU: 1e-6})
+	// Before any slow span, so the processor's goroutine sees it: a spent
+	// budget (no refill: its clock is ahead) and a snapshot it cannot pay.
+	p.cpu.credit, p.cpu.last, p.snapCost = 0, time.Now().Add(time.Hour), time.Hour
+	_, span := tr.Start(context.Background(), "request")
+	sleeper()
+	span.End()
+	tp.ForceFlush(context.Background())
+	if st := p.Stats(); st.Exported != 1 || st.GoTraceSnapshots != 0 || st.GoTraceSkipped != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	n := 0
+	for _, s := range exp.GetSpans() {
+		n++
+		if _, ok := stubSplit(s); ok {
+			t.Errorf("%s has a split the budget did not pay for", s.Name)
+		}
+		if s.Name == SummaryName {
+			if v, _ := attr(s, "goxray.gotrace_error"); v.AsString() != skipNote {
+				t.Errorf("summary: %v", s.Attributes)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d spans, want request, sleeper and summary", n)
+	}
+}
+
+func TestBudgetAfford(t *testing.T) {
+	now := time.Now()
+	b := newBudget(0.05, now) // full: 50 ms
+	if !b.afford(time.Second) {
+		t.Error("a full budget refuses a cost beyond it")
+	}
+	b.spend(40 * time.Millisecond)
+	if !b.afford(10*time.Millisecond) || b.afford(11*time.Millisecond) {
+		t.Errorf("credit %v: afford wrong", b.credit)
+	}
+	if !newBudget(-1, now).afford(time.Hour) {
+		t.Error("no limit refuses")
+	}
+}

@@ -94,8 +94,9 @@ type Stats struct {
 	// Options.MaxCPU.
 	Shed uint64
 	// GoTraceSnapshots counts the Go-trace snapshots taken (one per
-	// batch of slow spans, with the session's GoTrace).
-	GoTraceSnapshots uint64
+	// batch of slow spans, with the session's GoTrace); GoTraceSkipped
+	// the batches that got none: MaxCPU could not pay for one then.
+	GoTraceSnapshots, GoTraceSkipped uint64
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -113,8 +114,8 @@ type SpanProcessor struct {
 
 	starts [startSlots]startSlot
 
-	slow, exported, spans, dropped, notRec, expErr, errs, shed, snaps atomic.Uint64
-	offOnce, errOnce, shedOnce                                        sync.Once
+	slow, exported, spans, dropped, notRec, expErr, errs, shed, snaps, snapSkips atomic.Uint64
+	offOnce, errOnce, shedOnce                                                   sync.Once
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
@@ -123,6 +124,9 @@ type SpanProcessor struct {
 	// batch is the Go trace shared by the slow spans being processed
 	// (see run); only the processor's goroutine uses it.
 	batch *goTrace
+	// snapCost is the last Go-trace snapshot's CPU (reading it included):
+	// the next one's estimate.
+	snapCost time.Duration
 }
 
 type job struct {
@@ -325,14 +329,21 @@ func (p *SpanProcessor) run() {
 // handleBatch handles j and the jobs queued behind it now, which all
 // ended before this: they share one Go-trace snapshot, taken when the
 // first of them needs it (a snapshot is the flight recorder's whole
-// window, megabytes to read).
+// window, megabytes to read), read from the earliest of their starts on.
 func (p *SpanProcessor) handleBatch(j job) {
-	n := len(p.jobs)
+	js := []job{j}
+	for n := len(p.jobs); n > 0; n-- {
+		js = append(js, <-p.jobs)
+	}
 	p.batch = &goTrace{}
 	defer func() { p.batch = nil }()
-	p.handle(j)
-	for ; n > 0; n-- {
-		p.handle(<-p.jobs)
+	for _, j := range js {
+		if j.from != 0 && (p.batch.since == 0 || j.from < p.batch.since) {
+			p.batch.since = j.from
+		}
+	}
+	for _, j := range js {
+		p.handle(j)
 	}
 }
 
@@ -394,6 +405,7 @@ func (p *SpanProcessor) Stats() Stats {
 		FileBytesDeleted: p.dirCounts().DeletedBytes,
 		Shed:             p.shed.Load(),
 		GoTraceSnapshots: p.snaps.Load(),
+		GoTraceSkipped:   p.snapSkips.Load(),
 	}
 }
 
