@@ -62,7 +62,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 	defer func() {
 		if gt.err == nil {
 			if cpu1, ok := threadCPU(); ok && measured {
-				p.snapCost = cpu1 - cpu0
+				p.snapCost = max(cpu1-cpu0, 0)
 			} else {
 				p.snapCost = time.Since(start)
 			}
