@@ -121,6 +121,9 @@ type SpanProcessor struct {
 
 	dirb *diskbudget.Budget // nil without Dir
 
+	// waiting counts the slow spans queued and not yet being processed,
+	// at most Options.QueueSize.
+	waiting atomic.Int64
 	// batch is the Go trace shared by the slow spans being processed
 	// (see run); only the processor's goroutine uses it.
 	batch *goTrace
@@ -287,9 +290,17 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	default:
 	}
+	// waiting, not the channel's room, bounds the queue: a batch taken
+	// off the channel still waits (handleBatch).
+	if p.waiting.Add(1) > int64(p.o.QueueSize) {
+		p.waiting.Add(-1)
+		p.dropped.Add(1)
+		return
+	}
 	select {
 	case p.jobs <- j:
 	default:
+		p.waiting.Add(-1)
 		p.dropped.Add(1)
 	}
 }
@@ -352,6 +363,7 @@ func (p *SpanProcessor) handle(j job) {
 		close(j.flushed)
 		return
 	}
+	p.waiting.Add(-1)
 	p.process(j)
 }
 
