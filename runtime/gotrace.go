@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,28 +108,50 @@ func writeBeside(path string, write func(io.Writer) (int64, error)) (int64, erro
 	return n, nil
 }
 
+// ErrNoGoTrace: the running session runs without GoTrace.
+var ErrNoGoTrace = errors.New("xray: no Go trace: the session runs without GoTrace")
+
 // WriteGoTrace writes the running session's Go execution trace to w: the
 // companion of WriteTo, for a reader that fetched the FDR trace over a
-// stream. ErrNotRunning without a session; an error without GoTrace.
-//
-// The flight recorder takes one snapshot at a time, so the snapshot is
-// taken into memory under flushMu (as a flush's is) and w, which may be
-// slow, gets it after the lock is released.
+// stream. ErrNotRunning without a session; ErrNoGoTrace without GoTrace.
 func WriteGoTrace(w io.Writer) (int64, error) {
-	s, err := lockSession()
+	b, err := GoTraceSnapshot()
 	if err != nil {
 		return 0, err
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// GoTraceSnapshot returns the running session's Go execution trace (the
+// flight recorder's window, up to now). ErrNotRunning without a session;
+// ErrNoGoTrace without GoTrace.
+//
+// The flight recorder takes one snapshot at a time, so the snapshot is
+// taken into memory under flushMu (as a flush's is), and a slow consumer
+// of it never holds up flushes.
+func GoTraceSnapshot() ([]byte, error) {
+	s, err := lockSession()
+	if err != nil {
+		return nil, err
 	}
 	mu.Unlock()
 	if s.gt == nil {
 		flushMu.Unlock()
-		return 0, fmt.Errorf("xray: no Go trace: the session runs without GoTrace")
+		return nil, ErrNoGoTrace
 	}
 	var b bytes.Buffer
 	_, err = s.gt.WriteTo(&b)
 	flushMu.Unlock()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return b.WriteTo(w)
+	return b.Bytes(), nil
+}
+
+// GoTraceOn reports whether a session runs with GoTrace.
+func GoTraceOn() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return cur != nil && cur.gt != nil
 }

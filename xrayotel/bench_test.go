@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	xrt "github.com/goxray/xray/runtime"
+	"github.com/goxray/xray/runtime/glayout"
 )
 
 // BenchmarkSpan measures a fast span's Start and End as the package
@@ -126,4 +127,49 @@ func BenchmarkSlowSpan(b *testing.B) {
 	if s := p.Stats(); s.Exported-exported != uint64(b.N) || s.Spans < uint64(b.N)*6 {
 		b.Fatalf("stats %+v after %d slow spans", s, b.N)
 	}
+}
+
+// BenchmarkGoTraceSnapshot measures what one batch of slow spans pays for
+// the Go-trace split with the session's GoTrace: the flight recorder's
+// snapshot and reading it, once the recorder holds a window filled by
+// goroutines handing tokens to each other (scheduling events, what the
+// Go trace records). It reports the snapshot's size.
+func BenchmarkGoTraceSnapshot(b *testing.B) {
+	startGoTracing(b)
+	ping, pong := make(chan int), make(chan int)
+	go func() {
+		for v := range ping {
+			pong <- v
+		}
+	}()
+	// Enough handoffs to fill the default 4 MiB window a few times over.
+	for i := range 2_000_000 {
+		ping <- i
+		<-pong
+	}
+	close(ping)
+	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{MaxCPU: -1})
+	defer p.Shutdown(context.Background())
+	snap, err := xrt.SnapshotGoroutines(glayout.Goid(), xrt.Clock())
+	if err != nil {
+		b.Fatal(err)
+	}
+	freq := snap.Frequency()
+	snap.Release()
+	var size int
+	lockThread() // as the processor's goroutine: its thread's CPU clock measures it
+	b.ResetTimer()
+	for range b.N {
+		gt := &goTrace{since: xrt.Clock()} // a batch of spans that began now
+		gt.take(p, freq)
+		if gt.err != nil || gt.g == nil {
+			b.Fatal(gt.err)
+		}
+	}
+	b.StopTimer()
+	if raw, err := xrt.GoTraceSnapshot(); err == nil {
+		size = len(raw)
+	}
+	b.ReportMetric(float64(size), "bytes/snapshot")
+	b.ReportMetric(float64(p.snapCost), "cpu-ns/last-snapshot")
 }

@@ -44,3 +44,11 @@ func (b *budget) spend(d time.Duration) {
 		b.credit -= d
 	}
 }
+
+// afford reports whether a cost of d (a Go-trace snapshot's, estimated
+// from the last one) may be taken on now: when the credit covers it, or
+// is full (a cost beyond a second's worth is then paid off before the
+// next slow span is extracted).
+func (b *budget) afford(d time.Duration) bool {
+	return b.share <= 0 || b.credit >= d || b.credit >= b.most()
+}

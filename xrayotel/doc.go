@@ -90,6 +90,46 @@
 // (their kept children move up to the nearest kept ancestor), counted on
 // the summary.
 //
+// # Why the time went: the Go trace's split
+//
+// When the session runs with the root package's Options.GoTrace (Go's
+// execution-trace flight recorder beside goxray), every function span
+// also carries its time by the state its goroutine was in, from Go's
+// execution trace joined as `go tool goxray why` joins it (package
+// internal/why): goxray.running_ns, goxray.runnable_ns (waiting for a
+// P), goxray.syscall_ns and goxray.blocked_ns, and goxray.unknown_ns
+// when part of the call lies outside what the Go trace holds. Each
+// blocked interval of at least Options.BlockEventMin (1 ms by default)
+// in the span's own time (not inside an exported call under it on its
+// goroutine, which carries it) is a span event named "blocked" at the
+// interval's start, with attributes reason (the Go tracer's: "chan
+// receive", "select", "sync", "sleep", "network"…), site (the innermost
+// user frame where the goroutine blocked), duration_ns, and, where
+// another goroutine handed it what it waited for (channels, select,
+// sync), woken_by: that goroutine, with its innermost exported call then
+// ("pkg.f (goroutine 12)"). At most Options.MaxBlockEvents per span, the
+// longest; the others are counted as goxray.blocked_events_dropped. The
+// summary span says goxray.gotrace=true, or goxray.gotrace_error why the
+// split is missing.
+//
+// A Go-trace snapshot is the flight recorder's whole window (megabytes),
+// and reading it costs far more than a slow span's extraction, so the
+// processor never takes one per slow span: the slow spans waiting in its
+// queue when it turns to the first of them, all ended by then, share one
+// (Stats.GoTraceSnapshots), read only from the earliest of their starts
+// on. Its CPU is the processor's, counted in Options.MaxCPU: a batch is
+// given a snapshot only when the budget's credit covers the last one's
+// cost or is full, else its spans are exported without the split, said
+// on their summary and counted (Stats.GoTraceSkipped). A snapshot that
+// costs more than the credit puts the budget in debt, and slow spans are
+// shed (Stats.Shed) until it is paid off. Measured on a loaded 2-core
+// Xeon (BenchmarkGoTraceSnapshot: a recorder filled by goroutines handing
+// tokens to each other): 0.4–0.6 s of CPU for a 7–12 MB snapshot, some
+// 50–60 ns per byte, nearly all of it parsing. At the default MaxCPU (5 %
+// of a CPU) that is one split every 8–12 s; raise MaxCPU, or lower the
+// session's GoTraceBytes, for more. Without GoTrace the processor takes
+// no snapshot and the spans carry none of this.
+//
 // # The ids in the trace file
 //
 // OnStart records a custom event carrying the span's trace and span ids

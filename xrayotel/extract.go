@@ -58,6 +58,8 @@ type summary struct {
 	windowStart                                     time.Time
 	file, err                                       string
 	fileSkipped                                     bool
+	goTrace                                         bool   // the split is on the function spans
+	goTraceErr                                      string // why it is not, GoTrace on
 }
 
 func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
@@ -117,6 +119,17 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			p.dirb.Trim(path)
 		}
 	}
+	var sp *splitter
+	if gt := p.batch; gt != nil && len(kept) > 0 {
+		gt.take(p, snap.Frequency())
+		if gt.err != nil {
+			sum.goTraceErr = gt.err.Error()
+		} else if gt.skipped {
+			sum.goTraceErr = skipNote
+		} else if gt.g != nil {
+			sp, sum.goTrace = newSplitter(p, gt, kept, to), true
+		}
+	}
 	out := make([]sdktrace.ReadOnlySpan, 0, len(kept)+1)
 	psc := s.SpanContext()
 	names := map[uint32]string{}
@@ -140,8 +153,15 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			end = min(end, to)
 			attrs = append(attrs, attribute.Bool("goxray.clipped", true))
 		}
+		var evs []sdktrace.Event
+		if sp != nil {
+			var more []attribute.KeyValue
+			more, evs = sp.attrs(c, end, wall(c.start))
+			attrs = append(attrs, more...)
+		}
 		out = append(out, tracetest.SpanStub{
 			Name:                 name,
+			Events:               evs,
 			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
 			Parent:               parent,
 			SpanKind:             trace.SpanKindInternal,
@@ -191,6 +211,12 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}
 	if sum.err != "" {
 		attrs = append(attrs, attribute.String("goxray.error", sum.err))
+	}
+	if sum.goTrace {
+		attrs = append(attrs, attribute.Bool("goxray.gotrace", true))
+	}
+	if sum.goTraceErr != "" {
+		attrs = append(attrs, attribute.String("goxray.gotrace_error", sum.goTraceErr))
 	}
 	attrs = append(attrs, p.dirAttrs(sum.fileSkipped)...)
 	psc := s.SpanContext()

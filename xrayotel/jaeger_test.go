@@ -85,7 +85,7 @@ func startJaeger(t *testing.T) {
 // the trace back from Jaeger's API.
 func TestJaeger(t *testing.T) {
 	startJaeger(t)
-	startTracing(t)
+	startGoTracing(t)
 	needLineage(t)
 	ctx := context.Background()
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(jaegerOTLP), otlptracehttp.WithInsecure())
@@ -104,6 +104,9 @@ func TestJaeger(t *testing.T) {
 	_, span := tr.Start(ctx, "request")
 	handler()
 	span.End()
+	_, wspan := tr.Start(ctx, "waitrequest")
+	waitRequest()
+	wspan.End()
 	if err := tp.ForceFlush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -162,4 +165,53 @@ func TestJaeger(t *testing.T) {
 	if v := byOp[SummaryName][0].Tag("goxray.exported"); fmt.Sprint(v) != "5" {
 		t.Errorf("summary goxray.exported = %v, want 5", v)
 	}
+	// The handler waits for its worker, the steps sleep: all of it
+	// blocked, said on their spans.
+	for _, s := range append(byOp[sName], h) {
+		if v, ok := s.Tag("goxray.blocked_ns").(float64); !ok || v < 3e6 {
+			t.Errorf("%s: goxray.blocked_ns = %v, want 3 ms or more", s.OperationName, s.Tag("goxray.blocked_ns"))
+		}
+	}
+	checkJaegerSplit(t, wspan.SpanContext().TraceID().String())
+}
+
+// checkJaegerSplit reads the wait request back from Jaeger: every
+// function span with its time by state as tags, its own blocks as logs
+// named blocked with reason, site and waker.
+func checkJaegerSplit(t *testing.T, id string) {
+	want := 6 // waitrequest, waitRequest, sleeper, waiter, sender, summary
+	spans, err := jaegerapi.Fetch(jaegerQuery, id, 30*time.Second,
+		func(spans []jaegerapi.Span) bool { return len(spans) >= want })
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(s jaegerapi.Span, k string) int64 {
+		v, ok := s.Tag(k).(float64)
+		if !ok {
+			t.Errorf("%s: tag %s = %#v, want a number", s.OperationName, k, s.Tag(k))
+		}
+		return int64(v)
+	}
+	by := map[string]splitSpan{}
+	for _, s := range spans {
+		if s.OperationName == "waitrequest" || s.OperationName == SummaryName {
+			continue
+		}
+		sp := splitSpan{running: num(s, "goxray.running_ns"), runnable: num(s, "goxray.runnable_ns"),
+			syscall: num(s, "goxray.syscall_ns"), blocked: num(s, "goxray.blocked_ns"), dur: s.Duration * 1000}
+		for _, l := range s.Logs {
+			m := map[string]string{"name": fmt.Sprint(l.Field("event"))}
+			for _, k := range []string{"reason", "site", "woken_by"} {
+				if v := l.Field(k); v != nil {
+					m[k] = fmt.Sprint(v)
+				}
+			}
+			sp.events = append(sp.events, m)
+		}
+		by[s.OperationName] = sp
+	}
+	if len(by) != 4 {
+		t.Fatalf("function spans in jaeger: %v", by)
+	}
+	checkSplit(t, by)
 }

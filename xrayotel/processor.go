@@ -64,6 +64,14 @@ type Options struct {
 	// exported, so that a burst of slow spans costs the service at most
 	// that share. Default DefaultMaxCPU; negative: no limit.
 	MaxCPU float64
+	// BlockEventMin: with the session's Options.GoTrace, every function
+	// span gets one "blocked" event per blocked interval of its own of at
+	// least this long; default DefaultBlockEventMin, negative: none.
+	// MaxBlockEvents caps them per span, the longest kept (the others
+	// counted as goxray.blocked_events_dropped); default
+	// DefaultMaxBlockEvents.
+	BlockEventMin  time.Duration
+	MaxBlockEvents int
 	// Logf receives the processor's few log lines (tracing not running,
 	// the first export error); default: the standard logger with an
 	// "xrayotel: " prefix.
@@ -85,6 +93,10 @@ type Stats struct {
 	// Shed counts slow spans not extracted: the processor had spent
 	// Options.MaxCPU.
 	Shed uint64
+	// GoTraceSnapshots counts the Go-trace snapshots taken (one per
+	// batch of slow spans, with the session's GoTrace); GoTraceSkipped
+	// the batches that got none: MaxCPU could not pay for one then.
+	GoTraceSnapshots, GoTraceSkipped uint64
 }
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -102,12 +114,22 @@ type SpanProcessor struct {
 
 	starts [startSlots]startSlot
 
-	slow, exported, spans, dropped, notRec, expErr, errs, shed atomic.Uint64
-	offOnce, errOnce, shedOnce                                 sync.Once
+	slow, exported, spans, dropped, notRec, expErr, errs, shed, snaps, snapSkips atomic.Uint64
+	offOnce, errOnce, shedOnce                                                   sync.Once
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
 	dirb *diskbudget.Budget // nil without Dir
+
+	// waiting counts the slow spans queued and not yet being processed,
+	// at most Options.QueueSize.
+	waiting atomic.Int64
+	// batch is the Go trace shared by the slow spans being processed
+	// (see run); only the processor's goroutine uses it.
+	batch *goTrace
+	// snapCost is the last Go-trace snapshot's CPU (reading it included):
+	// the next one's estimate.
+	snapCost time.Duration
 }
 
 type job struct {
@@ -166,6 +188,12 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	}
 	if o.MaxCPU == 0 {
 		o.MaxCPU = DefaultMaxCPU
+	}
+	if o.BlockEventMin == 0 {
+		o.BlockEventMin = DefaultBlockEventMin
+	}
+	if o.MaxBlockEvents <= 0 {
+		o.MaxBlockEvents = DefaultMaxBlockEvents
 	}
 	if o.Logf == nil {
 		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
@@ -262,9 +290,17 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	default:
 	}
+	// waiting, not the channel's room, bounds the queue: a batch taken
+	// off the channel still waits (handleBatch).
+	if p.waiting.Add(1) > int64(p.o.QueueSize) {
+		p.waiting.Add(-1)
+		p.dropped.Add(1)
+		return
+	}
 	select {
 	case p.jobs <- j:
 	default:
+		p.waiting.Add(-1)
 		p.dropped.Add(1)
 	}
 }
@@ -286,7 +322,7 @@ func (p *SpanProcessor) run() {
 	for {
 		select {
 		case j := <-p.jobs:
-			p.handle(j)
+			p.handleBatch(j)
 		case <-p.quit:
 			// Finish what was queued, then stop.
 			for {
@@ -301,11 +337,33 @@ func (p *SpanProcessor) run() {
 	}
 }
 
+// handleBatch handles j and the jobs queued behind it now, which all
+// ended before this: they share one Go-trace snapshot, taken when the
+// first of them needs it (a snapshot is the flight recorder's whole
+// window, megabytes to read), read from the earliest of their starts on.
+func (p *SpanProcessor) handleBatch(j job) {
+	js := []job{j}
+	for n := len(p.jobs); n > 0; n-- {
+		js = append(js, <-p.jobs)
+	}
+	p.batch = &goTrace{}
+	defer func() { p.batch = nil }()
+	for _, j := range js {
+		if j.from != 0 && (p.batch.since == 0 || j.from < p.batch.since) {
+			p.batch.since = j.from
+		}
+	}
+	for _, j := range js {
+		p.handle(j)
+	}
+}
+
 func (p *SpanProcessor) handle(j job) {
 	if j.flushed != nil {
 		close(j.flushed)
 		return
 	}
+	p.waiting.Add(-1)
 	p.process(j)
 }
 
@@ -358,6 +416,8 @@ func (p *SpanProcessor) Stats() Stats {
 		FilesDeleted:     p.dirCounts().Deleted,
 		FileBytesDeleted: p.dirCounts().DeletedBytes,
 		Shed:             p.shed.Load(),
+		GoTraceSnapshots: p.snaps.Load(),
+		GoTraceSkipped:   p.snapSkips.Load(),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
+	xrt "github.com/goxray/xray/runtime"
 )
 
 func init() {
@@ -27,7 +28,15 @@ it ("N entered before window", counted from its start), calls still running
 at its end ("N open at end"), and, when the overhead governor shed
 functions, paths that may skip them ("may skip shed calls") and functions
 whose self time may include their calls ("self may include shed calls");
-standard error names the shed functions.`,
+standard error names the shed functions.
+
+With the Go execution trace beside TRACE (TRACE.gotrace, written by a
+session with Options.GoTrace), -split prints instead each call path's self
+time in nanoseconds split into running, runnable, syscall, blocked (by
+reason and site) and unknown, as a last frame: "root;callee;[blocked: chan
+receive at pkg.f (f.go:12)] NS" (goxray why's split, folded; its paths are
+each goroutine's own). Without -split, standard error says the split is
+there.`,
 		elision: true,
 		flags:   stackFlags,
 	})
@@ -37,13 +46,29 @@ func stackFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) 
 	pf := addProfileFlags(fs, true)
 	agg := fs.String("agg", "time", "time: inclusive time of the path; count: completed calls; self: self time")
 	unit := fs.String("unit", "ns", "ns or ticks (time and self)")
+	split := fs.Bool("split", false, "fold each path's self time by the Go trace's states (needs TRACE.gotrace)")
 	return func(pos []string) (func(io.Writer) error, error) {
 		if *unit != "ns" && *unit != "ticks" {
 			return nil, errUsage
 		}
-		_, p, m, err := pf.load(pos)
+		trace, p, m, err := pf.load(pos)
 		if err != nil {
 			return nil, err
+		}
+		gp := trace + xrt.GoTraceSuffix
+		_, statErr := os.Stat(gp)
+		if *split {
+			_, j, note, err := joinWhy(pf.in, trace, gp)
+			if err != nil {
+				return nil, err
+			}
+			if note != "" {
+				return nil, fmt.Errorf("-split needs the Go trace: %s", note)
+			}
+			return func(w io.Writer) error { return writeFoldedSplit(w, j, m) }, nil
+		}
+		if statErr == nil {
+			fmt.Fprintf(os.Stderr, "goxray stack: %s is beside it: -split folds the running, runnable, syscall and blocked split of every path\n", gp)
 		}
 		var v analysis.Value
 		switch *agg {

@@ -76,7 +76,20 @@ type GoTrace struct {
 var ErrNoAnchors = errors.New("the Go trace holds no goxray clock anchor: it was not written by goxray's GoTrace")
 
 // ReadGoTrace reads a Go execution trace written by goxray's GoTrace.
-func ReadGoTrace(r io.Reader) (*GoTrace, error) {
+func ReadGoTrace(r io.Reader) (*GoTrace, error) { return ReadGoTraceSince(r, 0, 0) }
+
+// sinceMargin is how much earlier than ReadGoTraceSince's since the
+// states it keeps begin: more than the clock's extrapolation error from
+// an anchor over a flight recorder's window.
+const sinceMargin = 50_000_000 // 50 ms
+
+// ReadGoTraceSince is ReadGoTrace keeping only the states that end at or
+// after the session's clock reads since (freq its ticks per second),
+// located through the anchor read last, less sinceMargin: a reader that
+// asks about recent calls only (xrayotel's slow spans) does not build
+// the whole window's states, which cost more than the parse. since 0
+// keeps them all; so does a trace whose first anchor comes after them.
+func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	rd, err := exptrace.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a Go execution trace: %w", err)
@@ -85,6 +98,7 @@ func ReadGoTrace(r io.Reader) (*GoTrace, error) {
 	open := map[exptrace.GoID]*span{}
 	sites := map[exptrace.Stack]string{}
 	var last int64
+	cutoff := int64(-1 << 63)
 	for {
 		ev, err := rd.ReadEvent()
 		if err == io.EOF {
@@ -104,6 +118,9 @@ func ReadGoTrace(r io.Reader) (*GoTrace, error) {
 			if l := ev.Log(); l.Category == gotrace.AnchorCategory {
 				if a, err := gotrace.ParseAnchor(l.Message); err == nil {
 					g.anchors = append(g.anchors, anchor{pid: a.PID, tsc: a.TSC, t: t, mono: a.Mono, mtsc: a.MonoTSC, hasMono: a.HasMonoAnchor})
+					if since != 0 && freq != 0 {
+						cutoff = t + int64(float64(int64(since-a.TSC))*1e9/float64(freq)) - sinceMargin
+					}
 				}
 			}
 		case exptrace.EventSync:
@@ -129,8 +146,10 @@ func ReadGoTrace(r io.Reader) (*GoTrace, error) {
 						cur.waker = int64(w)
 					}
 				}
-				key := int32(id)
-				g.spans[key] = append(g.spans[key], *cur)
+				if cur.t1 >= cutoff {
+					key := int32(id)
+					g.spans[key] = append(g.spans[key], *cur)
+				}
 				delete(open, id)
 			}
 			if !ok {

@@ -24,6 +24,26 @@ type Span struct {
 		Key   string `json:"key"`
 		Value any    `json:"value"`
 	} `json:"tags"`
+	Logs []Log `json:"logs"` // the span's events
+}
+
+// Log is a span event as Jaeger stores it: its name is field "event".
+type Log struct {
+	Timestamp int64 `json:"timestamp"` // µs since the epoch
+	Fields    []struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	} `json:"fields"`
+}
+
+// Field is the value of field k, nil when l has none.
+func (l Log) Field(k string) any {
+	for _, f := range l.Fields {
+		if f.Key == k {
+			return f.Value
+		}
+	}
+	return nil
 }
 
 // Parent is the id of the span s is a child of, "" for a root.
