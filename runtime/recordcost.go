@@ -2,7 +2,6 @@ package runtime
 
 import (
 	goruntime "runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,7 +79,7 @@ func modelRecordCost(fast bool) float64 {
 // write (two records of 8 bytes a call, and a block's metadata), so every
 // record lands in memory that is not in a cache, as in a ring that a
 // program fills and a flight recorder recycles. About 0.9 ms in all on a
-// 2.8 GHz Xeon, 3 ms when calibPool's memory must be written anew.
+// 2.8 GHz Xeon, 3 ms when calibMemory's must be written anew (a first Start).
 const (
 	calibRounds = 6
 	calibCalls  = 1000
@@ -132,16 +131,24 @@ var calibSum uint64
 // wait for the mu that Start holds, the calibrating goroutine's too.
 var calibrating atomic.Bool
 
-// calibPool keeps calibrate's memory between Starts while the collector
-// leaves it: writing it (the pages of a fresh allocation all read the
-// same zero page) is most of a calibration's time.
-var calibPool = sync.Pool{New: func() any {
+// calibMemory keeps calibrate's memory for the next Start: writing it
+// (the pages of a fresh allocation all read the same zero page) is most
+// of a calibration's time. One slot, not a sync.Pool: a pool may drop it
+// at any collection (and, under the race detector, at random), and a
+// program that starts and stops sessions would allocate and write 4 MiB
+// each time. So the process keeps calibMem bytes from its first Start on.
+var calibMemory atomic.Pointer[[]uint64]
+
+func calibMemoryGet() *[]uint64 {
+	if mp := calibMemory.Swap(nil); mp != nil {
+		return mp
+	}
 	mem := make([]uint64, calibMem/8)
 	for i := range mem {
 		mem[i] = uint64(i)
 	}
 	return &mem
-}}
+}
 
 // calibration is what calibrate measured: the cost of a record in ns,
 // and the records the traced calls wrote and the calls MinDuration erased
@@ -182,8 +189,8 @@ func calibrate(s *session, fast bool) calibration {
 	state.Store(stateOn)
 	fastOn()
 
-	mp := calibPool.Get().(*[]uint64)
-	defer calibPool.Put(mp)
+	mp := calibMemoryGet()
+	defer calibMemory.Store(mp)
 	mem := *mp
 	off, on := time.Duration(1<<62), time.Duration(1<<62)
 	x := uint64(1)

@@ -54,7 +54,7 @@ func accountFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error
 			fmt.Fprintf(os.Stderr, "goxray account: dropped %d records with no matching entry; first: %s\n", acc.Errors, acc.FirstEr)
 		}
 		rows := acc.Rows(hdr, imap)
-		total := len(rows)
+		total := analysis.WithLatencies(rows)
 		rows, err = analysis.SortRows(rows, *sortBy, *order == "dsc", *top)
 		if err != nil {
 			return nil, err

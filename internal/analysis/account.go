@@ -359,6 +359,19 @@ func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
 	return rows
 }
 
+// WithLatencies counts the rows that have latencies: llvm-xray's
+// "Functions with latencies", which the rows of calls only open or only
+// shed (Rows) do not join.
+func WithLatencies(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Count > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // SortFields are llvm-xray account's -sort values.
 var SortFields = []string{"funcid", "count", "min", "med", "90p", "99p", "max", "sum"}
 

@@ -91,8 +91,20 @@ func TestAccountWindowNotes(t *testing.T) {
 		}
 	}
 	h := fdr.Header{Version: 5, CycleFrequency: 1e9}
+	rows := a.Rows(h, nil)
+	// The rows of calls only open or only shed have no latencies, and
+	// llvm-xray's count leaves them out.
+	withLat := 0
+	for _, r := range rows {
+		if r.Count > 0 {
+			withLat++
+		}
+	}
+	if n := WithLatencies(rows); n != withLat || n == len(rows) {
+		t.Errorf("%d of %d rows counted as with latencies, want %d", n, len(rows), withLat)
+	}
 	var b bytes.Buffer
-	if err := WriteText(&b, a.Rows(h, nil), 0); err != nil {
+	if err := WriteText(&b, rows, 0); err != nil {
 		t.Fatal(err)
 	}
 	b.WriteString(a.Notes(h, nil))
