@@ -6,17 +6,20 @@
 # default settings (goxray test -c), and runs the module's own benchmarks
 # in ROUNDS rounds; each round runs every package's benchmarks plain,
 # instrumented with tracing off, instrumented with tracing on
-# (XRAY_OPTIONS, every other setting the runtime's default), and plain
-# again (the A/A ratio: what noise alone makes), in an order that rotates
-# from round to round. Then an Echo server
+# (XRAY_OPTIONS, every other setting the runtime's default), on with Go's
+# execution trace beside it (on+gotrace: the same XRAY_OPTIONS plus
+# XRAY_FDR_OPTIONS=go_trace=true, what goxray why reads), and plain again
+# (the A/A ratio: what noise alone makes), in an order that rotates from
+# round to round. Then an Echo server
 # (github.com/labstack/echo/v4, pinned below) built plain and instrumented
 # (-xray.pkgs=echo, from a local copy) answers a bounded loopback load (bench/realmod/load:
 # at most REQUESTS requests, at most 60 s, 127.0.0.1 only) in each of the
-# three configurations, and one more traced run checks that its flushed
+# five configurations, and one more traced run checks that its flushed
 # trace counts one call of echo's request handler per request served.
 #
 # It prints benchstat's comparison per module and bench/realmod/table's
-# summary: benchmarks, off/plain, on/plain and plain/plain geomeans of the
+# summary: benchmarks, off/plain, on/plain, gotrace/plain and plain/plain
+# geomeans of the
 # per-benchmark median ratios, the budget in force and the functions shed while traced
 # (as the runtime's log lines report them; n/a when it reports none).
 #
@@ -42,6 +45,7 @@ unset XRAY_OPTIONS XRAY_FDR_OPTIONS
 traces=$work/traces
 mkdir -p "$traces"
 on_env=("XRAY_OPTIONS=patch_premain=true xray_mode=xray-fdr xray_logfile_base=$traces/")
+gotrace_env=("${on_env[@]}" "XRAY_FDR_OPTIONS=go_trace=true")
 
 # fetch MODULE@VERSION DIR: a writable copy of the module's source.
 fetch() {
@@ -57,7 +61,10 @@ fetch() {
 run() {
   local cfg=$1 bin=$2 pkgdir=$3 out=$4
   local env=()
-  [ "$cfg" = on ] && env=("${on_env[@]}")
+  case "$cfg" in
+  on) env=("${on_env[@]}") ;;
+  gotrace) env=("${gotrace_env[@]}") ;;
+  esac
   (cd "$pkgdir" && env "${env[@]}" "$bin" -test.run '^$' -test.bench . -test.benchtime "$benchtime" -test.count 1 -test.benchmem \
     >>"$out/$cfg.txt" 2>>"$out/$cfg.err") || echo "warning: $cfg run of $bin failed (see $out/$cfg.err)" >&2
   rm -f "$traces"/*
@@ -65,7 +72,8 @@ run() {
 
 # plain2 runs the plain binary again: the plain / plain ratio (A/A) shows
 # how much of a ratio the machine's noise alone makes.
-configs=(plain off on plain2)
+configs=(plain off on gotrace plain2)
+nconfigs=${#configs[@]}
 while read -r mv skip; do
   case "$mv" in ''|'#'*) continue ;; esac
   name=$(echo "$mv" | tr '/@' '__')
@@ -85,8 +93,8 @@ while read -r mv skip; do
     echo "== $mv: round $r of $rounds" >&2
     for p in "${pkgs[@]}"; do
       read -r b dir <<<"$p"
-      for i in 0 1 2 3; do
-        cfg=${configs[$(((i + r) % 4))]}
+      for i in $(seq 0 $((nconfigs - 1))); do
+        cfg=${configs[$(((i + r) % nconfigs))]}
         bin=$out/bin/$b.instr
         case "$cfg" in plain*) bin=$out/bin/$b.plain ;; esac
         run "$cfg" "$bin" "$dir" "$out"
@@ -95,7 +103,7 @@ while read -r mv skip; do
   done
 done <"${MODULES:-bench/realmod/modules.txt}"
 
-# The server: plain, off and on, REQUESTS requests each, interleaved.
+# The server: every configuration, REQUESTS requests each, interleaved.
 srv=$work/server
 mkdir -p "$srv"
 cp bench/realmod/server/main.go "$srv/main.go"
@@ -130,9 +138,13 @@ serve() {
   echo "$cfg $(echo "$res" | sed -n 's/.* RPS \([0-9.]*\)$/\1/p') $res" >>"$srv/server.txt"
 }
 for r in $(seq "$rounds"); do
-  for i in 0 1 2 3; do
-    cfg=${configs[$(((i + r) % 4))]}
-    if [ "$cfg" = on ]; then serve on "${on_env[@]}"; else serve "$cfg"; fi
+  for i in $(seq 0 $((nconfigs - 1))); do
+    cfg=${configs[$(((i + r) % nconfigs))]}
+    case "$cfg" in
+    on) serve on "${on_env[@]}" ;;
+    gotrace) serve gotrace "${gotrace_env[@]}" ;;
+    *) serve "$cfg" ;;
+    esac
     rm -f "$traces"/*
   done
 done
@@ -151,7 +163,7 @@ for d in "$work"/*/; do
   [ -f "$d/plain.txt" ] || continue
   echo "== $(basename "$d")"
   # Per benchmark: bin/realmod/*/benchstat.txt; here the time geomeans.
-  (cd "$d" && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da plain.txt off.txt on.txt plain2.txt >benchstat.txt 2>&1 &&
+  (cd "$d" && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da plain.txt off.txt on.txt gotrace.txt plain2.txt >benchstat.txt 2>&1 &&
     grep -m3 -E 'plain.txt|sec/op|geomean' benchstat.txt) || true
 done
 echo

@@ -1,8 +1,9 @@
 // Command table summarises scripts/bench-realmod.sh's results (its
 // argument is their directory, bin/realmod): per module, the benchmarks
-// measured in all three configurations, the geometric means over them of
-// the off/plain, on/plain and plain/plain (the plain binary run again: the
-// noise) ratios of median ns/op, the budget in force
+// measured in the instrumented configurations, the geometric means over
+// them of the off/plain, on/plain, gotrace/plain (on with Go's execution
+// trace beside it) and plain/plain (the plain binary run again: the noise)
+// ratios of median ns/op, the budget in force
 // and the functions shed while traced (from the runtime's log lines, n/a
 // when it printed none); then the server's median req/s ratios and its
 // trace check.
@@ -11,6 +12,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -83,14 +85,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: table DIR")
 		os.Exit(2)
 	}
-	dir := os.Args[1]
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if err := summarise(os.Stdout, os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// summarise writes the tables of the results in dir to w.
+func summarise(w io.Writer, dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
 	var rows []string // the module table's, printed when there are modules
-	var allOff, allOn, allAA []float64
+	var allOff, allOn, allGT, allAA []float64
 	for _, e := range ents {
 		d := filepath.Join(dir, e.Name())
 		plain := medians(filepath.Join(d, "plain.txt"))
@@ -98,6 +106,7 @@ func main() {
 			continue
 		}
 		off, on := medians(filepath.Join(d, "off.txt")), medians(filepath.Join(d, "on.txt"))
+		gt := medians(filepath.Join(d, "gotrace.txt"))
 		again := medians(filepath.Join(d, "plain2.txt"))
 		var skip *regexp.Regexp
 		if b, err := os.ReadFile(filepath.Join(d, "skip")); err == nil {
@@ -105,7 +114,7 @@ func main() {
 				skip = regexp.MustCompile(s)
 			}
 		}
-		var ro, rn, ra []float64
+		var ro, rn, rg, ra []float64
 		for name, p := range plain {
 			o, ok1 := off[name]
 			n, ok2 := on[name]
@@ -118,19 +127,23 @@ func main() {
 				continue
 			}
 			ro, rn = append(ro, o/p), append(rn, n/p)
+			if g, ok := gt[name]; ok {
+				rg = append(rg, g/p)
+			}
 			if a, ok := again[name]; ok {
 				ra = append(ra, a/p)
 			}
 		}
-		allOff, allOn, allAA = append(allOff, ro...), append(allOn, rn...), append(allAA, ra...)
+		allOff, allOn = append(allOff, ro...), append(allOn, rn...)
+		allGT, allAA = append(allGT, rg...), append(allAA, ra...)
 		budget, shed := governor(filepath.Join(d, "on.err"))
-		rows = append(rows, fmt.Sprintf("| %s | %d | %.3f | %.3f | %.3f | %s | %s |", e.Name(), len(ro), geomean(ro), geomean(rn), geomean(ra), budget, shed))
+		rows = append(rows, fmt.Sprintf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %s | %s |", e.Name(), len(ro), geomean(ro), geomean(rn), geomean(rg), geomean(ra), budget, shed))
 	}
 	if len(rows) > 0 {
-		fmt.Println("| module | benchmarks | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
-		fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
-		fmt.Println(strings.Join(rows, "\n"))
-		fmt.Printf("| all | %d | %.3f | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn), geomean(allAA))
+		fmt.Fprintln(w, "| module | benchmarks | off / plain | on / plain | gotrace / plain | plain / plain (A/A) | budget | functions shed |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+		fmt.Fprintln(w, strings.Join(rows, "\n"))
+		fmt.Fprintf(w, "| all | %d | %.3f | %.3f | %.3f | %.3f | | |\n", len(allOff), geomean(allOff), geomean(allOn), geomean(allGT), geomean(allAA))
 	}
 
 	srv := filepath.Join(dir, "server")
@@ -145,22 +158,27 @@ func main() {
 			}
 		}
 		budget, shed := governor(filepath.Join(srv, "on.err"))
-		fmt.Println()
-		fmt.Println("| server | runs | plain req/s | off / plain | on / plain | plain / plain (A/A) | budget | functions shed |")
-		fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| server | runs | plain req/s | off / plain | on / plain | gotrace / plain | plain / plain (A/A) | budget | functions shed |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 		if len(rps["plain"]) > 0 && len(rps["off"]) > 0 && len(rps["on"]) > 0 {
 			p := median(rps["plain"])
-			aa := math.NaN()
-			if len(rps["plain2"]) > 0 {
-				aa = median(rps["plain2"]) / p
+			// A configuration without runs (an older result directory)
+			// shows NaN rather than a made-up ratio.
+			ratio := func(cfg string) float64 {
+				if len(rps[cfg]) == 0 {
+					return math.NaN()
+				}
+				return median(rps[cfg]) / p
 			}
-			fmt.Printf("| echo v4 (loopback) | %d | %.0f | %.3f | %.3f | %.3f | %s | %s |\n", len(rps["plain"]), p, median(rps["off"])/p, median(rps["on"])/p, aa, budget, shed)
+			fmt.Fprintf(w, "| echo v4 (loopback) | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", len(rps["plain"]), p, ratio("off"), ratio("on"), ratio("gotrace"), ratio("plain2"), budget, shed)
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(srv, "check.txt")); err == nil {
-		fmt.Println()
-		fmt.Print(string(b))
+		fmt.Fprintln(w)
+		fmt.Fprint(w, string(b))
 	}
+	return nil
 }
 
 func geomean(rs []float64) float64 {
