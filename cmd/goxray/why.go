@@ -46,6 +46,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+xrt.GoTraceSuffix+")")
 	slowest := fs.Int("slowest", 0, "explain the N slowest calls of -func one by one instead of the table")
 	fn := fs.String("func", "", "with -slowest: the function, as the table names it (default: the one with the most wall time)")
+	lineage := fs.Bool("lineage", false, "with -format pprof: nest each goroutine's call paths under the call that spawned it (\"go NAME\" frames: concurrent time, added to the spawner's cum as in top -lineage's pprof); the table, like top -lineage's, keeps a spawner's time its own")
 	return func(pos []string) (func(io.Writer) error, error) {
 		trace, err := oneTrace(pos)
 		if err != nil {
@@ -79,6 +80,11 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		if *format == "pprof" {
 			if note != "" {
 				return nil, fmt.Errorf("-format pprof needs the split: %s", note)
+			}
+			if *lineage {
+				if err := nestWhy(in, trace, j); err != nil {
+					return nil, err
+				}
 			}
 			names := func(id uint32) (string, string, int) {
 				file, line := m.Source(id)
@@ -336,4 +342,22 @@ func wokenBy(ws map[why.Waker]int64, m *analysis.Map) string {
 		s += fmt.Sprintf(", %.0f%% of it", 100*float64(bt)/float64(total))
 	}
 	return s
+}
+
+// nestWhy sets j.Under from the lineage top -lineage uses: each
+// goroutine's spawning call path in the merged call tree.
+func nestWhy(in *input, trace string, j *why.Join) error {
+	on, open := true, false
+	p, _, err := profileFlags{in: in, lineage: &on, open: &open}.loadProfile(trace)
+	if err != nil {
+		return err
+	}
+	j.Under = func(g int32) []why.Frame {
+		var out []why.Frame
+		for n := p.Anchor(g); n > 0; n = p.Nodes[n].Parent {
+			out = append(out, why.Frame{Func: p.Nodes[n].Func, Spawned: p.Nodes[n].Spawned})
+		}
+		return out
+	}
+	return nil
 }

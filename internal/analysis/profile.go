@@ -327,6 +327,15 @@ func (p *Profile) Nanos(ticks uint64) int64 {
 	return int64(float64(ticks) * 1e9 / float64(p.Header.CycleFrequency))
 }
 
+// Anchor returns the node goroutine g's outermost calls hang under when
+// the profile was built with Lineage: its spawning call, or 0 (a root).
+func (p *Profile) Anchor(g int32) int32 {
+	if p.opt.Lineage == nil {
+		return 0
+	}
+	return p.opt.Lineage.anchor[g]
+}
+
 // Path returns the function ids from the root to node n.
 func (p *Profile) Path(n int32, buf []uint32) []uint32 {
 	buf = buf[:0]

@@ -75,6 +75,18 @@ type Join struct {
 	tscs  map[int32][]uint64
 	// Counted, not joined: exits with no open entry, calls open at the end.
 	Unmatched, Open int
+	// Under, when set, nests goroutine g's outermost calls in PProf under
+	// the call path it returns, innermost first (nil: g is a root): the
+	// call that spawned g, from a lineage. The spawned goroutine's
+	// outermost frame is then named "go NAME".
+	Under func(g int32) []Frame
+}
+
+// Frame is one frame of a path Join.Under returns; Spawned marks the
+// outermost call of a goroutine nested under its spawner.
+type Frame struct {
+	Func    uint32
+	Spawned bool
 }
 
 // NewJoin joins with g; freq is the FDR header's CycleFrequency.

@@ -35,18 +35,21 @@ func (j *Join) PProf(name Namer) *profile.Profile {
 	}
 	mapping := &profile.Mapping{ID: 1, File: "goxray", HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
 	pp.Mapping = []*profile.Mapping{mapping}
-	locs := map[uint32]*profile.Location{}
+	locs := map[Frame]*profile.Location{}
 	var elided []*profile.Location
-	loc := func(id uint32) *profile.Location {
-		if l := locs[id]; l != nil {
+	loc := func(f Frame) *profile.Location {
+		if l := locs[f]; l != nil {
 			return l
 		}
-		n, file, line := name(id)
+		n, file, line := name(f.Func)
+		if f.Spawned {
+			n = "go " + n
+		}
 		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: n, SystemName: n, Filename: file, StartLine: int64(line)}
 		pp.Function = append(pp.Function, fn)
 		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: mapping, Line: []profile.Line{{Function: fn, Line: int64(line)}}}
 		pp.Location = append(pp.Location, l)
-		locs[id] = l
+		locs[f] = l
 		return l
 	}
 	marker := func(n int) *profile.Location {
@@ -71,6 +74,10 @@ func (j *Join) PProf(name Namer) *profile.Profile {
 	var buf []byte
 	for g, cs := range j.calls {
 		spans := j.g.spans[g]
+		var under []Frame
+		if j.Under != nil {
+			under = j.Under(g)
+		}
 		children := make([]Split, len(cs))
 		for i := len(cs) - 1; i >= 0; i-- {
 			c := cs[i]
@@ -93,7 +100,17 @@ func (j *Join) PProf(name Namer) *profile.Profile {
 			}
 			buf = buf[:0]
 			for p := int32(i); p >= 0; p = cs[p].parent {
+				if cs[p].parent < 0 && len(under) > 0 {
+					buf = append(buf, "go:"...)
+				}
 				buf = strconv.AppendUint(buf, uint64(cs[p].fn), 10)
+				buf = append(buf, ' ')
+			}
+			for _, f := range under {
+				if f.Spawned {
+					buf = append(buf, "go:"...)
+				}
+				buf = strconv.AppendUint(buf, uint64(f.Func), 10)
 				buf = append(buf, ' ')
 			}
 			path := string(buf)
@@ -127,14 +144,12 @@ func (j *Join) PProf(name Namer) *profile.Profile {
 		if len(ids) > MaxPathFrames {
 			keep := MaxPathFrames - 1
 			for _, s := range ids[:keep] {
-				id, _ := strconv.ParseUint(s, 10, 32)
-				stack = append(stack, loc(uint32(id)))
+				stack = append(stack, loc(frame(s)))
 			}
 			stack = append(stack, marker(len(ids)-keep))
 		} else {
 			for _, s := range ids {
-				id, _ := strconv.ParseUint(s, 10, 32)
-				stack = append(stack, loc(uint32(id)))
+				stack = append(stack, loc(frame(s)))
 			}
 		}
 		v := make([]int64, numStates)
@@ -146,4 +161,16 @@ func (j *Join) PProf(name Namer) *profile.Profile {
 		pp.Sample = append(pp.Sample, s)
 	}
 	return pp
+}
+
+// frame parses one token of PProf's path keys: a function id, prefixed
+// "go:" for a spawned goroutine's outermost call.
+func frame(s string) Frame {
+	f := Frame{}
+	if t, ok := strings.CutPrefix(s, "go:"); ok {
+		f.Spawned, s = true, t
+	}
+	id, _ := strconv.ParseUint(s, 10, 32)
+	f.Func = uint32(id)
+	return f
 }
