@@ -122,7 +122,11 @@ serve() {
   shift
   local bin=$srv/instr
   case "$cfg" in plain*) bin=$srv/plain ;; esac
-  env "$@" "$bin" >"$srv/serve.out" 2>>"$srv/$cfg.err" &
+  # Emptied here, not by the server's redirection, which happens in the
+  # child after the fork: the loop below would read the previous run's
+  # LISTEN line and load a server that is gone.
+  : >"$srv/serve.out"
+  env "$@" "$bin" >>"$srv/serve.out" 2>>"$srv/$cfg.err" &
   local pid=$! addr=""
   for _ in $(seq 100); do
     addr=$(sed -n 's/^LISTEN //p' "$srv/serve.out")
@@ -130,12 +134,18 @@ serve() {
     sleep 0.1
   done
   [ -n "$addr" ] || { echo "error: the $cfg server did not start" >&2; kill "$pid"; exit 1; }
-  "$work/load" -addr "$addr" -n 200 -c 4 -d 10s >/dev/null # warm-up
-  local res
-  res=$("$work/load" -addr "$addr" -n "$requests" -c 4 -d 60s)
+  # load exits 1 when a request failed: a warm-up's failure is reported,
+  # and a measured run with failures is left out of server.txt.
+  "$work/load" -addr "$addr" -n 200 -c 4 -d 10s >/dev/null || echo "warning: the $cfg warm-up had failed requests" >&2
+  local res ok=1
+  res=$("$work/load" -addr "$addr" -n "$requests" -c 4 -d 60s) || ok=0
   kill -TERM "$pid"
   wait "$pid" || true
-  echo "$cfg $(echo "$res" | sed -n 's/.* RPS \([0-9.]*\)$/\1/p') $res" >>"$srv/server.txt"
+  if [ "$ok" = 1 ]; then
+    echo "$cfg $(echo "$res" | sed -n 's/.* RPS \([0-9.]*\)$/\1/p') $res" >>"$srv/server.txt"
+  else
+    echo "warning: the $cfg run had failed requests, left out: $res" >&2
+  fi
 }
 for r in $(seq "$rounds"); do
   for i in $(seq 0 $((nconfigs - 1))); do
@@ -150,6 +160,8 @@ for r in $(seq "$rounds"); do
 done
 # The check: one traced run with room for every record (buffer_max), so
 # that the window holds every request.
+touch "$srv/server.txt"
+measured=$(wc -l <"$srv/server.txt")
 serve on "${on_env[@]}" "XRAY_FDR_OPTIONS=buffer_max=2048"
 served=$(sed -n 's/^SERVED //p' "$srv/serve.out")
 trace=$(ls "$traces"/* | grep -v '\.map$' | head -1)
@@ -157,7 +169,7 @@ handler='github.com/labstack/echo/v4.(*Echo).ServeHTTP'
 xraybin=$(command -v llvm-xray || command -v llvm-xray-19)
 calls=$("$xraybin" account -instr_map="$trace.map" "$trace" 2>/dev/null | awk -v h=": $handler" 'index($0, h) && substr($0, length($0) - length(h) + 1) == h { print $2 }')
 echo "server trace check: $handler: ${calls:-none} calls in the trace, $served requests served" >"$srv/check.txt"
-sed -i '$d' "$srv/server.txt" # the check run's rate is not a measurement
+sed -i "$((measured + 1)),\$d" "$srv/server.txt" # the check run's rate is not a measurement
 
 for d in "$work"/*/; do
   [ -f "$d/plain.txt" ] || continue
