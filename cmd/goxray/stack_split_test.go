@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/goxray/xray"
 )
 
 // TestStackSplit: with the Go trace beside it, stack -split folds every
@@ -15,14 +13,7 @@ import (
 // under the function that waited; without it, -split refuses and says
 // why.
 func TestStackSplit(t *testing.T) {
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	out := filepath.Join(t.TempDir(), "stack.txt")
 	if code := commands["stack"].run([]string{"-split", "-o", out, path}); code != 0 {
 		t.Fatalf("goxray stack -split exited %d", code)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/goxray/xray"
 	"github.com/goxray/xray/runtime/glayout"
 )
 
@@ -20,14 +19,7 @@ import (
 // the pprof profile under the handler's path, below a "go
 // whyfix.produce" frame; without it, whyfix.produce is a root.
 func TestWhyLineage(t *testing.T) {
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	// stacks returns, per sample with blocked time whose leaf is named
 	// leaf, its frames from the leaf outwards.
 	stacks := func(args []string, leaf string) (out [][]string, blocked int64) {

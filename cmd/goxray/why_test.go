@@ -205,7 +205,11 @@ func startWhySession(t *testing.T) string {
 	return dir
 }
 
-func TestWhyAttributesEachWait(t *testing.T) {
+// traceWhyFixture runs the fixture in a session with the Go trace on and
+// returns the file flushed at its end (the Go trace beside it) and the
+// fixture.
+func traceWhyFixture(t *testing.T) (string, *whyFixture) {
+	t.Helper()
 	startWhySession(t)
 	f := newWhyFixture()
 	f.run(t)
@@ -214,6 +218,11 @@ func TestWhyAttributesEachWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, f
+}
+
+func TestWhyAttributesEachWait(t *testing.T) {
+	path, _ := traceWhyFixture(t)
 	rows := whyRows(t, path)
 	for _, c := range []struct {
 		fn, want string
@@ -266,14 +275,7 @@ func TestWhyAttributesEachWait(t *testing.T) {
 }
 
 func TestWhyTextNamesSitesAndWakers(t *testing.T) {
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	out := filepath.Join(t.TempDir(), "why.txt")
 	if code := commands["why"].run([]string{"-n", "0", "-o", out, path}); code != 0 {
 		t.Fatalf("goxray why exited %d", code)
@@ -379,14 +381,7 @@ func captureStderr(t *testing.T, f func()) string {
 // waits, and protoc decodes the file against Perfetto's field numbers.
 func TestPerfettoGoroutineStates(t *testing.T) {
 	protoc := xraytool.NeedExec(t, "protoc", "apt-get install -y protobuf-compiler")
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	if code := commands["perfetto"].run([]string{"-o", out, path}); code != 0 {
 		t.Fatalf("goxray perfetto exited %d", code)
@@ -418,14 +413,7 @@ func TestPerfettoGoroutineStates(t *testing.T) {
 // TestTopGainsTheSplit: goxray top ends with why's table when the Go
 // trace is beside the trace, and says nothing of it when it is not.
 func TestTopGainsTheSplit(t *testing.T) {
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	top := func() string {
 		out := filepath.Join(t.TempDir(), "top.txt")
 		if code := commands["top"].run([]string{"-o", out, path}); code != 0 {
@@ -452,14 +440,7 @@ func TestTopGainsTheSplit(t *testing.T) {
 // tags and per-state sample types show each wait where the fixture made
 // it.
 func TestWhyPProf(t *testing.T) {
-	startWhySession(t)
-	f := newWhyFixture()
-	f.run(t)
-	path, err := xray.Flush()
-	xray.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := traceWhyFixture(t)
 	out := filepath.Join(t.TempDir(), "why.pb.gz")
 	if code := commands["why"].run([]string{"-format", "pprof", "-o", out, path}); code != 0 {
 		t.Fatalf("goxray why -format pprof exited %d", code)
