@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 // TestAdoptAppliesOrNamesEveryOption: when XRAY_OPTIONS started tracing,

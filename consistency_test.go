@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/xraytool"
-	"github.com/goxray/xray/runtime/glayout"
 )
 
 // The consistency tests check the promise that a file is a consistent cut:

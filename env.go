@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/xrayflags"
-	xrt "github.com/goxray/xray/runtime"
 )
 
 // The environment variables compiler-rt users know configure goxray too,

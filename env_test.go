@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xrayflags"
 	"github.com/goxray/xray/internal/xraytool"
-	"github.com/goxray/xray/runtime/buffer"
 )
 
 func withEnv(t *testing.T, xo, fo string) {

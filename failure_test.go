@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/xraytool"
-	xrt "github.com/goxray/xray/runtime"
 )
 
 // mountTmpfs mounts a tmpfs with the given options on a new directory, or

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/runtime/gotrace"
+	"github.com/goxray/xray/internal/gotrace"
 	exptrace "golang.org/x/exp/trace"
 )
 

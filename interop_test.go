@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/xraytool"
-	"github.com/goxray/xray/runtime/glayout"
 )
 
 // step is one record a workload goroutine expects to find in the file, in

@@ -29,7 +29,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 	}{
 		{"BufferSize", Options{BufferSize: 1000}},
 		{"BufferSize", Options{BufferSize: 4097}},
-		{"BufferSize", Options{BufferSize: 4<<30 + 64}}, // above runtime/buffer's 2 GiB
+		{"BufferSize", Options{BufferSize: 4<<30 + 64}}, // above internal/buffer's 2 GiB
 		{"BufferCount", Options{BufferCount: 1}},
 		{"BufferCount", Options{BufferCount: -5}},
 		{"Version", Options{Version: 3}},

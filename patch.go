@@ -1,6 +1,6 @@
 package xray
 
-import xrt "github.com/goxray/xray/runtime"
+import xrt "github.com/goxray/xray/internal/engine"
 
 // Patch makes calls of id recorded again (every id starts patched), like
 // compiler-rt's __xray_patch_function. It takes effect at once on every

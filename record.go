@@ -1,6 +1,6 @@
 package xray
 
-import xrt "github.com/goxray/xray/runtime"
+import xrt "github.com/goxray/xray/internal/engine"
 
 // The record functions below are meant to be inlined into the caller: while
 // tracing is off each costs one load and a not-taken branch.

@@ -4,9 +4,9 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/goxray/xray/runtime/registry"
+	"github.com/goxray/xray/internal/registry"
 
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 // MaxManualID is the largest hand-picked id. Ids 1 to MaxManualID are the

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"time"
 
-	xrt "github.com/goxray/xray/runtime"
-	"github.com/goxray/xray/runtime/registry"
+	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/registry"
 )
 
 // Statistics describes the current session, or the last one after Stop.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 // TestStatisticsCoversRuntimeStats: the documented Statistics has every

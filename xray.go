@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/logline"
-	"github.com/goxray/xray/runtime/buffer"
 
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 // ID identifies an instrumented function: 1 ≤ id < 1<<28 (the record's
@@ -68,7 +68,7 @@ type Options struct {
 	// typed events: they are left out of its files and counted in
 	// Statistics.TypedEventsDropped. A version-1 file is a sequence of
 	// fixed-size ThreadBuffers whose size is chosen per file to keep
-	// padding small; see runtime/flush for the details.
+	// padding small; see internal/flush for the details.
 	Version int
 	// BufferSize is the size of each buffer in bytes: a multiple of 64
 	// between 4 KiB and 2 GiB; default 64 KiB. An event's payload must fit
@@ -182,7 +182,7 @@ type Options struct {
 	// two: for every traced call, the time it ran, waited for a P, sat in
 	// a system call, or was blocked, on what and where. Start fails when
 	// the process already runs an execution trace or flight recorder. The
-	// Go tracer's cost (a few percent of CPU; see runtime/gotrace) is not
+	// Go tracer's cost (a few percent of CPU; see internal/gotrace) is not
 	// part of OverheadBudget, which bounds goxray's own records: this is
 	// why it is off by default.
 	GoTrace bool

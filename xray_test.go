@@ -290,7 +290,7 @@ func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
 	measure := func() (float64, uint64) {
 		// No collection while measuring: one may empty a sync.Pool and
 		// charge its refill to this WriteTo. (The flusher's own buffers
-		// are kept in runtime/flush's reuse lists, not per P: sync.Pools
+		// are kept in internal/flush's reuse lists, not per P: sync.Pools
 		// would cost 87–100 KB per call whenever WriteTo ran on another P
 		// than the previous one.)
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))

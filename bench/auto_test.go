@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/runtime/tsc"
+	"github.com/goxray/xray/internal/tsc"
 	__xray "github.com/goxray/xray/xrayauto"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/runtime/tsc"
+	"github.com/goxray/xray/internal/tsc"
 )
 
 var sink [2]uint64

@@ -5,7 +5,7 @@
 //
 // Run them with `make bench`, or
 //
-//	go test -run '^$' -bench . -benchmem -count 10 ./bench | tee new.txt
+//	go test -C bench -run '^$' -bench . -benchmem -count 10 . | tee new.txt
 //	benchstat new.txt
 //
 // Compare rows only within one run: the machine is shared and noisy.

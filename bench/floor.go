@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/goxray/xray/runtime/tsc"
+import "github.com/goxray/xray/internal/tsc"
 
 // floorFor returns the floor for a clock: two reads of the cheapest
 // correctly ordered timestamp the CPU advertises (the one the tracer uses:

@@ -9,8 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/asm"
-	"github.com/goxray/xray/runtime/tsc"
+	"github.com/goxray/xray/internal/asm"
+	"github.com/goxray/xray/internal/tsc"
 )
 
 // The rows that tell where the record path's cost over the floor goes on

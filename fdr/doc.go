@@ -168,7 +168,7 @@
 // load it (fdr-dump, convert shows the text as the event's data, account
 // and stack skip it) and ParseStrict accepts it. It sits at the file's
 // minimum TSC, in place of the 1-byte anchor event it replaces (see
-// runtime/flush.Encode): in version 5 as NewCPUId(cpu, minimum), the event
+// internal/flush.Encode): in version 5 as NewCPUId(cpu, minimum), the event
 // with delta 0, then TSCWrap to the block's real base; in version 1 with
 // the minimum as its absolute TSC. It is written once per goroutine per
 // file, only when the parent is known.
@@ -252,7 +252,7 @@
 // Entries' TSC is the window's start, not the calls' (durations are lower
 // bounds). The calls that run across the whole window come from the
 // goroutines' stacks, read just before the window was cut (see
-// runtime/flush.Params.Open). Like the lineage event, it is an ordinary
+// internal/flush.Params.Open). Like the lineage event, it is an ordinary
 // custom event: llvm-xray 14 and 19 load it and ParseStrict accepts it.
 //
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,

@@ -39,7 +39,7 @@ echo_version=github.com/labstack/echo/v4@v4.16.0
 work=$root/bin/realmod
 rm -rf "$work" && mkdir -p "$work"
 go build -o "$work/goxray" ./cmd/goxray
-go build -o "$work/load" ./bench/realmod/load
+go build -C bench -o "$work/load" ./realmod/load
 export GOXRAY_REPLACE=$root
 unset XRAY_OPTIONS XRAY_FDR_OPTIONS
 traces=$work/traces
@@ -180,4 +180,4 @@ for d in "$work"/*/; do
 done
 echo
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, $(go version | cut -d' ' -f3), $rounds rounds of $benchtime, $requests requests"
-go run ./bench/realmod/table "$work"
+go run -C bench ./realmod/table "$work"

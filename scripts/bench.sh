@@ -19,7 +19,7 @@ if ! command -v clang++-19 >/dev/null 2>&1 || ! ls /usr/lib/llvm-19/lib/clang/19
 fi
 mkdir -p bin
 clang++-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 -pthread bench/compilerrt/harness.cc -o bin/xray-harness
-go test -c -o bin/bench.test ./bench
+go test -C bench -c -o ../bin/bench.test .
 # xrayotel is a module of its own: its CPU per slow span is a row too.
 go test -C xrayotel -c -o ../bin/xrayotel.test .
 out=bin/bench.txt
@@ -38,7 +38,7 @@ go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out"
 echo
 # The clock and record path the rows measure (printed by bench's TestMain).
 grep -m1 '^# clock: ' "$out" || true
-go run ./bench/table < "$out"
+go run -C bench ./table < "$out"
 echo
 # The real-module rows: tracing off and on against plain builds of real
 # modules' own benchmark suites and of an HTTP server (QUICK=1 for a short

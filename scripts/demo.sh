@@ -83,7 +83,7 @@ step_tools() {
 step_build() {
   mkdir -p "$BIN"
   # One go build for the three commands: their shared packages compile once.
-  go build -o "$BIN/" ./cmd/xraydemo ./cmd/goxray ./cmd/pngcheck
+  go build -o "$BIN/" ./internal/cmd/xraydemo ./cmd/goxray ./internal/cmd/pngcheck
 }
 
 # step_service: run the demo service, flush it with SIGUSR1 after 4 s, stop it.

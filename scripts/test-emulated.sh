@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # make test, emulated part: the suite on the clock paths this machine's CPU
 # does not take, under qemu-user (https://www.qemu.org/docs/master/user/):
-#   - arm64 (fast_arm64.s, the CNTVCT clock): asm, runtime/... and the API;
+#   - arm64 (fast_arm64.s, the CNTVCT clock): internal/asm, the engine packages and the API;
 #   - amd64 on "-cpu qemu64": no RDTSCP, no invariant TSC, so the nanotime
 #     clock and its fast path, and the lfence+rdtsc fast path forced by the
 #     tests (tsc.Runnable: qemu cannot advertise an invariant TSC); asm and
-#     runtime/...;
+#     the engine packages;
 #   - amd64 on "-cpu max": RDTSCP, the clock-relevant packages;
 #   - on both amd64 models, the API's interop tests: files written on the
 #     nanotime and RDTSCP clocks, read back by llvm-xray (about 20 s each;
@@ -29,8 +29,8 @@ run() {
   local config=$1 emu=$2 arch=$3; shift 3
   GOXRAY_EMULATOR="$emu" GOARCH=$arch GO=$GO scripts/gotest.sh "$config" -count=1 -timeout 30m -exec "$emu" "$@"
 }
-run arm64 "qemu-aarch64-static" arm64 ./asm/... ./runtime/... .
-run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 ./asm/... ./runtime/...
-run qemu-max "qemu-x86_64-static -cpu max" amd64 ./asm/... ./runtime/tsc ./runtime
+run arm64 "qemu-aarch64-static" arm64 ./internal/asm ./internal/engine ./internal/buffer ./internal/flush ./internal/glayout ./internal/gotrace ./internal/instrmap ./internal/registry ./internal/tsc .
+run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 ./internal/asm ./internal/engine ./internal/buffer ./internal/flush ./internal/glayout ./internal/gotrace ./internal/instrmap ./internal/registry ./internal/tsc
+run qemu-max "qemu-x86_64-static -cpu max" amd64 ./internal/asm ./internal/tsc ./internal/engine
 run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 -run Interop .
 run qemu-max "qemu-x86_64-static -cpu max" amd64 -run Interop .

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/goxray/xray"
-	xrt "github.com/goxray/xray/runtime"
-	"github.com/goxray/xray/runtime/registry"
+	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/registry"
 )
 
 // ID is the function id generated code stores in its tables: xray.ID, so

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/internal/inlinecheck"
-	"github.com/goxray/xray/runtime/registry"
+	"github.com/goxray/xray/internal/registry"
 )
 
 func TestRegisterTable(t *testing.T) {

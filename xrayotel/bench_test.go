@@ -8,8 +8,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	xrt "github.com/goxray/xray/runtime"
-	"github.com/goxray/xray/runtime/glayout"
+	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/glayout"
 )
 
 // BenchmarkSpan measures a fast span's Start and End as the package

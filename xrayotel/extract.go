@@ -18,9 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray/fdr"
-	xrt "github.com/goxray/xray/runtime"
-	"github.com/goxray/xray/runtime/flush"
-	"github.com/goxray/xray/runtime/registry"
+	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/flush"
+	"github.com/goxray/xray/internal/registry"
 )
 
 // ScopeName is the instrumentation scope of the spans the processor makes.

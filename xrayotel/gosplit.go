@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/why"
-	xrt "github.com/goxray/xray/runtime"
 )
 
 // Defaults of the Go-trace split (Options.BlockEventMin, MaxBlockEvents).

@@ -12,9 +12,9 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/diskbudget"
+	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/logline"
-	xrt "github.com/goxray/xray/runtime"
-	"github.com/goxray/xray/runtime/glayout"
 )
 
 // Defaults for zero Options fields.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/xraytool"
-	"github.com/goxray/xray/runtime/glayout"
 )
 
 var (

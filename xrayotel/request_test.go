@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/internal/glayout"
 )
 
 // A dispatcher starts one request's span after another on its own

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/autodemo"
 	"github.com/goxray/xray/internal/modfixture"
 )

@@ -9,8 +9,8 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/why"
-	xrt "github.com/goxray/xray/runtime"
 )
 
 // addStates adds the goroutine state tracks from TRACE.gotrace when it

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	xrt "github.com/goxray/xray/runtime"
+	xrt "github.com/goxray/xray/internal/engine"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/internal/glayout"
 )
 
 // TestTraceFilter records two concurrent requests of two traces with the

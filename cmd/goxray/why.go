@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/analysis"
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/why"
-	xrt "github.com/goxray/xray/runtime"
 )
 
 func init() {

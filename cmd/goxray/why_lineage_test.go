@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/internal/glayout"
 )
 
 // TestWhyLineage: with -lineage, the blocked time of a goroutine the

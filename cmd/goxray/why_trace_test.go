@@ -8,7 +8,7 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/runtime/glayout"
+	"github.com/goxray/xray/internal/glayout"
 )
 
 // TestWhyTraceFilter: why -trace narrows the split to one trace's

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/goxray/xray/runtime/instrmap"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // Map gives function ids their names and source positions, from an ELF

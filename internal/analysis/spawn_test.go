@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/asm"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/asm"
+	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/xraytool"
-	"github.com/goxray/xray/runtime/glayout"
 )
 
 // The spawning functions are registered under their symbol names

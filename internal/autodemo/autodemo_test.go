@@ -11,7 +11,7 @@ import (
 // TestDerive: the derived demo is cmd/xraydemo's main.go with lines
 // deleted, each of them goxray's, and nothing of goxray left.
 func TestDerive(t *testing.T) {
-	const dir = "../../cmd/xraydemo"
+	const dir = "../../internal/cmd/xraydemo"
 	files, err := Derive(dir)
 	if err != nil {
 		t.Fatal(err)

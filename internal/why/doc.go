@@ -19,7 +19,7 @@
 //
 // Goroutines are matched by id: an FDR thread id is the low 32 bits of
 // the goroutine id. Times are matched through the clock anchors the
-// runtime writes into the Go trace (runtime/gotrace). Each pairs the
+// runtime writes into the Go trace (internal/gotrace). Each pairs the
 // session's clock with the runtime's monotonic clock, read together
 // (within tens of nanoseconds), and the Go trace's clock snapshots (Go
 // 1.25 and later, one per generation) pair the monotonic clock with the

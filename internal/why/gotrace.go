@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goxray/xray/runtime/gotrace"
+	"github.com/goxray/xray/internal/gotrace"
 	exptrace "golang.org/x/exp/trace"
 )
 
@@ -243,7 +243,7 @@ func isUser(fn string) bool {
 	}
 	// goxray's own runtime is where a traced call records, never where
 	// it waits.
-	return !strings.HasPrefix(fn, "github.com/goxray/xray/runtime")
+	return !strings.HasPrefix(fn, "github.com/goxray/xray/internal/engine")
 }
 
 func frameName(f exptrace.StackFrame) string {

@@ -1,0 +1,9 @@
+module github.com/goxray/xray/bench
+
+go 1.26.0
+
+require github.com/goxray/xray v0.0.0
+
+require golang.org/x/sys v0.49.0 // indirect
+
+replace github.com/goxray/xray => ../

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/flush"
+)
+
+// snapshot copies the buffers and fixes the file's parameters. Called with mu held.
+//
+// The copy's memory is kept for the next flush (Flush holds flushMu while
+// it uses it, so nobody else takes it meanwhile): a flight recorder flushed
+// now and then should not make the garbage collector chase 64 MiB each
+// time.
+func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
+	var dst []byte
+	if p := s.scratch.Swap(nil); p != nil {
+		dst = *p
+	}
+	segs, p, buf := s.snapshotInto(dst, final, true)
+	s.scratch.Store(&buf)
+	return segs, p
+}
+
+// snapshotInto copies the buffers into dst (grown as needed) and returns
+// the array it used.
+//
+// # The cut
+//
+// A file must be a consistent cut: for every goroutine, all its records up
+// to some point and none after. Copying the buffers one by one while
+// goroutines migrate between Ps does not give that by itself: a goroutine
+// that moves from a P whose buffer was already copied to one not yet copied
+// would lose the records it wrote in between and keep later ones. So the
+// file is cut at a time T, read before anything is copied, and the encoder
+// drops every record with a TSC ≥ T (Params.Before).
+//
+// Why that is a prefix per goroutine. Let r be a record of goroutine g with
+// TSC < T (and > After) that is missing from the copy. Every way to miss it
+// happens after T was read: its bytes were published after the copy read
+// its buffer's extent, or into a buffer handed out after the candidate scan
+// (which follows T), or (MinDuration) it was published as held and was
+// still held when a Retract that overlapped the copy was seen (held
+// records that became final meanwhile are kept: buffer.Snapshot), which
+// means its goroutine wrote on that P after T; records lost to recycling or dropped for want of a buffer
+// before that are covered by After instead (buffer.Snapshot.LostUpTo,
+// lostAt), and every record ≤ After is dropped from every goroutine (or,
+// for a record of g dropped for want of a buffer and remembered in
+// lostByG, every record of g up to it: Params.AfterGoroutine). g's
+// next record r' reads the clock after r's publication, since g executes
+// them in order (and a migration between them goes through the
+// scheduler's locked instructions, which drain the store buffer). So r' is
+// read after T and has a TSC ≥ T: r is g's last record before the cut, and
+// leaving it out leaves a shorter prefix, not a hole. Records that are in
+// the copy and have a TSC ≥ T are exactly those the encoder drops.
+//
+// The hint this design came from also claimed that buffers handed out
+// after the scan hold only records after T. That is not so: a writer reads
+// the clock, then finds its buffer full and takes a new one, so its record
+// can be older than T in a buffer the scan never saw. It does not matter:
+// that record was published after the scan, so it is its goroutine's last
+// before the cut, as above.
+//
+// Flight recorder: After only drops records, for every goroutine at once,
+// so it cannot open a hole; the reconstructed frames (flush.Encode) sit at
+// After+1 < every kept record and are unaffected by the cut.
+//
+// This needs the clock to be the same on every CPU (invariant,
+// synchronized TSCs, or the kernel's monotonic clock, which is global) and
+// T to be read before the scan's loads: RDTSCP waits for earlier
+// instructions, and the scan (a pass over every descriptor, a sort, an
+// allocation) puts far more than any CPU's reordering window between T and
+// the first extent it reads.
+//
+// Stop's snapshot (final) needs no cut: recording has stopped and no
+// record is in flight, so every buffer is complete.
+//
+// # What the records cannot say
+//
+// With stacks, the goroutines' stacks are read just before the cut
+// (openStacks, flush.Params.Open), so that calls open across the whole
+// window, which no record in it mentions, get Entries at its start. The
+// shed set (ShedSet) goes into every file, whenever it was decided.
+func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
+	return s.snapshotSince(dst, final, stacks, 0)
+}
+
+// snapshotSince is snapshotInto that copies only the buffers that may
+// hold records with a TSC ≥ since (buffer.Queue.SnapshotSince); since 0
+// copies them all. The cut and After are the same: the buffers left out
+// hold only records < since.
+func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
+	var open map[uint64][]uint32
+	var openFrom, openTo uint64
+	read := true
+	switch {
+	case final && s.finalStacks != nil:
+		// Read by Stop while recording was still on: a call that began
+		// after would have no record and could pass for one open since
+		// the window began.
+		d := s.finalStacks
+		open, openFrom, openTo, read = d.open, d.from, d.to, d.read
+	case stacks && !final:
+		open, openFrom, openTo, read = openStacks()
+	case stacks:
+		read = false
+	}
+	cut, _ := now()
+	if final {
+		cut = math.MaxUint64
+	}
+	// A record dropped for want of a buffer at a TSC below the cut, after
+	// this load, was its goroutine's last before the cut (see above).
+	// Loading after the cut keeps drops from just after it out of After,
+	// which would empty the file.
+	lost := s.lostAt.Load()
+	lostG := s.lostSince()
+	sn := s.q.SnapshotSince(dst, since)
+	segs := make([][]byte, 0, len(sn.Segments))
+	for _, sg := range sn.Segments {
+		if len(sg.Data) > 0 {
+			segs = append(segs, sg.Data)
+		}
+	}
+	s.fl.discarded.Add(uint64(sn.Discarded))
+	t, cpu := now()
+	after := max(sn.LostUpTo, lost)
+	before := cut
+	if f := s.fullAt.Load(); f != 0 && f < before {
+		before = f
+	}
+	return segs, flush.Params{
+		Header: fdr.Header{
+			Version:        uint16(s.cfg.Version), // flush.Encode writes 1 or 5
+			Type:           fdr.FileTypeFDR,
+			ConstantTSC:    s.info.ConstantTSC,
+			NonstopTSC:     s.info.NonstopTSC,
+			CycleFrequency: s.info.Frequency,
+			BufferSize:     uint64(s.cfg.BufferSize),
+		},
+		PID:   s.pid,
+		Wall:  s.wall,
+		After: after,
+		// A goroutine's drop is a hole in its records only.
+		AfterGoroutine: lostG,
+		Before:         before,
+		Now:            t,
+		NowCPU:         uint16(cpu),
+		SpawnID:        spawnID,
+		Shed:           shedBefore(before),
+		Open:           open,
+		OpenFrom:       openFrom,
+		OpenTo:         openTo,
+		OpenUnknown:    !read,
+		Start:          s.tsc0,
+	}, sn.Buf
+}
+
+// shedBefore is the shed set as of TSC t: the functions shed before it
+// (or at an unknown time).
+func shedBefore(t uint64) []fdr.Shed {
+	all := ShedSet()
+	out := all[:0]
+	for _, sh := range all {
+		if sh.At < t {
+			out = append(out, sh)
+		}
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/goxray/xray/internal/flush"
+
+	"github.com/goxray/xray/internal/diskbudget"
+)
+
+// Default limits of the files flushes leave in Dir (Config.DirMaxFiles,
+// DirMaxBytes): 32 traces with their maps, and 1 GiB, several windows of
+// the largest default buffer memory. A flush never waits for or fails on
+// them; the oldest of this program's files go first.
+const (
+	DefaultDirMaxFiles       = 64
+	DefaultDirMaxBytes int64 = 1 << 30
+)
+
+// dirBudget is the session's budget of Dir, rebuilt when Adopt changes
+// where or how files are named; deleted counts what all of them deleted.
+type dirBudget struct {
+	b                 *diskbudget.Budget
+	dir, prefix       string
+	maxBytes          int64
+	maxFiles          int
+	deleted, deletedB atomic.Uint64
+	prevDel, prevDelB uint64
+}
+
+// writeFile writes a flush's file, counts it, and keeps Dir within its
+// budget. Called with flushMu held.
+func (s *session) writeFile(snap [][]byte, p flush.Params) (string, error) {
+	path, res, err := writeFile(s.cfg, snap, p)
+	s.account(res, err, path)
+	if err == nil {
+		s.writeGoTrace(path)
+		s.trimDir(path)
+	}
+	return path, err
+}
+
+// trimDir applies the budget after a flush wrote path. Called with flushMu
+// held.
+func (s *session) trimDir(path string) {
+	cfg, d := s.cfg, &s.dirb
+	prefix := cfg.FilePrefix + cfg.Program + "."
+	if d.b == nil || d.dir != cfg.Dir || d.prefix != prefix || d.maxBytes != cfg.DirMaxBytes || d.maxFiles != cfg.DirMaxFiles {
+		if d.b != nil {
+			c := d.b.Counts()
+			d.prevDel, d.prevDelB = d.prevDel+c.Deleted, d.prevDelB+c.DeletedBytes
+		}
+		d.dir, d.prefix, d.maxBytes, d.maxFiles = cfg.Dir, prefix, cfg.DirMaxBytes, cfg.DirMaxFiles
+		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles})
+	}
+	d.b.Trim(path)
+	c := d.b.Counts()
+	d.deleted.Store(d.prevDel + c.Deleted)
+	d.deletedB.Store(d.prevDelB + c.DeletedBytes)
+}

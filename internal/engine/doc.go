@@ -1,0 +1,87 @@
+// Package engine is goxray's logging engine: per-P writers that encode
+// FDR records into buffers from the buffer queue, the lifecycle (off → on →
+// full → off) and the statistics. Package xray is its public face; goxray's
+// packages import this one as xrt.
+//
+// # Contract
+//
+// Enter, Exit, TailExit, EnterArgs, Event and TypedEvent may be called from
+// any goroutine at any time; they do nothing unless a session is on. They
+// pin the goroutine to its P for the length of one record, so each P's
+// writer has exactly one user and needs no synchronisation beyond one
+// atomic store that publishes the record to flushers. They never allocate,
+// lock or make a system call; taking a new buffer is a lock-free queue
+// operation.
+//
+// Each buffer holds a sequence of FDR blocks (NewBuffer WallClock PID
+// NewCPUId body…): a new block starts whenever a different goroutine
+// records on the P, so every block belongs to one goroutine. NewBuffer
+// carries the whole goroutine id (fdr.PutNewBufferGoroutine: the high 32
+// bits in payload bytes readers ignore) and the PC of the go statement
+// that started the goroutine (fdr.PutNewBufferSpawn), PID the parent
+// goroutine's id (fdr.PutPIDParent); the flusher turns both into the
+// lineage event and writes plain records to files. Every record is encoded by the
+// fdr package's Put* functions, the one home of the layout.
+// Within a buffer TSCs never decrease (a lagging CPU's reading is clamped),
+// and a TSCWrap is written when a delta would exceed INT32_MAX.
+//
+// Config.Validate is the one place a configuration is checked; Start
+// calls it. Adopt lets xray.Start take over a session the environment
+// started.
+//
+// Start times what a record costs (recordcost.go) on a scratch set of
+// writers and buffers, installed for that millisecond or two before the
+// session's own: records another goroutine makes meanwhile are lost with
+// it, as records made before Start are. The overhead governor
+// (governor.go) acts only on its own session: Stop returns once it has,
+// and a decision it makes as its session ends sheds nothing in the next.
+//
+// # When the flight recorder runs short of buffers
+//
+// Every P that records holds one buffer, so a flight recorder needs
+// GOMAXPROCS+SpareBuffers buffers to keep recording on every P at once:
+// one to recycle while each P holds its own, one for a P between two
+// buffers. With fewer, a P that finds every buffer held drops its records
+// (Stats.Drops.Full) until one is sealed; on two vCPUs at GOMAXPROCS 16
+// with 8 buffers and 64 busy goroutines that was a quarter to a third.
+// Nothing can lend such a P a buffer another P holds without a lock on the
+// record path, so the runtime says so instead: the session's watcher calls
+// Logf at Start and whenever GOMAXPROCS reaches a new high with too few
+// buffers, and xray's default BufferCount covers 2×NumCPU+2, every
+// GOMAXPROCS the Go runtime picks by itself. Ps that GOMAXPROCS drops give
+// their buffers back within 50 ms (reclaim). Ps that are merely idle would
+// keep theirs until a goroutine records on them again, so while buffers
+// are short (Acquires failed since its last look) the watcher retires the
+// writers whose buffer did not change over its 50 ms period (retireIdle):
+// their buffers are sealed and recycled by the busy Ps. Retiring a writer
+// costs a stop-the-world (quiesce), at most one per period and only while
+// records are being dropped; retired writers are reused, so a session
+// never holds more than about twice its largest GOMAXPROCS of them.
+// What is left is a P that goes without a buffer until the next look (at
+// most ~100 ms), and the case no watcher can help, more Ps recording at
+// once than there are buffers.
+//
+// Each such drop is a hole in one goroutine's records, so only that
+// goroutine's window starts after it in later files: lostByG remembers the
+// latest drop of up to 8192 goroutines (128 KiB, allocated with the
+// session), and a slot is reused once the window's start (the buffer
+// queue's LostUpTo) has passed its drop, so a long session never runs out.
+// Only when more goroutines drop between two recyclings than the table
+// holds does a drop start every goroutine's window after it.
+//
+// Flush, WriteTo and Stop read every goroutine's stack (runtime.Stack,
+// a stop-the-world for as long as it formats them: 3 to 10 µs per
+// goroutine measured on a shared 2-vCPU guest, 30 to 100 ms at 10,000
+// goroutines, BenchmarkOpenStacks) just before they cut the window, so
+// that a file shows the calls open across the whole window, which no
+// record in it mentions (openstack.go). Above 10,000 goroutines they read
+// none, and the file says that those calls are not shown
+// (fdr.OpenUnknownPayload). The shed set goes into every file with what
+// the runtime learned when it shed each function (shedset.go).
+//
+// Start, Stop, Flush and WriteTo may be called concurrently: flushes run
+// one at a time, copy the buffers without stopping the writers, and encode
+// the copy with package flush. Stop waits for writers already inside a
+// record (a stop-the-world cannot start while a goroutine is pinned)
+// before it releases the memory.
+package engine

@@ -1,0 +1,395 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/buffer"
+	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/gotrace"
+	"github.com/goxray/xray/internal/tsc"
+)
+
+// Errors returned by the lifecycle functions.
+var (
+	ErrRunning    = errors.New("xray: already started")
+	ErrNotRunning = errors.New("xray: not started")
+)
+
+// Config is the validated form of xray.Options.
+type Config struct {
+	Dir         string
+	Version     int
+	BufferSize  int
+	BufferCount int
+	Mode        buffer.Mode
+	FlushSignal os.Signal // nil: listen to none
+	Logf        func(format string, args ...any)
+	Program     string // the file name's middle part
+	// FilePrefix starts every file name, "xray-log." by default
+	// (compiler-rt's xray_logfile_base without its directory part).
+	FilePrefix string
+	// MinDuration erases calls shorter than it (see writer.rewind); 0 keeps
+	// every call.
+	MinDuration time.Duration
+	// NoFinalFile: Stop writes no file (compiler-rt's no_file_flush).
+	NoFinalFile bool
+	// FlushOnExit: on SIGTERM or SIGINT, Stop (writing the final file),
+	// then die of the signal as the process would have.
+	FlushOnExit bool
+	// FastClock asks for the unfenced TSC read (tsc.Select): cheaper
+	// records, timestamps with tens of cycles of skid. Where the CPU
+	// cannot give it, Start logs why and keeps the usual clock.
+	FastClock bool
+	// OverheadBudget is the share of the process's CPU time, in percent,
+	// that recording may cost before the governor sheds the hottest
+	// automatically instrumented functions (governor.go); 0: no governor.
+	OverheadBudget float64
+	// DirMaxFiles and DirMaxBytes bound the files flushes keep in Dir
+	// (dirbudget.go); 0 or less: no bound.
+	DirMaxFiles int
+	DirMaxBytes int64
+	// GoTrace runs Go's execution-trace flight recorder beside the
+	// session, keeping about GoTraceBytes of trace, and every flush to a
+	// file writes it beside (gotrace.go).
+	GoTrace      bool
+	GoTraceBytes uint64
+}
+
+const (
+	stateOff  uint32 = iota
+	stateOn          // recording
+	stateFull        // Fill mode ran out of buffers: calls are counted as drops
+)
+
+var (
+	// state is the only word the disabled path reads.
+	state atomic.Uint32
+	// writers is indexed by P id; nil while off.
+	writers atomic.Pointer[writerSet]
+
+	// mu orders Start, Stop and the snapshot step of every flush. flushMu
+	// keeps flushes (including Stop's final one) one at a time; take it
+	// before mu.
+	mu      sync.Mutex
+	flushMu sync.Mutex
+	cur     *session // under mu
+
+	// growMu serialises writer-set growth (GOMAXPROCS raised while tracing).
+	growMu sync.Mutex
+
+	// last holds the counters of the last stopped session for Stats.
+	lastStats atomic.Pointer[Stats]
+
+	// clockHook replaces the clock in tests (TSC wraps, CPU changes).
+	clockHook func() (uint64, uint32)
+)
+
+type writerSet struct{ w []*writer }
+
+// session is one Start…Stop period.
+type session struct {
+	cfg  Config
+	q    *buffer.Queue
+	pid  int32
+	info tsc.Info
+	tsc0 uint64
+	// finalStacks are the goroutines' stacks Stop read for the final
+	// file (under mu).
+	finalStacks *stackDump
+	wall0       time.Time
+	maxPayload  uint32
+	minTicks    uint64          // Config.MinDuration in ticks
+	latest      []atomic.Uint64 // with minTicks: per goroutine, its last record's P (writer.follow)
+	stopSig     func()
+	stopExit    func()
+	started     time.Time
+	// scratch is the last snapshot's copy, reused: taken (Swap) under
+	// flushMu, so that Flush, which holds flushMu while it writes, and a
+	// WriteTo, which gives it back after encoding, never share it.
+	scratch atomic.Pointer[[]byte]
+
+	// set holds every writer this session ever had, retired ones too (see
+	// reclaim), for Stats and Stop: the recording set (writers) may be
+	// shorter.
+	set     atomic.Pointer[writerSet]
+	done    chan struct{} // closed by Stop: ends watchProcs and govern
+	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
+	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
+	retired atomic.Uint64 // writers retired by reclaim and retireIdle
+	// The governor's (governor.go; Adopt may change the budget): its
+	// wake-up call, what it closes when it returns, the budget, a record's
+	// estimated cost and the TSC ticks per record below which a buffer was
+	// filled over budget (0: none).
+	govWake    chan struct{}
+	govDone    chan struct{} // under mu; nil: no governor
+	govG       atomic.Uint64 // the governor's goroutine id
+	budget     atomicFloat   // percent of the CPU time
+	recordCost atomicFloat   // ns
+	hotTicks   atomic.Uint64
+	// reclaiming is set while reclaim retires writers (see
+	// acquireAfterReclaim).
+	reclaiming atomic.Bool
+	// spare holds retired writers, which no recording set holds, for reuse
+	// (takeWriter). Under growMu.
+	spare []*writer
+	// lostByG: flight recorder, the latest drop per goroutine (see
+	// bufferExhausted).
+	lostByG [lostSlots]lostSlot
+	// dirb bounds what flushes leave in Dir. Under flushMu.
+	dirb dirBudget
+	fl   flushCounters
+	// gt is Go's flight recorder (Config.GoTrace); nil without.
+	gt   *gotrace.Recorder
+	gtFl goTraceCounters
+}
+
+type flushCounters struct {
+	flushes, errors, bytes, unmatched, trimmed atomic.Uint64
+	typedDropped                               atomic.Uint64 // version 1 has no typed events
+	reconstructed                              atomic.Uint64
+	lastDur                                    atomic.Int64
+	lastErr                                    atomic.Pointer[string]
+	lastPath                                   atomic.Pointer[string]
+	discarded                                  atomic.Uint64
+}
+
+func now() (uint64, uint32) {
+	if clockHook != nil {
+		return clockHook()
+	}
+	return tsc.Now()
+}
+
+// Start begins a session, after cfg.Validate.
+func Start(cfg Config) error {
+	logf, why, err := start(cfg)
+	if err == nil && why != "" {
+		logf("fast clock not used: %s; recording with the %s clock", why, tsc.Source())
+	}
+	if err == nil {
+		// Once per process: the reason does not change between sessions,
+		// and a program on a newer Go whose runtime layout moved should
+		// be told once why recording costs more, not at every Start.
+		fallbackOnce.Do(func() {
+			if why := fastFallback(); why != "" {
+				logf("record path: Go (%s); records take the portable Go path, which costs a few nanoseconds more per call", why)
+			}
+		})
+	}
+	return err
+}
+
+// fallbackOnce guards Start's log line about the portable record path.
+var fallbackOnce sync.Once
+
+func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if cur != nil {
+		return nil, "", ErrRunning
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, "", err
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
+		return nil, "", err
+	}
+	glayout.Calibrate() // goroutine id and P offsets: once, at the first Start
+	// No record is being written: state is off until the end of Start.
+	clockWhy = tsc.Select(cfg.FastClock)
+	gt, err := startGoTrace(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
+	if err != nil {
+		if gt != nil {
+			gt.Stop()
+		}
+		return nil, "", fmt.Errorf("xray: %w", err)
+	}
+	s := &session{
+		cfg:        cfg,
+		q:          q,
+		pid:        int32(os.Getpid()),
+		info:       tsc.Probe(),
+		maxPayload: uint32(cfg.BufferSize - preambleSize - fdr.MetadataSize),
+		started:    time.Now(),
+		gt:         gt,
+	}
+	if clockHook != nil {
+		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
+	}
+	s.tsc0, _ = now()
+	s.wall0 = time.Now()
+	if cfg.MinDuration > 0 {
+		s.minTicks = max(1, tsc.DurationToTicks(cfg.MinDuration, s.info.Frequency))
+		s.latest = make([]atomic.Uint64, 1<<latestBits)
+	}
+
+	// The assembly path knows nothing of rewinding or test clocks.
+	fast := clockHook == nil && s.minTicks == 0 && fastReady()
+	// Before the session's writers are installed (the calibration installs
+	// its own), and with or without a budget (Stats, Adopt).
+	s.recordCost.Store(estimateRecordCost(s, fast))
+	n := goruntime.GOMAXPROCS(0)
+	set := &writerSet{w: make([]*writer, n)}
+	for i := range set.w {
+		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
+	}
+	writers.Store(set)
+	s.set.Store(set)
+	setFast(set, fast)
+	s.done = make(chan struct{})
+	if cfg.OverheadBudget > 0 {
+		s.setBudget(cfg.OverheadBudget)
+	}
+	cur = s
+	go s.watchProcs(s.done, watchEvery)
+	s.notify()
+	lastStats.Store(nil)
+	state.Store(stateOn)
+	fastOn()
+	// A new session judges its functions afresh, with or without a
+	// governor: a shed lasts until the session ends.
+	setGates(s)
+	return cfg.Logf, clockWhy, nil
+}
+
+// memoryLimit is buffer.MemoryLimit; tests replace it.
+var memoryLimit = buffer.MemoryLimit
+
+// checkArena refuses an arena larger than buffer.MaxArenaFraction of the
+// process's cgroup memory limit. The arena is committed at Start (mapped
+// pre-faulted, so that recording never takes a page fault): inside a
+// container whose limit is below the host's memory, a size the kernel
+// accepts could otherwise get the process OOM-killed, at Start or later.
+func checkArena(size, count int) error {
+	lim, src := memoryLimit()
+	arena := uint64(size) * uint64(count)
+	if lim == 0 || float64(arena) <= buffer.MaxArenaFraction*float64(lim) {
+		return nil
+	}
+	return fmt.Errorf("xray: an arena of %d bytes (BufferSize %d × BufferCount %d) is more than %d%% of the memory limit of %d bytes (%s); it is committed at Start: use fewer or smaller buffers",
+		arena, size, count, int(buffer.MaxArenaFraction*100), lim, src)
+}
+
+// Stop ends the session: recording stops, a final file is written to Dir and
+// the buffers are released. The error is the final file's.
+//
+// Logf is called after every lock is released: no user callback runs under
+// a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
+//
+// Stop returns once the session's governor has: no decision of it
+// outlives the session. (Called by the governor itself, through a Logf
+// that stops tracing, it does not wait for itself.)
+func Stop() error {
+	path, logf, s, err := stop()
+	if s != nil && s.govDone != nil && s.govG.Load() != glayout.Goid() {
+		<-s.govDone
+	}
+	if path != "" {
+		logf("stopped: wrote %s", path)
+	}
+	return err
+}
+
+// stop does Stop's work under the locks; it returns the final file's path
+// when there is one to announce, the session's Logf, and the session,
+// whose governor (if any) Stop waits for: the governor takes mu to sample
+// and to log, so it is waited for once the locks are released.
+func stop() (string, func(string, ...any), *session, error) {
+	flushMu.Lock()
+	defer flushMu.Unlock()
+	mu.Lock()
+	s := cur
+	if s == nil {
+		mu.Unlock()
+		return "", nil, nil, ErrNotRunning
+	}
+	// The stacks first, while recording is on (see snapshotInto).
+	s.finalStacks = readStacks()
+	fastOff()
+	state.Store(stateOff)
+	setGates(nil)
+	close(s.done)
+	s.unnotify()
+	quiesce()
+	setFast(nil, false)
+	// Entries still erasable belong in the final file: nothing can erase
+	// them now.
+	for _, w := range s.set.Load().w {
+		raceAcquire(w)
+		if w.undo != 0 && w.buf != nil {
+			w.undo = 0
+			w.publish()
+		}
+		raceRelease(w)
+	}
+	snap, p := s.snapshot(true)
+	writers.Store(nil)
+	cur = nil
+	// Nobody may hold this session's writers when its arena goes: every
+	// record path loads the state before the set (sessionWriters), and
+	// this second stop-the-world also ends any pinned section that loaded
+	// the set some other way before it was cleared.
+	quiesce()
+	err := s.q.Close()
+	mu.Unlock()
+
+	if s.cfg.NoFinalFile {
+		s.stopGoTrace()
+		st := s.stats()
+		st.Running = false
+		lastStats.Store(&st)
+		return "", nil, s, err
+	}
+	path, ferr := s.writeFile(snap, p)
+	s.stopGoTrace()
+	st := s.stats()
+	st.Running = false
+	lastStats.Store(&st)
+	if ferr != nil {
+		return "", nil, s, ferr
+	}
+	return path, s.cfg.Logf, s, err
+}
+
+func signalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		if n := unix.SignalName(s); n != "" {
+			return n
+		}
+	}
+	return sig.String()
+}
+
+// quiesce returns once no goroutine is inside a pinned section that began
+// before it was called. Writers hold their P (procPin) for the whole record
+// and re-check the state inside; a stop-the-world cannot begin until every
+// P is at a safe point, which a pinned goroutine never is.
+func quiesce() {
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+}
+
+// wall maps a TSC to wall-clock time through the pair taken at Start.
+func (s *session) wall(t uint64) (sec uint64, usec uint32) {
+	ns := float64(int64(t-s.tsc0)) * 1e9 / float64(s.info.Frequency)
+	w := s.wall0.Add(time.Duration(math.Round(ns)))
+	return uint64(w.Unix()), uint32(w.Nanosecond() / 1000)
+}

@@ -1,0 +1,144 @@
+package engine
+
+// The ways out of a session's records: a file in Dir (Flush), any writer
+// (WriteTo), and the instrumentation map beside them (WriteMap), with the
+// accounting every flush shares.
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	"github.com/goxray/xray/internal/flush"
+	"github.com/goxray/xray/internal/instrmap"
+	"github.com/goxray/xray/internal/registry"
+)
+
+// Flush writes the current window to a new file in Dir and returns its path.
+func Flush() (string, error) {
+	flushMu.Lock()
+	defer flushMu.Unlock()
+	mu.Lock()
+	s := cur
+	if s == nil {
+		mu.Unlock()
+		return "", ErrNotRunning
+	}
+	snap, p := s.snapshot(false)
+	mu.Unlock()
+	return s.writeFile(snap, p)
+}
+
+// lockSession takes flushMu, then mu, and returns the running session
+// with both held, or ErrNotRunning with neither.
+func lockSession() (*session, error) {
+	flushMu.Lock()
+	mu.Lock()
+	if cur == nil {
+		mu.Unlock()
+		flushMu.Unlock()
+		return nil, ErrNotRunning
+	}
+	return cur, nil
+}
+
+// WriteTo writes the same bytes Flush would to w.
+//
+// w may be slow (an HTTP client): the buffers are copied into memory of
+// this call's own, and the locks released, before the first byte goes to
+// w, so a slow reader never holds up Flush, Stop or other writers.
+func WriteTo(w io.Writer) (int64, error) {
+	s, err := lockSession()
+	if err != nil {
+		return 0, err
+	}
+	// The session's copy when no other WriteTo has it out: a sync.Pool
+	// alone loses it at every other collection, and a flight recorder
+	// polled in a loop then allocates (and makes the collector clear) a
+	// window's worth of memory again and again.
+	bufp := s.scratch.Swap(nil)
+	if bufp == nil {
+		bufp = copyPool.Get().(*[]byte)
+	}
+	snap, p, buf := s.snapshotInto(*bufp, false, true)
+	mu.Unlock()
+	flushMu.Unlock()
+	defer func() {
+		*bufp = buf[:0]
+		if !s.scratch.CompareAndSwap(nil, bufp) {
+			copyPool.Put(bufp)
+		}
+	}()
+	start := time.Now()
+	cw := &countWriter{w: w}
+	res, err := flush.Encode(cw, snap, p)
+	res.Duration = time.Since(start)
+	s.account(res, err, "")
+	// The bytes w accepted, not those the encoder's own buffer took.
+	return cw.n, err
+}
+
+// countWriter counts the bytes its writer accepted.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result, error) {
+	var res flush.Result
+	start := time.Now()
+	// The map is built from the registry after the buffers were copied:
+	// every id in the copy was registered by then (ids only grow).
+	path, err := flush.WriteFiles(cfg.Dir, cfg.FilePrefix+cfg.Program+".", func(w io.Writer) error {
+		var err error
+		res, err = flush.Encode(w, snap, p)
+		return err
+	}, func(w io.Writer) error {
+		_, err := WriteMap(w)
+		return err
+	})
+	res.Duration = time.Since(start)
+	return path, res, err
+}
+
+// copyPool holds WriteTo's buffer copies between calls: a service polled
+// over HTTP should not allocate (and make the collector clear) a window's
+// worth of memory per request.
+var copyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// WriteMap writes the instrumentation map of every id registered so far:
+// the ELF object llvm-xray takes as -instr_map to print names.
+func WriteMap(w io.Writer) (int64, error) {
+	fs := registry.Funcs()
+	m := make([]instrmap.Func, len(fs))
+	for i, f := range fs {
+		m[i] = instrmap.Func{ID: f.ID, Name: f.Name, File: f.File, Line: f.Line}
+	}
+	return instrmap.Write(w, m)
+}
+
+func (s *session) account(res flush.Result, err error, path string) {
+	f := &s.fl
+	if err != nil {
+		f.errors.Add(1)
+		e := err.Error()
+		f.lastErr.Store(&e)
+		return
+	}
+	f.flushes.Add(1)
+	f.bytes.Add(uint64(res.Bytes))
+	f.unmatched.Add(uint64(res.UnmatchedExits))
+	f.trimmed.Add(uint64(res.Trimmed))
+	f.typedDropped.Add(uint64(res.TypedEventsDropped))
+	f.reconstructed.Add(uint64(res.Reconstructed))
+	f.lastDur.Store(int64(res.Duration))
+	if path != "" {
+		f.lastPath.Store(&path)
+	}
+}

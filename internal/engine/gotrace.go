@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/goxray/xray/internal/gotrace"
+)
+
+// GoTraceSuffix ends the name of the Go execution trace a flush writes
+// beside its FDR file (Config.GoTrace): TRACE + GoTraceSuffix.
+const GoTraceSuffix = ".gotrace"
+
+// GoTraceStats describes the Go execution trace of a session with
+// Config.GoTrace.
+type GoTraceStats struct {
+	// On: Go's flight recorder runs beside the session; MaxBytes is the
+	// window it keeps (about; Go treats it as a hint).
+	On       bool
+	MaxBytes uint64
+	// Files counts the Go traces written beside FDR files, Bytes their
+	// size; Errors the flushes whose FDR file has no Go trace beside it,
+	// LastError why the last one failed.
+	Files, Bytes, Errors uint64
+	LastError            string
+}
+
+func (s *session) goTraceStats() GoTraceStats {
+	if s.gt == nil {
+		return GoTraceStats{}
+	}
+	st := GoTraceStats{On: true, MaxBytes: s.cfg.GoTraceBytes,
+		Files: s.gtFl.files.Load(), Bytes: s.gtFl.bytes.Load(), Errors: s.gtFl.errors.Load()}
+	if p := s.gtFl.lastErr.Load(); p != nil {
+		st.LastError = *p
+	}
+	return st
+}
+
+type goTraceCounters struct {
+	files, errors, bytes atomic.Uint64
+	lastErr              atomic.Pointer[string]
+}
+
+// startGoTrace starts Go's flight recorder when cfg asks for it. The
+// anchors read the session's clock: tsc.Select has chosen it.
+func startGoTrace(cfg Config) (*gotrace.Recorder, error) {
+	if !cfg.GoTrace {
+		return nil, nil
+	}
+	gt, err := gotrace.Start(cfg.GoTraceBytes, func() uint64 { t, _ := now(); return t })
+	if err != nil {
+		return nil, fmt.Errorf("%w: GoTrace: %w", ErrConfig, err)
+	}
+	return gt, nil
+}
+
+// stopGoTrace stops the session's flight recorder, if any.
+func (s *session) stopGoTrace() {
+	if s.gt != nil {
+		s.gt.Stop()
+	}
+}
+
+// writeGoTrace writes the Go trace beside the FDR file at path. A failure
+// leaves the FDR file in place (it is complete without the Go trace), and
+// is counted and logged: the why view then says the split is missing.
+// Called with flushMu held, so snapshots never overlap.
+func (s *session) writeGoTrace(path string) {
+	if s.gt == nil {
+		return
+	}
+	n, err := writeBeside(path+GoTraceSuffix, s.gt.WriteTo)
+	if err != nil {
+		s.gtFl.errors.Add(1)
+		e := err.Error()
+		s.gtFl.lastErr.Store(&e)
+		s.cfg.Logf("go trace beside %s not written: %v", path, err)
+		return
+	}
+	s.gtFl.files.Add(1)
+	s.gtFl.bytes.Add(uint64(n))
+}
+
+// writeBeside writes a hidden temporary file and renames it to path, so
+// that a reader never sees half a trace.
+func writeBeside(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return 0, err
+	}
+	n, err := write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return 0, err
+	}
+	return n, nil
+}
+
+// ErrNoGoTrace: the running session runs without GoTrace.
+var ErrNoGoTrace = errors.New("xray: no Go trace: the session runs without GoTrace")
+
+// WriteGoTrace writes the running session's Go execution trace to w: the
+// companion of WriteTo, for a reader that fetched the FDR trace over a
+// stream. ErrNotRunning without a session; ErrNoGoTrace without GoTrace.
+func WriteGoTrace(w io.Writer) (int64, error) {
+	b, err := GoTraceSnapshot()
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// GoTraceSnapshot returns the running session's Go execution trace (the
+// flight recorder's window, up to now). ErrNotRunning without a session;
+// ErrNoGoTrace without GoTrace.
+//
+// The flight recorder takes one snapshot at a time, so the snapshot is
+// taken into memory under flushMu (as a flush's is), and a slow consumer
+// of it never holds up flushes.
+func GoTraceSnapshot() ([]byte, error) {
+	s, err := lockSession()
+	if err != nil {
+		return nil, err
+	}
+	mu.Unlock()
+	if s.gt == nil {
+		flushMu.Unlock()
+		return nil, ErrNoGoTrace
+	}
+	var b bytes.Buffer
+	_, err = s.gt.WriteTo(&b)
+	flushMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// GoTraceOn reports whether a session runs with GoTrace.
+func GoTraceOn() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return cur != nil && cur.gt != nil
+}

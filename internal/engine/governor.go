@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/registry"
+)
+
+// The overhead governor keeps what recording costs within a share of the
+// CPU time the process uses (Config.OverheadBudget). It estimates that
+// share from the records written over its recent looks, at the session's
+// estimated cost per record (estimateRecordCost), and the process's CPU
+// time over the same span (getrusage); over budget, it counts the
+// functions in the newest records and sheds the hottest until the rest
+// fits. The process's own CPU time, not the machine's or GOMAXPROCS's, is
+// what the program pays with: a single-threaded hot loop on a 64-core
+// machine is slowed by its recording as much as on one core, and a budget
+// per core would let it pay 64 times the budget.
+//
+// What shedding means, and why it never leaves a half-recorded call: a
+// shed function is one whose new calls are not traced at all. The code
+// that goxray build generates tests the function's Gate once, at the
+// call's start, and the governor closes it; a call that began traced
+// keeps its deferred Exit, which is recorded as usual. So a call open
+// when its function is shed still gets its Exit, and a call that began
+// after it records neither record, in recursion, panics and Goexit alike,
+// and costs what it costs with tracing off. Enter and Exit themselves do
+// not look at the shed set: calls placed by hand (xray.Enter, defer
+// xray.Exit) can decide only at Enter, and Exit could not know which
+// Enter was recorded, so hand-placed calls are never shed — placing them
+// is the user's explicit choice — and only functions with a gate
+// (xrayauto.RegisterTable) are candidates.
+//
+// A function stays shed until the session ends (the next Start readmits it):
+// re-admitting when load falls would flip functions on and off faster
+// than anyone reading a flushed window could tell why calls vanish.
+// Every decision is logged, counted in Stats, and written into the trace
+// as a custom event (fdr.AppendShedPayload) on the governor's goroutine.
+
+// The governor looks at the cost of recording when a writer seals a
+// buffer that it filled faster than the budget allows (the record path's
+// own evidence that a P is over budget: a program that turns hot is seen
+// within one buffer, a fraction of a millisecond at full recording cost),
+// and every governEvery otherwise (records spread thin over many Ps, or
+// still in buffers being filled). A look reads the queue's record count
+// (a load per buffer; with MinDuration, plus the calls it erased, which
+// were paid for: paidRecords) and, if it grew, the process's CPU time (one
+// getrusage), and judges their growth over the last governSpan; only a
+// look over budget copies the newest records (sampleBytes) to count
+// functions. Less than
+// minJudgedCPU of CPU time in the span is too little to judge a share of:
+// an idle program is not shed, and neither is a burst shorter than that.
+const (
+	governSpan   = 100 * time.Millisecond
+	minJudgedCPU = time.Millisecond
+	sampleBytes  = 256 << 10
+)
+
+// governEvery is the fallback's period. It is slow because hot code wakes
+// the governor anyway, and because a look costs the program more than its
+// own few microseconds: in a 2-vCPU guest, with every function shed,
+// BurntSushi/toml's benchmarks ran 11 % slower than with tracing off at
+// 100 looks a second and 2.5 % slower at one (getrusage, which sums the
+// CPU time of every thread, is the likely part). A variable for tests
+// that take the ticker away.
+var governEvery = 100 * time.Millisecond
+
+// choice is one shed decision: the ids to shed and their shares of the
+// recent records.
+type choice struct {
+	ids    []uint32
+	shares []float64
+}
+
+// decide picks what to shed when recording costs cost (a share of the
+// CPU, 0..1) against budget (same unit), given how many of the recent
+// records each function wrote (counts, indexed by id; the caller leaves
+// out functions that no longer record). Hottest first, only eligible
+// functions, until the rest would fit.
+func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) choice {
+	var c choice
+	if cost <= budget || cost <= 0 {
+		return c
+	}
+	total := 0
+	type kv struct {
+		id uint32
+		n  uint32
+	}
+	var all []kv
+	for id, n := range counts {
+		if n == 0 {
+			continue
+		}
+		total += int(n)
+		if eligible(uint32(id)) {
+			all = append(all, kv{uint32(id), n})
+		}
+	}
+	if total == 0 {
+		return c
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].id < all[j].id
+	})
+	left := cost
+	for _, e := range all {
+		if left <= budget {
+			break
+		}
+		share := float64(e.n) / float64(total)
+		c.ids = append(c.ids, e.id)
+		c.shares = append(c.shares, share)
+		left -= cost * share
+	}
+	return c
+}
+
+// recheckEvery is how soon the governor judges again after it found the
+// process over budget and nothing to shed (the hot code is placed by
+// hand, or records none now). Each such judgement copies and counts
+// sampleBytes (about 70 µs on a 2.8 GHz Xeon), so a program whose
+// hand-placed calls keep it over budget pays under 0.1 % of a CPU for
+// them, and a function that turns hot meanwhile is shed within this
+// period.
+const recheckEvery = governSpan
+
+// governHook, when set (tests only), is called before the governor acts
+// on a decision (applied false) and after (applied says whether it shed).
+var governHook func(applied bool)
+
+// setBudget sets the session's budget, in percent (0: none), and starts
+// its governor if none runs: at Start, and when Adopt changes it. Under
+// mu.
+func (s *session) setBudget(pct float64) {
+	s.budget.Store(pct)
+	hot := uint64(0)
+	if pct > 0 {
+		hot = uint64(max(1, s.recordCost.Load()*float64(s.info.Frequency)/1e9/(pct/100)))
+	}
+	s.hotTicks.Store(hot)
+	if pct > 0 && s.govDone == nil {
+		s.govWake = make(chan struct{}, 1)
+		s.govDone = make(chan struct{})
+		go s.govern(s.done, s.govDone)
+	}
+}
+
+// govern runs while the session does (setBudget starts it; done closes
+// at Stop), and closes exited when it returns.
+func (s *session) govern(done, exited chan struct{}) {
+	defer close(exited)
+	s.govG.Store(glayout.Goid())
+	t := time.NewTicker(governEvery)
+	defer t.Stop()
+	var w costWindow
+	var g sampler
+	start := time.Now()
+	last := s.paidRecords()
+	w.reset(0, last, processCPU())
+	g.since(s)
+	hold := time.Time{}
+	told := false
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		case <-s.govWake:
+		}
+		recs := s.paidRecords()
+		if recs == last {
+			continue // nothing recorded since the last look: nothing to judge
+		}
+		last = recs
+		now := time.Now()
+		pct := s.budget.Load()
+		budget := pct / 100
+		rc := s.recordCost.Load()
+		cost := w.add(now.Sub(start), recs, processCPU(), rc)
+		if budget <= 0 || cost <= budget || now.Before(hold) {
+			continue
+		}
+		counts := g.count(s)
+		c := decide(cost, budget, counts, sheddable)
+		if len(c.ids) == 0 {
+			// Nothing left to shed: judge again soon, not at every
+			// buffer, and say so once.
+			hold = now.Add(recheckEvery)
+			if !told && g.hand > 0 {
+				told = true
+				s.logf("overhead budget %.3g%% of the process's CPU time: recording costs about %.3g%%, and no automatically instrumented function is left to shed (hand-placed calls never are)", pct, cost*100)
+			}
+			continue
+		}
+		if governHook != nil {
+			governHook(false)
+		}
+		// Said (log line, trace event) before done, so whoever sees a
+		// function shed also finds why; nothing said or done once the
+		// session has ended (shedIDs checks again, under its lock).
+		applied := false
+		if s.owns() {
+			var names []string
+			for i, id := range c.ids {
+				name := registry.NameOf(id)
+				if name == "" {
+					name = fmt.Sprint(id)
+				}
+				names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
+			}
+			s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
+				pct, cost*100, rc, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
+			applied = len(shedIDs(s, c.ids, func() {
+				for i, id := range c.ids {
+					customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
+				}
+			})) > 0
+		}
+		if governHook != nil {
+			governHook(applied)
+		}
+		// Judge what is left on records made after the shed only.
+		last = s.paidRecords()
+		w.reset(time.Since(start), last, processCPU())
+		hold = time.Now().Add(2 * time.Millisecond)
+	}
+}
+
+// wakeGovernor asks the governor to look now; it never blocks. Writers
+// call it after sealing a buffer they filled faster than the budget
+// allows (hotTicks).
+func (s *session) wakeGovernor() {
+	select {
+	case s.govWake <- struct{}{}:
+	default:
+	}
+}
+
+// logf calls the session's Logf holding no lock (Adopt may replace Logf,
+// under mu).
+func (s *session) logf(format string, args ...any) {
+	mu.Lock()
+	logf := s.cfg.Logf
+	mu.Unlock()
+	logf(format, args...)
+}

@@ -1,6 +1,0 @@
-//go:build !race
-
-package runtime
-
-func raceAcquire(*writer) {}
-func raceRelease(*writer) {}
