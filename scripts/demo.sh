@@ -206,7 +206,7 @@ step_timeline() {
 }
 
 # step_auto: the same service with every goxray line removed, written from
-# cmd/xraydemo by internal/autodemo into out/_autodemo: inside the module
+# internal/cmd/xraydemo by internal/autodemo into out/_autodemo: inside the module
 # whatever DEMO_OUT is, so that goxray build builds it as one of the
 # module's packages, and out of ./... by its leading _. goxray build
 # instruments it, XRAY_OPTIONS starts the recorder, SIGUSR1
@@ -226,7 +226,7 @@ step_otel() {
 step_auto() {
   local dir=$OUT/auto
   mkdir -p "$dir"
-  go run ./internal/autodemo/cmd/writeautodemo cmd/xraydemo out/_autodemo
+  go run ./internal/autodemo/cmd/writeautodemo internal/cmd/xraydemo out/_autodemo
   say "# The same service without a single goxray line, built with goxray build:"
   show "$BIN/goxray" build -o "$BIN/autodemo" ./out/_autodemo
   XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr xray_logfile_base=$dir/" \

@@ -14,7 +14,7 @@ import (
 	"github.com/goxray/xray/internal/modfixture"
 )
 
-// TestAutoDemo builds the automatic demo (cmd/xraydemo with every goxray
+// TestAutoDemo builds the automatic demo (internal/cmd/xraydemo with every goxray
 // line removed, as a module of its own) with `goxray build` at the default
 // threshold and checks that XRAY_OPTIONS alone traces it, with names.
 func TestAutoDemo(t *testing.T) {
@@ -23,7 +23,7 @@ func TestAutoDemo(t *testing.T) {
 	}
 	tool := buildGoxray(t)
 	mod := filepath.Join(t.TempDir(), "autodemo")
-	if err := autodemo.Write("../xraydemo", mod); err != nil {
+	if err := autodemo.Write("../../internal/cmd/xraydemo", mod); err != nil {
 		t.Fatal(err)
 	}
 	modfixture.WriteGoMod(t, modfixture.RepoRoot(t), mod, "example.com/autodemo", true)

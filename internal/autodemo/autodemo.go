@@ -1,5 +1,5 @@
 // Package autodemo derives the demo service that goxray build instruments
-// on its own from cmd/xraydemo, the hand-instrumented one: the same
+// on its own from internal/cmd/xraydemo, the hand-instrumented one: the same
 // program with every goxray line removed. Deriving it, instead of keeping
 // a copy, keeps the two demos' traces about one program.
 package autodemo
@@ -17,14 +17,14 @@ import (
 	"strings"
 )
 
-// tracingFile is cmd/xraydemo's file of tracing setup, left out whole.
+// tracingFile is internal/cmd/xraydemo's file of tracing setup, left out whole.
 const tracingFile = "tracing.go"
 
 const xrayPath = "github.com/goxray/xray"
 
 // doc is the derived program's package comment. It must not say "Code
 // generated": goxray build leaves generated files uninstrumented.
-const doc = `// Command autodemo is cmd/xraydemo without a single goxray line (written
+const doc = `// Command autodemo is internal/cmd/xraydemo without a single goxray line (written
 // by internal/autodemo): the same HTTP service, traced only because it is
 // built with goxray build and started with XRAY_OPTIONS. SIGUSR1 flushes a
 // trace (and its map); when it stops (after -duration, or on
@@ -32,7 +32,7 @@ const doc = `// Command autodemo is cmd/xraydemo without a single goxray line (w
 // trace.
 `
 
-// Derive returns the Go files of the demo in dir (cmd/xraydemo) with
+// Derive returns the Go files of the demo in dir (internal/cmd/xraydemo) with
 // every goxray line removed, by file name: tracing.go is left out, and
 // from every other non-test file, the import of goxray and each statement
 // that names package xray or a declaration of tracing.go. Each removed

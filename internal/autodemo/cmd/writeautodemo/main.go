@@ -1,7 +1,7 @@
 // Command writeautodemo writes the automatically instrumented demo,
-// cmd/xraydemo without its goxray lines, for make demo:
+// internal/cmd/xraydemo without its goxray lines, for make demo:
 //
-//	go run ./internal/autodemo/cmd/writeautodemo cmd/xraydemo DIR
+//	go run ./internal/autodemo/cmd/writeautodemo internal/cmd/xraydemo DIR
 package main
 
 import (
