@@ -44,6 +44,7 @@ var layers = []layer{
 		"internal/settings",   // the configuration schema: each setting once
 		"internal/logline",    // log lines on standard error
 		"internal/diskbudget", // bounds on a directory of files
+		"internal/cputime",    // the process's CPU time
 	}},
 	{name: "layout", may: []string{"format", "base"}, pkgs: []string{
 		"internal/stream",   // the recorder's in-memory stream: preamble, record size, block walk, delta bounds
