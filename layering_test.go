@@ -19,11 +19,13 @@ import (
 )
 
 // The module's packages in layers, bottom first: the one place that says
-// which package may depend on which. A layer's non-test code may import the
-// packages of the layers named in may, and whatever those may import in
-// turn; nothing else of the module, so never a package of its own layer, of
-// a later layer, or of an earlier layer it does not reach. may names only
-// earlier layers, so every import points down.
+// which package may depend on which. A layer's non-test code may import
+// the packages of the layers its may lists, and nothing else of the
+// module: never a package of its own layer or of a later one (may names
+// only earlier layers, so every import points down), nor one of an
+// earlier layer it does not list. The lists are not transitive: a reader
+// that may use the request definition may not, through it, import the
+// buffer queue the request definition uses.
 //
 // Test files may import any package of the module: end-to-end tests drive
 // the real recorder, the real readers and the real command on the files
@@ -46,22 +48,23 @@ var layers = []layer{
 		"internal/diskbudget", // bounds on a directory of files
 		"internal/cputime",    // the process's CPU time
 	}},
-	{name: "layout", may: []string{"format", "base"}, pkgs: []string{
+	{name: "shared", may: []string{"format", "base"}, pkgs: []string{
+		// What the recorder and the readers of its files share.
 		"internal/stream",   // the recorder's in-memory stream: preamble, record size, block walk, delta bounds
 		"internal/instrmap", // the instrumentation-map side file
 		"internal/tsc",      // the clock
 		"internal/glayout",  // where runtime.g keeps the fields the tracer reads
+		"internal/gotrace",  // Go's execution-trace flight recorder and the clock anchor it logs
 	}},
-	{name: "parts", may: []string{"layout"}, pkgs: []string{
+	{name: "parts", may: []string{"format", "base", "shared"}, pkgs: []string{
 		"internal/buffer",   // the buffer queue
 		"internal/registry", // function names and their ids
-		"internal/gotrace",  // Go's execution-trace flight recorder and the anchor it logs
 		"internal/flush",    // buffers to files
 	}},
-	{name: "request", may: []string{"parts"}, pkgs: []string{
+	{name: "request", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
 		"internal/request", // which goroutines belong to a request
 	}},
-	{name: "engine", may: []string{"request"}, pkgs: []string{
+	{name: "engine", may: []string{"format", "base", "shared", "parts", "request"}, pkgs: []string{
 		"internal/engine", // writers, lifecycle, governor, statistics
 	}},
 	{name: "environment", may: []string{"format", "base"}, pkgs: []string{
@@ -70,32 +73,34 @@ var layers = []layer{
 		// environment itself.
 		"internal/xrayflags",
 	}},
-	{name: "api", may: []string{"engine", "environment"}, pkgs: []string{
+	{name: "api", may: []string{"format", "base", "shared", "parts", "request", "engine", "environment"}, pkgs: []string{
 		"", // package xray
 	}},
-	{name: "hooks", may: []string{"api"}, pkgs: []string{
+	{name: "hooks", may: []string{"format", "base", "shared", "parts", "engine", "api"}, pkgs: []string{
 		"xrayauto", // what goxray build inserts into a program
 	}},
 	{name: "render", pkgs: []string{
 		"internal/flame", // folded stacks to SVG
 	}},
-	{name: "readers", may: []string{"request", "render"}, pkgs: []string{
-		// Readers of files: they reach the format and the parts that
-		// define what a file carries (the instrumentation map, the Go
-		// trace's anchor), never the recorder that writes them.
+	{name: "readers", may: []string{"format", "base", "shared", "request", "render"}, pkgs: []string{
+		// Readers of files: the format and what the recorder shares with
+		// them, never the recorder's parts.
 		"internal/analysis",
 		"internal/why",
 	}},
 	{name: "rewrite", may: []string{"format", "base"}, pkgs: []string{
 		"internal/instrument", // Go source in, instrumented source out
 	}},
-	{name: "build", may: []string{"rewrite"}, pkgs: []string{
+	{name: "build", may: []string{"format", "base", "rewrite"}, pkgs: []string{
 		"internal/overlaybuild", // the go command on instrumented copies
 	}},
-	{name: "http", may: []string{"api", "readers"}, pkgs: []string{
+	{name: "http", may: []string{"format", "base", "shared", "api", "render", "readers"}, pkgs: []string{
 		"xrayhttp",
 	}},
-	{name: "command", may: []string{"hooks", "http", "build"}, pkgs: []string{
+	{name: "command", may: product, pkgs: []string{
+		// The top: it may import any package of the product (deps.go's
+		// blank import of internal/buffer keeps golang.org/x/sys in the
+		// go.sum of a module that installs the command as a tool).
 		"cmd/goxray",
 	}},
 	{name: "devlib", may: []string{"format", "base"}, pkgs: []string{
@@ -103,23 +108,28 @@ var layers = []layer{
 		"internal/autodemo",
 		"internal/testledger",
 	}},
-	{name: "devcmd", may: []string{"hooks", "http", "devlib"}, pkgs: []string{
+	{name: "devcmd", may: []string{"format", "base", "api", "hooks", "http", "devlib"}, pkgs: []string{
 		// The demo and make's tooling; no user runs them.
 		"internal/cmd/xraydemo",
 		"internal/cmd/pngcheck",
 		"internal/autodemo/cmd/writeautodemo",
 		"internal/testledger/cmd/testledger",
 	}},
-	{name: "testing", testOnly: true, may: []string{"command"}, pkgs: []string{
+	{name: "testing", testOnly: true, may: product, pkgs: []string{
 		"internal/xraytool",
 		"internal/emulated",
 		"internal/childproc",
 		"internal/inlinecheck",
 	}},
-	{name: "fixtures", testOnly: true, may: []string{"testing"}, pkgs: []string{
+	{name: "fixtures", testOnly: true, may: append([]string{"testing"}, product...), pkgs: []string{
 		"internal/modfixture",
 	}},
 }
+
+// product is every layer of what users build with: all but the demo's,
+// make's and the tests'.
+var product = []string{"format", "base", "shared", "parts", "request", "engine", "environment",
+	"api", "hooks", "render", "readers", "rewrite", "build", "http"}
 
 // userFacing is what the module promises; everything else is internal.
 var userFacing = []string{"", "xrayauto", "fdr", "xrayhttp", "cmd/goxray"}
@@ -142,12 +152,13 @@ type listedPackage struct {
 	IgnoredGoFiles []string
 	TestGoFiles    []string
 	XTestGoFiles   []string
+	Error          *struct{ Err string }
 }
 
 // listPackages runs go list on the module in dir.
 func listPackages(t *testing.T, dir string) []listedPackage {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Dir,GoFiles,CgoFiles,IgnoredGoFiles,TestGoFiles,XTestGoFiles", "./...")
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Dir,GoFiles,CgoFiles,IgnoredGoFiles,TestGoFiles,XTestGoFiles,Error", "./...")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -162,6 +173,9 @@ func listPackages(t *testing.T, dir string) []listedPackage {
 			break
 		} else if err != nil {
 			t.Fatal(err)
+		}
+		if p.Error != nil {
+			t.Errorf("go list in %s: %s: %s", dir, p.ImportPath, p.Error.Err)
 		}
 		pkgs = append(pkgs, p)
 	}
@@ -214,14 +228,10 @@ func reach(t *testing.T) map[string]map[string]bool {
 		}
 		m := map[string]bool{}
 		for _, u := range l.may {
-			below, ok := r[u]
-			if !ok {
+			if _, earlier := r[u]; !earlier {
 				t.Fatalf("layer %q may use %q, which is not a layer before it: may names only earlier layers", l.name, u)
 			}
 			m[u] = true
-			for b := range below {
-				m[b] = true
-			}
 		}
 		r[l.name] = m
 	}
