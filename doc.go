@@ -87,8 +87,7 @@
 // kernel entry on the hot path, per page, for the first pass over the
 // arena. The price is paid at Start: the whole arena is resident and
 // counts against the process's memory limit from then on, and Start takes
-// time in proportion (on the 2-vCPU VM this was written on, 60 ms for
-// 256 MiB, 0.9 s for 1 GiB). Stop unmaps it.
+// time in proportion (bench/README.md measures it). Stop unmaps it.
 //
 // Start refuses an arena larger than half of the process's control-group
 // memory limit (cgroup v2 memory.max or v1 memory.limit_in_bytes, the

@@ -107,9 +107,9 @@ func TestInteropNamesFromTheMap(t *testing.T) {
 	}
 }
 
-// TestHandPickedAndRegisteredIDsStayApart: the mix that once merged two
-// functions under one name (a hand-picked 1 and Register's first id) now
-// gives llvm-xray account two functions with their own names and counts.
+// TestHandPickedAndRegisteredIDsStayApart: a hand-picked 1 and Register's
+// first id give llvm-xray account two functions with their own names and
+// counts, not one function under one name.
 func TestHandPickedAndRegisteredIDsStayApart(t *testing.T) {
 	bin := xraytool.Bin(t)
 	const idHandPicked ID = 1

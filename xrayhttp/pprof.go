@@ -80,8 +80,8 @@ const PProfPath = "/debug/xray/pprof"
 //	          path: /debug/xray/pprof
 //	          delta: true
 //
-// Neither server was run against it in this project's tests (building
-// them was out of reach); the endpoint is tested with go tool pprof.
+// The tests check the endpoint with go tool pprof; they run neither
+// server.
 func PProf(w http.ResponseWriter, r *http.Request) {
 	if !allowed(w, r) {
 		return

@@ -34,16 +34,6 @@
 // whole call paths (folded stacks, flame graphs, pprof samples, top's
 // paths) elide paths deeper than MaxFrames around a "[N frames elided]"
 // frame, since printing every path of a depth-D recursion in full takes
-// D² frames.
-//
-// # Measured
-//
-// On a 1.15 GB goxray trace (8 goroutines, 144 M records, 72 M calls),
-// `goxray account` took 10.7 s and 570 MB peak RSS; llvm-xray 14 account
-// had not finished after 270 s at 22.5 GB RSS and was stopped. On a 314 MB
-// trace both finish with byte-identical output: goxray 3.4 s / 160 MB,
-// llvm-xray 14 48.8 s / 7.99 GB, llvm-xray 19 61.2 s / 7.99 GB (/usr/bin/time
-// -v, 2 shared cores). `goxray pprof` on the 1.15 GB trace: 5.5 s, 5.5 MB.
-// On the demo's trace (4.2 MB) the Perfetto file is 9.4 MB and the pprof
-// file 0.9 KB, against 53.9 MB for llvm-xray convert's JSON timeline.
+// D² frames. bench/README.md ("Costs beside the record path") compares
+// time and memory with llvm-xray's on big traces.
 package analysis

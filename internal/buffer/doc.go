@@ -68,16 +68,16 @@
 //     calls Acquire, at least two buffers that are free or recyclable,
 //     except in the instant one of them moves onto the free list after
 //     Acquire looked there. Sizing the queue is the caller's job (package
-//     runtime asks for GOMAXPROCS+2).
+//     engine asks for GOMAXPROCS+2).
 //   - A writer stalled inside Seal delays nobody else. Before its buffer is
 //     in the sealed FIFO, that buffer is sealed (Snapshot sees it) but not
 //     yet recyclable, like a buffer a writer holds; buffers sealed after it
 //     are recyclable meanwhile. Once it is in, the next Seal moves the
-//     FIFO's tail past it (helping). (Reserving the position first and filling it later would
-//     let a sealer descheduled in between make every FlightRecorder
-//     Acquire that found no free buffer fail until it ran
-//     again, which at GOMAXPROCS 16 on two vCPUs dropped tens of thousands of
-//     records a second.)
+//     FIFO's tail past it (helping). (Reserving the position first and
+//     filling it later would let a sealer descheduled in between make
+//     every FlightRecorder Acquire that found no free buffer fail until it
+//     ran again: tens of thousands of records dropped a second at
+//     GOMAXPROCS 16 on two vCPUs.)
 //   - A writer stalled inside Acquire holds nothing that others need: the
 //     compare-and-swap it would have done is simply done by somebody else.
 //   - A stalled Snapshot holds nothing at all; buffers it is copying may be

@@ -492,8 +492,8 @@ func TestSnapshotDiscardsRecycledCopy(t *testing.T) {
 // TestLostBoundSurvivesLaterSeals: a live buffer whose copy is discarded is
 // bounded by its lastTSC read after the copy; by then a later owner may
 // have taken the buffer and given it back empty, or sealed it with an older
-// TSC. The bound must still cover the generation that was copied (CI once
-// caught the stress test missing a record above LostUpTo this way).
+// TSC. The bound must still cover the generation that was copied, or a
+// record of it above LostUpTo is missing from the snapshot unaccounted.
 func TestLostBoundSurvivesLaterSeals(t *testing.T) {
 	for _, later := range []struct {
 		name  string

@@ -55,11 +55,10 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // leaving it out leaves a shorter prefix, not a hole. Records that are in
 // the copy and have a TSC ≥ T are exactly those the encoder drops.
 //
-// The hint this design came from also claimed that buffers handed out
-// after the scan hold only records after T. That is not so: a writer reads
-// the clock, then finds its buffer full and takes a new one, so its record
-// can be older than T in a buffer the scan never saw. It does not matter:
-// that record was published after the scan, so it is its goroutine's last
+// Buffers handed out after the scan may still hold records older than T:
+// a writer reads the clock, then finds its buffer full and takes a new one,
+// so its record can be older than T in a buffer the scan never saw. That
+// record was published after the scan, so it is its goroutine's last
 // before the cut, as above.
 //
 // Flight recorder: After only drops records, for every goroutine at once,

@@ -42,10 +42,10 @@
 // GOMAXPROCS+SpareBuffers buffers to keep recording on every P at once:
 // one to recycle while each P holds its own, one for a P between two
 // buffers. With fewer, a P that finds every buffer held drops its records
-// (Stats.Drops.Full) until one is sealed; on two vCPUs at GOMAXPROCS 16
-// with 8 buffers and 64 busy goroutines that was a quarter to a third.
-// Nothing can lend such a P a buffer another P holds without a lock on the
-// record path, so the runtime says so instead: the session's watcher calls
+// (Stats.Drops.Full) until one is sealed, which can be a large share of
+// its records (bench/README.md, "Costs beside the record path"). Nothing
+// can lend such a P a buffer another P holds without a lock on the record
+// path, so the runtime says so instead: the session's watcher calls
 // Logf at Start and whenever GOMAXPROCS reaches a new high with too few
 // buffers, and xray's default BufferCount covers 2×NumCPU+2, every
 // GOMAXPROCS the Go runtime picks by itself. Ps that GOMAXPROCS drops give
@@ -70,9 +70,8 @@
 // holds does a drop start every goroutine's window after it.
 //
 // Flush, WriteTo and Stop read every goroutine's stack (runtime.Stack,
-// a stop-the-world for as long as it formats them: 3 to 10 µs per
-// goroutine measured on a shared 2-vCPU guest, 30 to 100 ms at 10,000
-// goroutines, BenchmarkOpenStacks) just before they cut the window, so
+// a stop-the-world for as long as it formats them, which grows with the
+// goroutines: BenchmarkOpenStacks) just before they cut the window, so
 // that a file shows the calls open across the whole window, which no
 // record in it mentions (openstack.go). Above 10,000 goroutines they read
 // none, and the file says that those calls are not shown

@@ -138,6 +138,33 @@ func (s *session) owns() bool {
 	return gateOwner == s
 }
 
+// hasGate reports whether id is an automatically instrumented function.
+func hasGate(id uint32) bool {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return int(id) < len(gates) && gates[id] != nil
+}
+
+// classifyCounts takes calls per function id (the governor's sample): it
+// zeroes the counts of functions already shed and returns how many of the
+// rest are calls of functions without a gate, which no shed can stop. One
+// lock for the whole sample, not one per id.
+func classifyCounts(counts []uint32) (hand int) {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	for _, id := range shed {
+		if int(id) < len(counts) {
+			counts[id] = 0
+		}
+	}
+	for id, n := range counts {
+		if n != 0 && (id >= len(gates) || gates[id] == nil) {
+			hand += int(n)
+		}
+	}
+	return hand
+}
+
 // sheddable reports whether the governor may shed id: it has a gate and
 // is not shed yet.
 func sheddable(id uint32) bool {

@@ -63,10 +63,9 @@ const (
 
 // governEvery is the fallback's period. It is slow because hot code wakes
 // the governor anyway, and because a look costs the program more than its
-// own few microseconds: in a 2-vCPU guest, with every function shed,
-// BurntSushi/toml's benchmarks ran 11 % slower than with tracing off at
-// 100 looks a second and 2.5 % slower at one (getrusage, which sums the
-// CPU time of every thread, is the likely part). A variable for tests
+// own few microseconds: getrusage sums the CPU time of every thread, and
+// frequent looks slow a program whose functions are all shed measurably
+// (bench/README.md, "Costs beside the record path"). A variable for tests
 // that take the ticker away.
 var governEvery = 100 * time.Millisecond
 
@@ -127,10 +126,9 @@ func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) c
 // recheckEvery is how soon the governor judges again after it found the
 // process over budget and nothing to shed (the hot code is placed by
 // hand, or records none now). Each such judgement copies and counts
-// sampleBytes (about 70 µs on a 2.8 GHz Xeon), so a program whose
-// hand-placed calls keep it over budget pays under 0.1 % of a CPU for
-// them, and a function that turns hot meanwhile is shed within this
-// period.
+// sampleBytes (BenchmarkGovernorCount), so a program whose hand-placed
+// calls keep it over budget pays under 0.1 % of a CPU for them, and a
+// function that turns hot meanwhile is shed within this period.
 const recheckEvery = governSpan
 
 // governHook, when set (tests only), is called before the governor acts

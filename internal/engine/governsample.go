@@ -156,19 +156,7 @@ func (g *sampler) count(s *session) []uint32 {
 	if s.minTicks != 0 {
 		g.mergeErased(s)
 	}
-	g.hand = 0
-	gateMu.Lock()
-	for _, id := range shed {
-		if int(id) < len(g.counts) {
-			g.counts[id] = 0
-		}
-	}
-	for id, n := range g.counts {
-		if n != 0 && (id >= len(gates) || gates[id] == nil) {
-			g.hand += int(n)
-		}
-	}
-	gateMu.Unlock()
+	g.hand = classifyCounts(g.counts)
 	return g.counts
 }
 

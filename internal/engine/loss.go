@@ -12,9 +12,9 @@ import (
 // Flight recorder: the drop is a hole in g's records only, so only g's
 // window needs to start after it. It is remembered in g's slot of lostByG
 // (see rememberLoss), or, if none can be had, in lostAt, which starts every
-// goroutine's window after it. (With lostAt alone, a machine where Acquire
-// fails now and then, because Ps outnumber buffers, wrote empty files:
-// every flush began after the latest drop.)
+// goroutine's window after it. (lostAt alone would start every flush after
+// the latest drop: on a machine where Acquire fails now and then, because
+// Ps outnumber buffers, every file would be empty.)
 func (s *session) bufferExhausted(t, g uint64) {
 	if s.cfg.Mode == buffer.Fill {
 		// Freeze the window: whatever any P records after t would leave

@@ -155,11 +155,4 @@ func parseStacks(text []byte, truncated bool) map[uint64][]uint32 {
 	return out
 }
 
-// hasGate reports whether id is an automatically instrumented function.
-func hasGate(id uint32) bool {
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	return int(id) < len(gates) && gates[id] != nil
-}
-
 type frameID struct{ id uint32 }

@@ -78,8 +78,9 @@ func modelRecordCost(fast bool) float64 {
 // does not count). calibBytes bounds the scratch buffers the traced calls
 // write (two records of 8 bytes a call, and a block's metadata), so every
 // record lands in memory that is not in a cache, as in a ring that a
-// program fills and a flight recorder recycles. About 0.9 ms in all on a
-// 2.8 GHz Xeon, 3 ms when calibMemory's must be written anew (a first Start).
+// program fills and a flight recorder recycles. The calibration is most of
+// a small session's Start (BenchmarkStart), more at the first Start, which
+// writes calibMemory anew.
 const (
 	calibRounds = 6
 	calibCalls  = 1000

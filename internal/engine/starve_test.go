@@ -175,8 +175,8 @@ func TestFlightRecorderWarnsWhenPsOutnumberBuffers(t *testing.T) {
 // Seal included) with GOMAXPROCS+SpareBuffers buffers: the flight recorder
 // recycles and keeps recording; records are dropped only in rare races (a
 // buffer freed just after the Acquire looked at the free list), far fewer
-// than one in a thousand. Before, a sealer descheduled mid-Seal made every
-// Acquire fail until it ran again.
+// than one in a thousand. A sealer descheduled mid-Seal must not make
+// every Acquire fail until it runs again.
 func TestFlightRecorderKeepsRecordingWithSpareBuffers(t *testing.T) {
 	const procs, goroutines, calls = 16, 64, 20000
 	old := goruntime.GOMAXPROCS(procs)

@@ -87,8 +87,8 @@ func TestInteropV1Layout(t *testing.T) {
 
 // TestInteropV1OnlyTypedEvents: a file whose goroutines' only records
 // are typed events, which version 1 cannot hold, still has a block, so
-// llvm-xray loads it (it fell back to YAML and failed on the file that had
-// none).
+// llvm-xray loads it (given a file without one, it falls back to YAML and
+// fails).
 func TestInteropV1OnlyTypedEvents(t *testing.T) {
 	bin := xraytool.Bin(t)
 	var p0 seg

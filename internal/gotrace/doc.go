@@ -26,16 +26,12 @@
 // Go trace of another process.
 //
 // Cost. The Go execution tracer costs the program CPU per scheduling
-// event, not per traced call (the Go team measures 1–2 % on typical
-// services). Measured on a loaded 2-core machine (make bench's rows;
-// go test -run '^$' -bench 'EnterExit$|EnterExitGoTrace|Handoff'
-// -count 3 ./bench): Enter+Exit costs the same with GoTrace (42–44 ns
-// against 50–71 ns without, within the machine's noise), while a traced
-// call that hands a token to another goroutine and back over channels
-// (two blocks and two wake-ups) took 1018–1185 ns against 551–556 ns:
-// about 0.55 µs more per handoff, some 130 ns per scheduling event.
-// BenchmarkHandoff and BenchmarkCompute in this package measure the same
-// without goxray. The anchor goroutine wakes ten times a second. None of
+// event, not per traced call: Enter and Exit cost the same with GoTrace,
+// and a call that blocks and wakes pays for each scheduling event
+// (bench/README.md, "Costs beside the record path", from bench's
+// EnterExit, EnterExitGoTrace and Handoff rows; BenchmarkHandoff and
+// BenchmarkCompute in this package measure the same without goxray). The
+// anchor goroutine wakes ten times a second. None of
 // it is counted by goxray's governor, whose OverheadBudget bounds
 // goxray's own records only (it could not shed the tracer's events: they
 // come from the scheduler, not from a function's gate): GoTrace is

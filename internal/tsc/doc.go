@@ -60,7 +60,7 @@
 // and through TSC_ADJUST, and stops using the TSC when they differ); this
 // clock is chosen only with an invariant TSC. RDTSCP has no window but
 // costs the chain its overlap.
-
+//
 // Why LFENCE;RDTSC. RDTSC alone (13 ns) may be executed before earlier
 // instructions finish, so a timestamp could precede the work it follows.
 // The read must wait for earlier instructions, as RDTSCP does, and need not
