@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/internal/settings"
 	"github.com/goxray/xray/internal/xrayflags"
 )
 
@@ -109,7 +110,7 @@ func TestFlushSignalMatchesEnvironment(t *testing.T) {
 		sig := syscall.Signal(n)
 		_, warns := xrayflags.Parse("", "flush_signal="+itoa(n))
 		envRefuses := len(warns) != 0
-		if envRefuses != xrayflags.RefusedSignal(sig) {
+		if envRefuses != settings.RefusedSignal(sig) {
 			t.Fatalf("signal %d: Parse and RefusedSignal disagree", n)
 		}
 		if n == int(syscall.SIGUSR1) || n == int(syscall.SIGUSR2) || n == int(syscall.SIGHUP) {
