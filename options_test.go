@@ -24,6 +24,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("p", 230)
+	fields := ""
 	for _, c := range []struct {
 		field string
 		o     Options
@@ -52,6 +53,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"OverheadBudget", Options{OverheadBudget: 101}},
 		{"OverheadBudget", Options{OverheadBudget: math.NaN()}},
 	} {
+		fields += " " + c.field + " "
 		o := c.o
 		if o.Dir == "" {
 			o.Dir = dir
@@ -72,6 +74,12 @@ func TestStartRefusesBadOptions(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Errorf("Start left files in Dir: %v", left)
+	}
+	// Every setting the schema validates has a refused value above.
+	for i := range settings.Table {
+		if e := &settings.Table[i]; e.Checked() && !strings.Contains(fields, " "+e.Field+" ") {
+			t.Errorf("%s is validated, but no case here refuses a value of it", e.Field)
+		}
 	}
 }
 

@@ -197,13 +197,6 @@ func checkNamePart(s string) (string, any) {
 
 func resolveMinDuration(v *Values, _ Set) { v.MinDuration = max(v.MinDuration, 0) }
 
-func checkMinDuration(v *Values) (string, any) {
-	if v.MinDuration < 0 {
-		return "negative", v.MinDuration
-	}
-	return "", nil
-}
-
 func resolveDirMaxFiles(v *Values, _ Set) { v.DirMaxFiles = limit(v.DirMaxFiles, DefaultDirMaxFiles) }
 func resolveDirMaxBytes(v *Values, _ Set) { v.DirMaxBytes = limit(v.DirMaxBytes, DefaultDirMaxBytes) }
 
@@ -239,3 +232,6 @@ func resolveGoTraceBytes(v *Values, _ Set) {
 		v.GoTraceBytes = max(uint64(max(v.BufferSize, 0))*uint64(max(v.BufferCount, 0)), minGoTraceBytes)
 	}
 }
+
+// Checked reports whether Validate refuses some values of the setting.
+func (e *Entry) Checked() bool { return e.check != nil }

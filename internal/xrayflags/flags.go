@@ -403,3 +403,17 @@ func settingFlags() []flagDef {
 	}
 	return defs
 }
+
+// FlagNames lists the flags Parse knows in the variable v
+// (XRayOptionsVar or XRayFDROptionsVar).
+func FlagNames(v string) []string {
+	defs := xrayFlags
+	if v == XRayFDROptionsVar {
+		defs = fdrFlags
+	}
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.name
+	}
+	return names
+}
