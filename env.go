@@ -53,7 +53,8 @@ import (
 //	grace_period_ms and the other compiler-rt flags: accepted and ignored
 //	(a flush copies what each writer has published; it waits for nobody)
 //
-// See internal/xrayflags for the syntax.
+// See internal/xrayflags for the syntax; internal/settings holds each
+// flag's row: its Options field, default and validation.
 var env, envWarnings = xrayflags.FromEnv()
 
 func init() {

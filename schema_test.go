@@ -1,6 +1,7 @@
 package xray
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,6 +116,42 @@ func TestSchemaStatsNames(t *testing.T) {
 		name := st.Type().Field(i).Name
 		if _, ok := reflect.TypeFor[Options]().FieldByName(name); ok && !named[name] {
 			t.Errorf("Statistics.%s reports Options.%s, but the schema names no Stats for it", name, name)
+		}
+	}
+}
+
+// TestSchemaInTheDocs: Start's documentation sorts the options as the
+// schema's adoption does, and env.go's names every flag of the schema.
+func TestSchemaInTheDocs(t *testing.T) {
+	src, err := os.ReadFile("xray.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(src)
+	doc = doc[strings.Index(doc, "// Start begins tracing."):strings.Index(doc, "func Start(")]
+	doc = strings.Join(strings.Fields(strings.ReplaceAll(doc, "//", "")), " ")
+	i, j := strings.Index(doc, "can change —"), strings.Index(doc, "which the running session did not")
+	if i < 0 || j < i {
+		t.Fatalf("Start's documentation no longer says what adoption applies: %q", doc)
+	}
+	a := i + strings.Index(doc[i:], ". ")
+	applied, kept := doc[i:a], doc[a:j]
+	for k := range settings.Table {
+		e := &settings.Table[k]
+		inApplied, inKept := strings.Contains(applied, " "+e.Field), strings.Contains(kept, " "+e.Field)
+		if inApplied != (e.Adopt == settings.Live) || inKept == (e.Adopt == settings.Live) {
+			t.Errorf("Start's documentation lists %s as applied %v, kept %v; the schema says %v", e.Field, inApplied, inKept, e.Adopt)
+		}
+	}
+	src, err = os.ReadFile("env.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range settings.Table {
+		for _, key := range settings.Table[k].Keys {
+			if !key.Deprecated && !strings.Contains(string(src), "//\t"+key.Name) && !strings.Contains(string(src), ", "+key.Name) {
+				t.Errorf("env.go's documentation does not map %s", key.Name)
+			}
 		}
 	}
 }
