@@ -39,7 +39,7 @@ const (
 // NoSignal as Options.FlushSignal makes Start listen to no signal.
 var NoSignal os.Signal = settings.NoSignal
 
-// DefaultBufferSize is Options.BufferSize when left zero.
+// DefaultBufferSize is Options.BufferSize when left zero: 64 KiB.
 const DefaultBufferSize = settings.DefaultBufferSize
 
 // Options configure Start. The zero value is a working configuration.
@@ -192,7 +192,7 @@ type Options struct {
 // zero: 2 % of the process's CPU time.
 const DefaultOverheadBudget = settings.DefaultOverheadBudget
 
-// NoOverheadBudget as Options.OverheadBudget turns the governor off.
+// NoOverheadBudget (-1) as Options.OverheadBudget turns the governor off.
 const NoOverheadBudget = settings.NoOverheadBudget
 
 // config is o over the environment (unless o.IgnoreEnv), with the
