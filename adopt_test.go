@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,17 +12,19 @@ import (
 	"time"
 
 	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/settings"
 )
 
 // TestAdoptAppliesOrNamesEveryOption: when XRAY_OPTIONS started tracing,
 // Start gives that session every option a running session can change and
 // names each other one it was asked for in its "not applied" line; no
-// option is silently dropped. Every field of Options is in the table.
+// option is silently dropped. Which is which is the schema's Adopt
+// (internal/settings); every row has a case here.
 func TestAdoptAppliesOrNamesEveryOption(t *testing.T) {
 	type check func(run xrt.Config, logged *[]string) bool
 	cases := map[string]struct {
 		set     func(o *Options, dir string)
-		applied check // nil: a running session cannot change it
+		applied check // how to see a Live setting applied; nil for the others
 	}{
 		"Dir":         {func(o *Options, dir string) { o.Dir = dir }, func(run xrt.Config, _ *[]string) bool { return strings.HasSuffix(run.Dir, "adopted") }},
 		"Version":     {func(o *Options, _ string) { o.Version = 1 }, nil},
@@ -48,15 +49,18 @@ func TestAdoptAppliesOrNamesEveryOption(t *testing.T) {
 		"GoTrace":        {func(o *Options, _ string) { o.GoTrace = true }, nil},
 		"GoTraceBytes":   {func(o *Options, _ string) { o.GoTraceBytes = 8 << 20 }, nil},
 	}
-	ty := reflect.TypeFor[Options]()
-	for i := range ty.NumField() {
-		if f := ty.Field(i); f.IsExported() {
-			if _, ok := cases[f.Name]; !ok {
-				t.Errorf("Options.%s is not in the table: does adoption apply it, or name it?", f.Name)
-			}
+	for i := range settings.Table {
+		e := &settings.Table[i]
+		name := e.Field
+		tc, ok := cases[name]
+		if !ok {
+			t.Errorf("Options.%s has no case here", name)
+			continue
 		}
-	}
-	for name, tc := range cases {
+		if live := e.Adopt == settings.Live; live != (tc.applied != nil) {
+			t.Errorf("%s: the schema says Live is %v, the case has a check: %v", name, live, tc.applied != nil)
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			// The session XRAY_OPTIONS would have started (the default
 			// budget, as its Start(Options{}) gives).

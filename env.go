@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/settings"
 	"github.com/goxray/xray/internal/xrayflags"
 )
 
@@ -52,7 +53,8 @@ import (
 //	grace_period_ms and the other compiler-rt flags: accepted and ignored
 //	(a flush copies what each writer has published; it waits for nobody)
 //
-// See internal/xrayflags for the syntax.
+// See internal/xrayflags for the syntax; internal/settings holds each
+// flag's row: its Options field, default and validation.
 var env, envWarnings = xrayflags.FromEnv()
 
 func init() {
@@ -117,54 +119,15 @@ func logfileBase(c xrayflags.Config) (dir, prefix string, isDir bool) {
 	return c.LogfileDir(), c.LogfilePrefix(), false
 }
 
-// envDefaults fills o's zero fields from the environment.
-func envDefaults(o Options) Options {
+// envDefaults fills v's zero fields with what the environment sets
+// (xray_logfile_base through logfileBase, the other settings by their
+// rows of the schema) and returns the settings it took.
+func envDefaults(v *settings.Values) settings.Set {
+	ev, set := env.Settings, env.Sets
 	if env.Has(xrayflags.FieldLogfileBase) {
-		dir, prefix, _ := logfileBase(env)
-		if o.Dir == "" {
-			o.Dir = dir
-		}
-		if o.FilePrefix == "" {
-			// "dir/" names files <program>.XXXXXX: an empty prefix.
-			o.FilePrefix, o.prefixSet = prefix, true
-		}
+		// "dir/" names files <program>.XXXXXX: an empty prefix, set.
+		ev.Dir, ev.FilePrefix, _ = logfileBase(env)
+		set = set.With(settings.Dir).With(settings.FilePrefix)
 	}
-	if o.MinDuration == 0 && env.Has(xrayflags.FieldMinDuration) {
-		o.MinDuration = env.MinDuration
-	}
-	if o.BufferSize == 0 && env.Has(xrayflags.FieldBufferSize) {
-		o.BufferSize = env.BufferSize
-	}
-	if o.BufferCount == 0 && env.Has(xrayflags.FieldBufferMax) {
-		o.BufferCount = env.BufferMax
-	}
-	if !o.FlushOnExit && env.Has(xrayflags.FieldFlushOnExit) {
-		o.FlushOnExit = env.FlushOnExit
-	}
-	if !o.FastClock && env.Has(xrayflags.FieldFastClock) {
-		o.FastClock = env.FastClock
-	}
-	if !o.GoTrace && env.Has(xrayflags.FieldGoTrace) {
-		o.GoTrace = env.GoTrace
-	}
-	if o.OverheadBudget == 0 && env.Has(xrayflags.FieldOverheadBudget) {
-		o.OverheadBudget = env.OverheadBudget
-	}
-	if !o.NoFinalFile && env.Has(xrayflags.FieldNoFileFlush) {
-		o.NoFinalFile = env.NoFileFlush
-	}
-	if o.Version == 0 && env.Has(xrayflags.FieldVersion) {
-		o.Version = env.Version
-	}
-	if o.Mode == FlightRecorder && env.Has(xrayflags.FieldMode) && env.Mode == xrayflags.ModeFill {
-		o.Mode = Fill
-	}
-	if o.FlushSignal == nil && env.Has(xrayflags.FieldFlushSignal) {
-		if env.FlushSignal == 0 {
-			o.FlushSignal = NoSignal
-		} else {
-			o.FlushSignal = syscall.Signal(env.FlushSignal)
-		}
-	}
-	return o
+	return v.FillFrom(&ev, set)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/internal/settings"
 	"github.com/goxray/xray/internal/xrayflags"
 )
 
@@ -23,6 +24,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("p", 230)
+	fields := ""
 	for _, c := range []struct {
 		field string
 		o     Options
@@ -51,6 +53,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"OverheadBudget", Options{OverheadBudget: 101}},
 		{"OverheadBudget", Options{OverheadBudget: math.NaN()}},
 	} {
+		fields += " " + c.field + " "
 		o := c.o
 		if o.Dir == "" {
 			o.Dir = dir
@@ -71,6 +74,12 @@ func TestStartRefusesBadOptions(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Errorf("Start left files in Dir: %v", left)
+	}
+	// Every setting the schema validates has a refused value above.
+	for i := range settings.Table {
+		if e := &settings.Table[i]; e.Checked() && !strings.Contains(fields, " "+e.Field+" ") {
+			t.Errorf("%s is validated, but no case here refuses a value of it", e.Field)
+		}
 	}
 }
 
@@ -109,7 +118,7 @@ func TestFlushSignalMatchesEnvironment(t *testing.T) {
 		sig := syscall.Signal(n)
 		_, warns := xrayflags.Parse("", "flush_signal="+itoa(n))
 		envRefuses := len(warns) != 0
-		if envRefuses != xrayflags.RefusedSignal(sig) {
+		if envRefuses != settings.RefusedSignal(sig) {
 			t.Fatalf("signal %d: Parse and RefusedSignal disagree", n)
 		}
 		if n == int(syscall.SIGUSR1) || n == int(syscall.SIGUSR2) || n == int(syscall.SIGHUP) {

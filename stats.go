@@ -1,6 +1,7 @@
 package xray
 
 import (
+	"reflect"
 	"strconv"
 	"time"
 
@@ -124,47 +125,45 @@ func (d Drops) Total() uint64 {
 	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated
 }
 
-// statistics copies the runtime's counters into the documented type.
-// TestStatisticsCoversRuntimeStats fails if a field is added to one and
-// not the other.
+// statistics copies the engine's counters into the documented type:
+// each field from the engine's field of the same name (statsCopy), and
+// ShedFuncs from ids to names. TestStatisticsCoversRuntimeStats fails if a
+// field is added to one and not the other; the settings among them are
+// named in the schema (internal/settings, Entry.Stats).
 func statistics(s xrt.Stats) Statistics {
-	return Statistics{
-		Running:               s.Running,
-		Started:               s.Started,
-		Records:               s.Records,
-		Bytes:                 s.Bytes,
-		Drops:                 Drops(s.Drops),
-		BufferSize:            s.BufferSize,
-		BufferCount:           s.BufferCount,
-		BuffersRecycled:       s.BuffersRecycled,
-		RecycledRecords:       s.RecycledRecords,
-		BuffersHeld:           s.BuffersHeld,
-		RetiredWriters:        s.RetiredWriters,
-		Flushes:               s.Flushes,
-		FlushErrors:           s.FlushErrors,
-		FlushedBytes:          s.FlushedBytes,
-		LastFlush:             s.LastFlush,
-		LastFlushPath:         s.LastFlushPath,
-		LastError:             s.LastError,
-		FilesDeleted:          s.FilesDeleted,
-		FileBytesDeleted:      s.FileBytesDeleted,
-		UnmatchedExits:        s.UnmatchedExits,
-		TrimmedRecords:        s.TrimmedRecords,
-		TypedEventsDropped:    s.TypedEventsDropped,
-		RewoundCalls:          s.RewoundCalls,
-		ReconstructedEntries:  s.ReconstructedEntries,
-		FlushDiscardedBuffers: s.FlushDiscardedBuffers,
-		Clock:                 s.Clock,
-		Frequency:             s.Frequency,
-		FrequencySource:       s.FrequencySource,
-		GoroutineIDSource:     s.GoroutineIDSource,
-		RecordPath:            s.RecordPath,
-		OverheadBudget:        s.OverheadBudget,
-		RecordCost:            s.RecordCost,
-		ShedFuncs:             shedNames(s.ShedFuncs),
-		GoTrace:               s.GoTrace,
+	var out Statistics
+	src, dst := reflect.ValueOf(&s).Elem(), reflect.ValueOf(&out).Elem()
+	for _, f := range statsCopy {
+		v := src.Field(f.from)
+		if f.convert {
+			v = v.Convert(dst.Field(f.to).Type())
+		}
+		dst.Field(f.to).Set(v)
 	}
+	out.ShedFuncs = shedNames(s.ShedFuncs)
+	return out
 }
+
+// statsCopy pairs Statistics' fields with the engine's, once: a field of
+// the same name and type, or of a type that converts (Drops).
+var statsCopy = func() (plan []struct {
+	from, to int
+	convert  bool
+}) {
+	src, dst := reflect.TypeFor[xrt.Stats](), reflect.TypeFor[Statistics]()
+	for to := range dst.NumField() {
+		df := dst.Field(to)
+		sf, ok := src.FieldByName(df.Name)
+		if !ok || df.Name == "ShedFuncs" || !sf.Type.ConvertibleTo(df.Type) {
+			continue
+		}
+		plan = append(plan, struct {
+			from, to int
+			convert  bool
+		}{sf.Index[0], to, sf.Type != df.Type})
+	}
+	return plan
+}()
 
 func shedNames(ids []uint32) []string {
 	if ids == nil {

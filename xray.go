@@ -2,20 +2,16 @@ package xray
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"log"
 	"os"
-	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/logline"
+	"github.com/goxray/xray/internal/settings"
 
 	xrt "github.com/goxray/xray/internal/engine"
 )
@@ -41,23 +37,17 @@ const (
 )
 
 // NoSignal as Options.FlushSignal makes Start listen to no signal.
-var NoSignal os.Signal = noSignal{}
+var NoSignal os.Signal = settings.NoSignal
 
-type noSignal struct{}
-
-func (noSignal) String() string { return "no signal" }
-func (noSignal) Signal()        {}
-
-// Defaults for zero Options fields.
-const (
-	DefaultBufferSize = 64 << 10
-	// BufferCount defaults to max(64, 8×GOMAXPROCS, 2×NumCPU+2): enough
-	// that every P can hold one, however GOMAXPROCS changes on its own,
-	// while the flight recorder keeps a useful window.
-	minDefaultBufferCount = 64
-)
+// DefaultBufferSize is Options.BufferSize when left zero: 64 KiB.
+const DefaultBufferSize = settings.DefaultBufferSize
 
 // Options configure Start. The zero value is a working configuration.
+//
+// Each field is one setting of goxray's configuration schema
+// (internal/settings), which holds its environment flag, default,
+// validation, adoption and Statistics field; Options converts to the
+// schema's struct, so the two cannot drift apart.
 type Options struct {
 	// Dir is where Flush and Stop write files; default os.TempDir(). Start
 	// checks that it exists, is a directory and takes new files.
@@ -196,89 +186,24 @@ type Options struct {
 	// Otherwise the environment fills the fields left zero (see env.go):
 	// built-in defaults < environment < Options.
 	IgnoreEnv bool
-
-	prefixSet bool // FilePrefix came from xray_logfile_base, even if empty
 }
-
-// minGoTraceBytes is the smallest default Options.GoTraceBytes.
-const minGoTraceBytes = 4 << 20
 
 // DefaultOverheadBudget is the governor's budget when Options leave it
 // zero: 2 % of the process's CPU time.
-const DefaultOverheadBudget = 2.0
+const DefaultOverheadBudget = settings.DefaultOverheadBudget
 
-// NoOverheadBudget as Options.OverheadBudget turns the governor off.
-const NoOverheadBudget = -1.0
+// NoOverheadBudget (-1) as Options.OverheadBudget turns the governor off.
+const NoOverheadBudget = settings.NoOverheadBudget
 
+// config is o over the environment (unless o.IgnoreEnv), with the
+// schema's defaults filled in: the engine's Config, not yet validated.
 func (o Options) config() (xrt.Config, error) {
+	c := settings.Values(o)
+	var fromEnv settings.Set
 	if !o.IgnoreEnv {
-		o = envDefaults(o)
+		fromEnv = envDefaults(&c)
 	}
-	c := xrt.Config{
-		FilePrefix:  o.FilePrefix,
-		MinDuration: max(o.MinDuration, 0),
-		NoFinalFile: o.NoFinalFile,
-		FlushOnExit: o.FlushOnExit,
-		FastClock:   o.FastClock,
-		GoTrace:     o.GoTrace,
-		OverheadBudget: func() float64 {
-			switch {
-			case o.OverheadBudget == 0:
-				return DefaultOverheadBudget
-			case o.OverheadBudget == NoOverheadBudget:
-				return 0
-			}
-			return o.OverheadBudget
-		}(),
-		Dir:         o.Dir,
-		Version:     o.Version,
-		BufferSize:  o.BufferSize,
-		BufferCount: o.BufferCount,
-		FlushSignal: o.FlushSignal,
-		Logf:        o.Logf,
-		Program:     o.Program,
-		DirMaxFiles: dirLimit(o.DirMaxFiles, xrt.DefaultDirMaxFiles),
-		DirMaxBytes: dirLimit(o.DirMaxBytes, xrt.DefaultDirMaxBytes),
-	}
-	if c.Dir == "" {
-		c.Dir = os.TempDir()
-	}
-	if c.Version == 0 {
-		c.Version = 5
-	}
-	if c.BufferSize == 0 {
-		c.BufferSize = DefaultBufferSize
-	}
-	if c.BufferCount == 0 {
-		// NumCPU bounds the GOMAXPROCS the Go runtime picks by itself (Go
-		// 1.25 follows a container's CPU limit while the process runs):
-		// enough buffers for every P it may add, and some to recycle.
-		c.BufferCount = max(minDefaultBufferCount, 8*goruntime.GOMAXPROCS(0), 2*goruntime.NumCPU()+xrt.SpareBuffers)
-	}
-	if c.GoTrace {
-		c.GoTraceBytes = o.GoTraceBytes
-		if c.GoTraceBytes == 0 {
-			c.GoTraceBytes = max(uint64(c.BufferSize)*uint64(c.BufferCount), minGoTraceBytes)
-		}
-	}
-	c.Mode = o.Mode
-	switch o.FlushSignal {
-	case nil:
-		c.FlushSignal = syscall.SIGUSR1
-	case NoSignal:
-		c.FlushSignal = nil
-	}
-	if c.Logf == nil {
-		// logline: goxray's lines never land inside a line of stdout.
-		l := log.New(logline.Stderr(), "xray: ", log.LstdFlags)
-		c.Logf = l.Printf
-	}
-	if c.Program == "" {
-		c.Program = filepath.Base(os.Args[0])
-	}
-	if c.FilePrefix == "" && !o.prefixSet {
-		c.FilePrefix = "xray-log."
-	}
+	settings.Resolve(&c, fromEnv)
 	return c, nil
 }
 
@@ -324,24 +249,8 @@ func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 		return run, err
 	}
 	envSession.Store(nil)
-	var kept []string
-	note := func(set bool, field string, want, have any) {
-		if set && want != have {
-			kept = append(kept, fmt.Sprintf("%s %v (running with %v)", field, want, have))
-		}
-	}
-	note(o.BufferSize != 0, "BufferSize", c.BufferSize, run.BufferSize)
-	note(o.BufferCount != 0, "BufferCount", c.BufferCount, run.BufferCount)
-	note(o.Version != 0, "Version", c.Version, run.Version)
-	note(o.Mode != FlightRecorder, "Mode", c.Mode, run.Mode)
-	note(o.MinDuration != 0, "MinDuration", c.MinDuration, run.MinDuration)
-	note(o.GoTrace, "GoTrace", c.GoTrace, run.GoTrace)
-	note(o.GoTraceBytes != 0, "GoTraceBytes", o.GoTraceBytes, run.GoTraceBytes)
-	note(o.FastClock, "FastClock", c.FastClock, run.FastClock)
-	if o.IgnoreEnv {
-		kept = append(kept, "IgnoreEnv (running with the environment's settings)")
-	}
-	if len(kept) > 0 {
+	asked := settings.Values(o)
+	if kept := settings.NotApplied(&asked, &c, &run); len(kept) > 0 {
 		c.Logf("tracing was started by XRAY_OPTIONS; Start applied the other options but not: %s", strings.Join(kept, ", "))
 	}
 	return run, nil
@@ -384,15 +293,3 @@ var (
 // recycled, flushes and their bytes, the clock in use. It takes a lock
 // briefly; poll it, do not call it per traced call.
 func Stats() Statistics { return statistics(xrt.ReadStats()) }
-
-// dirLimit is an Options limit with 0 for the default and a negative
-// value for none.
-func dirLimit[T int | int64](v, def T) T {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/flush"
+	"github.com/goxray/xray/internal/settings"
 )
 
 // notify sets up the session's signal triggers from s.cfg. Called with mu
@@ -15,7 +16,7 @@ import (
 func (s *session) notify() {
 	cfg := s.cfg
 	if cfg.FlushSignal != nil {
-		name := signalName(cfg.FlushSignal)
+		name := settings.SignalName(cfg.FlushSignal)
 		s.stopSig = flush.Notify(cfg.FlushSignal, func() {
 			path, err := Flush()
 			switch {
@@ -60,12 +61,13 @@ func (s *session) unnotify() {
 }
 
 // Adopt gives the session that began at started (Stats().Started) the
-// settings of c that a running session can change: where and how files
-// are named (Dir, Program, FilePrefix, DirMaxFiles, DirMaxBytes),
-// NoFinalFile, Logf, the signal triggers (FlushSignal, FlushOnExit) and
-// the OverheadBudget (0 leaves the governor idle; functions it shed stay
-// shed). The buffers, version, mode, MinDuration, FastClock and GoTrace
-// stay as they are; Adopt returns the configuration now in effect so the
+// settings of c that a running session can change, the Live rows of
+// settings.Table: where and how files are named (Dir, Program,
+// FilePrefix, DirMaxFiles, DirMaxBytes), NoFinalFile, Logf, the signal
+// triggers (FlushSignal, FlushOnExit) and the OverheadBudget (0 leaves
+// the governor idle; functions it shed stay shed). The others (the
+// buffers, version, mode, MinDuration, FastClock, GoTrace) stay as they
+// are; Adopt returns the configuration now in effect so the
 // caller can tell what it did not apply. It returns
 // ErrNotRunning when no session runs, ErrRunning when another session than
 // the one that began at started runs, and c's validation error.
@@ -95,12 +97,9 @@ func Adopt(c Config, started time.Time) (Config, error) {
 	// The new triggers are registered before the old ones go: a signal
 	// with no channel left would take its default action (SIGUSR1 kills).
 	oldSig, oldExit := s.stopSig, s.stopExit
-	s.cfg.Dir, s.cfg.Program, s.cfg.FilePrefix = c.Dir, c.Program, c.FilePrefix
-	s.cfg.NoFinalFile, s.cfg.Logf = c.NoFinalFile, c.Logf
-	s.cfg.DirMaxFiles, s.cfg.DirMaxBytes = c.DirMaxFiles, c.DirMaxBytes
-	s.cfg.FlushSignal, s.cfg.FlushOnExit = c.FlushSignal, c.FlushOnExit
-	if c.OverheadBudget != s.cfg.OverheadBudget {
-		s.cfg.OverheadBudget = c.OverheadBudget
+	budget := s.cfg.OverheadBudget
+	settings.Adopt(&s.cfg, &c)
+	if c.OverheadBudget != budget {
 		s.setBudget(c.OverheadBudget)
 	}
 	s.stopSig, s.stopExit = nil, nil

@@ -8,15 +8,6 @@ import (
 	"github.com/goxray/xray/internal/diskbudget"
 )
 
-// Default limits of the files flushes leave in Dir (Config.DirMaxFiles,
-// DirMaxBytes): 32 traces with their maps, and 1 GiB, several windows of
-// the largest default buffer memory. A flush never waits for or fails on
-// them; the oldest of this program's files go first.
-const (
-	DefaultDirMaxFiles       = 64
-	DefaultDirMaxBytes int64 = 1 << 30
-)
-
 // dirBudget is the session's budget of Dir, rebuilt when Adopt changes
 // where or how files are named; deleted counts what all of them deleted.
 type dirBudget struct {

@@ -8,10 +8,7 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
@@ -25,46 +22,6 @@ var (
 	ErrRunning    = errors.New("xray: already started")
 	ErrNotRunning = errors.New("xray: not started")
 )
-
-// Config is the validated form of xray.Options.
-type Config struct {
-	Dir         string
-	Version     int
-	BufferSize  int
-	BufferCount int
-	Mode        buffer.Mode
-	FlushSignal os.Signal // nil: listen to none
-	Logf        func(format string, args ...any)
-	Program     string // the file name's middle part
-	// FilePrefix starts every file name, "xray-log." by default
-	// (compiler-rt's xray_logfile_base without its directory part).
-	FilePrefix string
-	// MinDuration erases calls shorter than it (see writer.rewind); 0 keeps
-	// every call.
-	MinDuration time.Duration
-	// NoFinalFile: Stop writes no file (compiler-rt's no_file_flush).
-	NoFinalFile bool
-	// FlushOnExit: on SIGTERM or SIGINT, Stop (writing the final file),
-	// then die of the signal as the process would have.
-	FlushOnExit bool
-	// FastClock asks for the unfenced TSC read (tsc.Select): cheaper
-	// records, timestamps with tens of cycles of skid. Where the CPU
-	// cannot give it, Start logs why and keeps the usual clock.
-	FastClock bool
-	// OverheadBudget is the share of the process's CPU time, in percent,
-	// that recording may cost before the governor sheds the hottest
-	// automatically instrumented functions (governor.go); 0: no governor.
-	OverheadBudget float64
-	// DirMaxFiles and DirMaxBytes bound the files flushes keep in Dir
-	// (dirbudget.go); 0 or less: no bound.
-	DirMaxFiles int
-	DirMaxBytes int64
-	// GoTrace runs Go's execution-trace flight recorder beside the
-	// session, keeping about GoTraceBytes of trace, and every flush to a
-	// file writes it beside (gotrace.go).
-	GoTrace      bool
-	GoTraceBytes uint64
-}
 
 const (
 	stateOff  uint32 = iota
@@ -367,15 +324,6 @@ func stop() (string, func(string, ...any), *session, error) {
 		return "", nil, s, ferr
 	}
 	return path, s.cfg.Logf, s, err
-}
-
-func signalName(sig os.Signal) string {
-	if s, ok := sig.(syscall.Signal); ok {
-		if n := unix.SignalName(s); n != "" {
-			return n
-		}
-	}
-	return sig.String()
 }
 
 // quiesce returns once no goroutine is inside a pinned section that began

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/goxray/xray/internal/buffer"
+	"github.com/goxray/xray/internal/settings"
 )
 
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether
@@ -118,10 +119,8 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 }
 
 // SpareBuffers is how many buffers a flight recorder needs beyond one per
-// P: one sealed buffer to recycle while every P holds one, and one for a
-// sealer descheduled before its buffer enters the sealed FIFO. With fewer,
-// a P that needs a buffer while the others hold theirs drops its records.
-const SpareBuffers = 2
+// P (see settings.SpareBuffers, which BufferCount's default counts in).
+const SpareBuffers = settings.SpareBuffers
 
 // reclaim retires the writers of Ps at or beyond GOMAXPROCS: their buffers
 // are sealed, so the flight recorder can recycle them and flushes see them

@@ -65,23 +65,31 @@
 //	xray_page_size_override=int                                       accepted, ignored
 //	xray_naive_log=bool, xray_naive_log_*=int   basic mode; true is reported as unsupported
 //
-// XRAY_FDR_OPTIONS (compiler-rt's xray_fdr_flags.inc, then goxray's own):
+// XRAY_FDR_OPTIONS (compiler-rt's xray_fdr_flags.inc, then goxray's own).
+// Except for grace_period_ms, each flag is the key of one setting in
+// internal/settings' Table, whose row parses it into Config.Settings under
+// the xray.Options name given here:
 //
-//	func_duration_threshold_us=int  calls shorter than this are erased (Config.MinDuration)
+//	func_duration_threshold_us=int  calls shorter than this are erased (MinDuration)
 //	grace_period_ms=int             accepted, ignored
-//	buffer_size=int                 bytes per buffer (Config.BufferSize)
-//	buffer_max=int                  number of buffers (Config.BufferMax)
-//	no_file_flush=bool              Stop writes no final file (Config.NoFileFlush)
-//	fdr_version=1|5                 goxray: FDR file version (Config.Version)
-//	mode=flight-recorder|fill       goxray: what happens when buffers run out (Config.Mode)
+//	buffer_size=int                 bytes per buffer (BufferSize)
+//	buffer_max=int                  number of buffers (BufferCount)
+//	no_file_flush=bool              Stop writes no final file (NoFinalFile)
+//	fdr_version=1|5                 goxray: FDR file version (Version)
+//	mode=flight-recorder|fill       goxray: what happens when buffers run out (Mode)
 //	flush_signal=USR1|USR2|HUP|none|<number>
-//	                                goxray: signal that triggers a flush (Config.FlushSignal)
+//	                                goxray: signal that triggers a flush (FlushSignal;
+//	                                none is settings.NoSignal)
 //	flush_on_exit=bool              goxray: on SIGTERM or SIGINT, write a final file, then
 //	                                die of the signal as the process would have
-//	                                (Config.FlushOnExit, xray.Options.FlushOnExit): with
-//	                                XRAY_OPTIONS alone, the way to get a file at exit
+//	                                (FlushOnExit): with XRAY_OPTIONS alone, the way to
+//	                                get a file at exit
+//	fast_clock=bool                 goxray: RDTSC without a fence (FastClock)
+//	overhead_budget=float|off       goxray: percent of the process's CPU time recording
+//	                                may cost, above 0 and at most 100; off is
+//	                                settings.NoOverheadBudget (OverheadBudget)
 //	go_trace=bool                   goxray: run Go's execution-trace flight recorder and
-//	                                write its trace beside every file (Config.GoTrace)
+//	                                write its trace beside every file (GoTrace)
 //
 // goxray's own flags live in XRAY_FDR_OPTIONS because they configure the
 // FDR writer, which is all goxray has; XRAY_OPTIONS keeps compiler-rt's set
@@ -132,8 +140,8 @@
 //
 // # Defaults and precedence
 //
-// Parse reports only what the strings set: Config.Has tells an unset field
-// from a zero one, and defaults are the caller's. The precedence is
+// Parse reports only what the strings set: Config.Has and Config.Sets tell
+// an unset field from a zero one, and defaults are the caller's. The precedence is
 //
 //	built-in defaults  <  environment  <  Options passed to xray.Start
 //

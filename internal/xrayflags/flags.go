@@ -4,27 +4,22 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/goxray/xray/internal/settings"
 )
 
 // The environment variables, as compiler-rt names them.
 const (
-	XRayOptionsVar    = "XRAY_OPTIONS"
-	XRayFDROptionsVar = "XRAY_FDR_OPTIONS"
+	XRayOptionsVar    = settings.XRayOptionsVar
+	XRayFDROptionsVar = settings.XRayFDROptionsVar
 )
 
-// Values of Config.XRayMode and Config.Mode.
-const (
-	XRayModeFDR = "xray-fdr"
+// XRayModeFDR is the value of Config.XRayMode that selects FDR mode.
+const XRayModeFDR = "xray-fdr"
 
-	ModeFlightRecorder = "flight-recorder"
-	ModeFill           = "fill"
-)
-
-// Field names one setting of Config, for Has.
+// Field names one of XRAY_OPTIONS' own fields of Config, for Has.
 type Field uint32
 
 // Fields.
@@ -33,17 +28,6 @@ const (
 	FieldXRayMode
 	FieldLogfileBase
 	FieldVerbosity
-	FieldMinDuration
-	FieldBufferSize
-	FieldBufferMax
-	FieldNoFileFlush
-	FieldVersion
-	FieldMode
-	FieldFlushSignal
-	FieldFlushOnExit
-	FieldFastClock
-	FieldOverheadBudget
-	FieldGoTrace
 )
 
 // Config is what the two variables set. A field means something only when
@@ -59,20 +43,13 @@ type Config struct {
 	LogfileBase  string
 	Verbosity    int
 
-	// XRAY_FDR_OPTIONS.
-	MinDuration time.Duration // func_duration_threshold_us
-	BufferSize  int           // bytes per buffer, ≥ 0
-	BufferMax   int           // number of buffers, ≥ 0
-	NoFileFlush bool
-	Version     int            // 1 or 5
-	Mode        string         // ModeFlightRecorder or ModeFill
-	FlushSignal syscall.Signal // 0: no signal (flush_signal=none)
-	FlushOnExit bool           // flush_on_exit: a final file on SIGTERM/SIGINT
-	FastClock   bool           // fast_clock: RDTSC without a fence
-	// OverheadBudget (overhead_budget): percent of the CPU, above 0 and
-	// at most 100; -1 for "off" (no governor).
-	OverheadBudget float64
-	GoTrace        bool // go_trace: Go's execution-trace flight recorder beside the ring
+	// Settings holds the settings of xray.Options that XRAY_FDR_OPTIONS
+	// (and the deprecated threshold of XRAY_OPTIONS) set, with Options'
+	// names and meanings (flush_signal=none is settings.NoSignal,
+	// overhead_budget=off settings.NoOverheadBudget); Sets says which.
+	// The flags are settings.Table's keys, parsed by its rows.
+	Settings settings.Values
+	Sets     settings.Set
 
 	set Field
 }
@@ -293,8 +270,8 @@ func (p *parser) finish(fdrEmpty bool) {
 		// compiler-rt: the deprecated threshold replaces the FDR one only
 		// when XRAY_FDR_OPTIONS is empty.
 		if fdrEmpty {
-			c.MinDuration = p.depThreshold
-			c.set |= FieldMinDuration
+			c.Settings.MinDuration = p.depThreshold
+			c.Sets = c.Sets.With(settings.MinDuration)
 		} else {
 			p.warn(XRayOptionsVar, "xray_fdr_log_func_duration_threshold_us",
 				"xray_fdr_log_func_duration_threshold_us is deprecated and ignored because %s is set (use func_duration_threshold_us there)", XRayFDROptionsVar)
@@ -325,32 +302,11 @@ func (p *parser) finish(fdrEmpty bool) {
 	}
 }
 
-var boolValues = map[string]bool{"0": false, "no": false, "false": false, "1": true, "yes": true, "true": true}
-
-const wantBool = "a boolean (true, false, 1, 0, yes, no)"
-
-func parseBool(v string) (bool, bool) {
-	b, ok := boolValues[strings.ToLower(v)]
-	return b, ok
-}
-
-// parseInt reads a decimal integer in [lo, hi] as strtoll would (sign
-// allowed, nothing else), but refuses the empty string.
-func parseInt(v string, lo, hi int64) (int64, bool) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, false
-	}
-	return n, true
-}
-
-const maxMicros = math.MaxInt64 / int64(time.Microsecond)
-
 func boolFlag(f Field, dst func(*Config) *bool) func(*parser, string) string {
 	return func(p *parser, v string) string {
-		b, ok := parseBool(v)
+		b, ok := settings.ParseBool(v)
 		if !ok {
-			return wantBool
+			return settings.WantBool
 		}
 		*dst(&p.c) = b
 		p.c.set |= f
@@ -360,7 +316,7 @@ func boolFlag(f Field, dst func(*Config) *bool) func(*parser, string) string {
 
 func intFlag(f Field, lo, hi int64, want string, dst func(*Config) *int) func(*parser, string) string {
 	return func(p *parser, v string) string {
-		n, ok := parseInt(v, lo, hi)
+		n, ok := settings.ParseInt(v, lo, hi)
 		if !ok {
 			return want
 		}
@@ -372,21 +328,11 @@ func intFlag(f Field, lo, hi int64, want string, dst func(*Config) *int) func(*p
 
 // ignoredInt validates an integer flag that has no effect here.
 func ignoredInt(p *parser, v string) string {
-	if _, ok := parseInt(v, math.MinInt64, math.MaxInt64); !ok {
+	if _, ok := settings.ParseInt(v, math.MinInt64, math.MaxInt64); !ok {
 		return "a decimal integer"
 	}
 	return ""
 }
-
-func threshold(v string) (time.Duration, string) {
-	n, ok := parseInt(v, 0, maxMicros)
-	if !ok {
-		return 0, "a number of microseconds ≥ 0"
-	}
-	return time.Duration(n) * time.Microsecond, ""
-}
-
-const wantSize = "a decimal integer ≥ 0"
 
 var xrayFlags = []flagDef{
 	{"patch_premain", boolFlag(FieldPatchPremain, func(c *Config) *bool { return &c.PatchPremain })},
@@ -403,15 +349,15 @@ var xrayFlags = []flagDef{
 	{"verbosity", intFlag(FieldVerbosity, math.MinInt32, math.MaxInt32, "a decimal integer", func(c *Config) *int { return &c.Verbosity })},
 	{"xray_page_size_override", ignoredInt},
 	{"xray_fdr_log", func(p *parser, v string) string {
-		b, ok := parseBool(v)
+		b, ok := settings.ParseBool(v)
 		if !ok {
-			return wantBool
+			return settings.WantBool
 		}
 		p.fdrLog = b
 		return ""
 	}},
 	{"xray_fdr_log_func_duration_threshold_us", func(p *parser, v string) string {
-		d, want := threshold(v)
+		d, want := settings.ParseMicros(v)
 		if want == "" {
 			p.depThreshold, p.depThresholdSet = d, true
 		}
@@ -420,9 +366,9 @@ var xrayFlags = []flagDef{
 	{"xray_fdr_log_grace_period_ms", ignoredInt},
 	{"xray_fdr_log_grace_period_us", ignoredInt},
 	{"xray_naive_log", func(p *parser, v string) string {
-		b, ok := parseBool(v)
+		b, ok := settings.ParseBool(v)
 		if !ok {
-			return wantBool
+			return settings.WantBool
 		}
 		p.naiveLog = b
 		return ""
@@ -432,59 +378,42 @@ var xrayFlags = []flagDef{
 	{"xray_naive_log_thread_buffer_size", ignoredInt},
 }
 
-var fdrFlags = []flagDef{
-	{"func_duration_threshold_us", func(p *parser, v string) string {
-		d, want := threshold(v)
-		if want == "" {
-			p.c.MinDuration = d
-			p.c.set |= FieldMinDuration
+// fdrFlags are the settings' own flags, which settings.Table's rows
+// parse, and compiler-rt's grace period, which has no setting here.
+var fdrFlags = append(settingFlags(), flagDef{"grace_period_ms", ignoredInt})
+
+func settingFlags() []flagDef {
+	var defs []flagDef
+	for i := range settings.Table {
+		e := &settings.Table[i]
+		k := e.Flag()
+		if k.Name == "" {
+			continue
 		}
-		return want
-	}},
-	{"grace_period_ms", ignoredInt},
-	{"buffer_size", intFlag(FieldBufferSize, 0, math.MaxInt, wantSize, func(c *Config) *int { return &c.BufferSize })},
-	{"buffer_max", intFlag(FieldBufferMax, 0, math.MaxInt, wantSize, func(c *Config) *int { return &c.BufferMax })},
-	{"no_file_flush", boolFlag(FieldNoFileFlush, func(c *Config) *bool { return &c.NoFileFlush })},
-	{"flush_on_exit", boolFlag(FieldFlushOnExit, func(c *Config) *bool { return &c.FlushOnExit })},
-	{"fast_clock", boolFlag(FieldFastClock, func(c *Config) *bool { return &c.FastClock })},
-	{"go_trace", boolFlag(FieldGoTrace, func(c *Config) *bool { return &c.GoTrace })},
-	{"overhead_budget", func(p *parser, v string) string {
-		if v == "off" {
-			p.c.OverheadBudget = -1
-		} else if x, err := strconv.ParseFloat(v, 64); err == nil && x > 0 && x <= 100 {
-			p.c.OverheadBudget = x
-		} else {
-			return "a percentage of the CPU above 0 and at most 100, or off"
+		if k.Var != XRayFDROptionsVar {
+			panic("xrayflags: " + e.Field + "'s flag " + k.Name + " is not in " + XRayFDROptionsVar)
 		}
-		p.c.set |= FieldOverheadBudget
-		return ""
-	}},
-	{"fdr_version", func(p *parser, v string) string {
-		if n, ok := parseInt(v, 1, 5); ok && (n == 1 || n == 5) {
-			p.c.Version = int(n)
-			p.c.set |= FieldVersion
+		defs = append(defs, flagDef{k.Name, func(p *parser, v string) string {
+			if want := e.Parse(&p.c.Settings, v); want != "" {
+				return want
+			}
+			p.c.Sets = p.c.Sets.With(e.ID)
 			return ""
-		}
-		return "1 or 5"
-	}},
-	{"mode", func(p *parser, v string) string {
-		switch strings.ToLower(v) {
-		case "flight-recorder", "flight_recorder", "flightrecorder":
-			p.c.Mode = ModeFlightRecorder
-		case "fill":
-			p.c.Mode = ModeFill
-		default:
-			return ModeFlightRecorder + " or " + ModeFill
-		}
-		p.c.set |= FieldMode
-		return ""
-	}},
-	{"flush_signal", func(p *parser, v string) string {
-		sig, want := parseSignal(v)
-		if want == "" {
-			p.c.FlushSignal = sig
-			p.c.set |= FieldFlushSignal
-		}
-		return want
-	}},
+		}})
+	}
+	return defs
+}
+
+// FlagNames lists the flags Parse knows in the variable v
+// (XRayOptionsVar or XRayFDROptionsVar).
+func FlagNames(v string) []string {
+	defs := xrayFlags
+	if v == XRayFDROptionsVar {
+		defs = fdrFlags
+	}
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.name
+	}
+	return names
 }

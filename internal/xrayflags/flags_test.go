@@ -2,6 +2,7 @@ package xrayflags
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/internal/buffer"
+	"github.com/goxray/xray/internal/settings"
 )
 
 // cfg builds an expected Config with its set bits.
@@ -17,6 +21,23 @@ func cfg(c Config, set Field) Config {
 	c.set = set
 	return c
 }
+
+// fdr builds an expected Config that sets the settings ids to v's values.
+func fdr(v settings.Values, ids ...settings.ID) Config { return with(Config{}, v, ids...) }
+
+// with is c with the settings ids set to v's values.
+func with(c Config, v settings.Values, ids ...settings.ID) Config {
+	c.Settings = v
+	for _, id := range ids {
+		c.Sets = c.Sets.With(id)
+	}
+	return c
+}
+
+const (
+	wantSize = "a decimal integer ≥ 0"
+	wantBool = settings.WantBool
+)
 
 type parseCase struct {
 	name      string
@@ -59,7 +80,7 @@ func TestSeparators(t *testing.T) {
 	}
 	cases = append(cases,
 		parseCase{name: "compiler-rt test string", fdr: "buffer_size=16384:buffer_max=10",
-			want: cfg(Config{BufferSize: 16384, BufferMax: 10}, FieldBufferSize|FieldBufferMax)},
+			want: fdr(settings.Values{BufferSize: 16384, BufferCount: 10}, settings.BufferSize, settings.BufferCount)},
 		parseCase{name: "empty"},
 		parseCase{name: "only separators", xray: " ,:\t", fdr: "\n\r,"},
 	)
@@ -79,13 +100,13 @@ func TestQuoting(t *testing.T) {
 			want: cfg(Config{LogfileBase: "a b", Verbosity: 2}, FieldLogfileBase|FieldVerbosity)},
 		{name: "quote inside a bare value is literal", xray: `xray_logfile_base=a"b`, want: base(`a"b`)},
 		{name: "equals inside a value", xray: `xray_logfile_base=a=b`, want: base("a=b")},
-		{name: "quoted number", fdr: `buffer_size='4096'`, want: cfg(Config{BufferSize: 4096}, FieldBufferSize)},
+		{name: "quoted number", fdr: `buffer_size='4096'`, want: fdr(settings.Values{BufferSize: 4096}, settings.BufferSize)},
 		{name: "quoted value keeps its spaces and is then malformed", fdr: `buffer_size=" 4096"`,
 			warns: []string{`xray: XRAY_FDR_OPTIONS: buffer_size=" 4096": want a decimal integer ≥ 0 (ignored)`}},
 		{name: "unterminated double quote swallows the rest", xray: `xray_logfile_base="abc verbosity=1`,
 			warns: []string{`xray: XRAY_OPTIONS: "xray_logfile_base": unterminated " quote (ignored, with the rest of the string)`}},
 		{name: "unterminated single quote, earlier flags stay", fdr: `buffer_max=3 buffer_size='4096`,
-			want:  cfg(Config{BufferMax: 3}, FieldBufferMax),
+			want:  fdr(settings.Values{BufferCount: 3}, settings.BufferCount),
 			warns: []string{`xray: XRAY_FDR_OPTIONS: "buffer_size": unterminated ' quote (ignored, with the rest of the string)`}},
 	})
 }
@@ -141,14 +162,14 @@ func TestDeprecatedFlags(t *testing.T) {
 		{name: "xray_fdr_log malformed", xray: "xray_fdr_log=on",
 			warns: []string{`xray: XRAY_OPTIONS: xray_fdr_log="on": want a boolean (true, false, 1, 0, yes, no) (ignored)`}},
 		{name: "deprecated threshold with empty fdr options", xray: "xray_fdr_log_func_duration_threshold_us=7",
-			want: cfg(Config{MinDuration: 7 * time.Microsecond}, FieldMinDuration)},
+			want: fdr(settings.Values{MinDuration: 7 * time.Microsecond}, settings.MinDuration)},
 		{name: "deprecated threshold with separator-only fdr options", xray: "xray_fdr_log_func_duration_threshold_us=7", fdr: " , ",
-			want: cfg(Config{MinDuration: 7 * time.Microsecond}, FieldMinDuration)},
+			want: fdr(settings.Values{MinDuration: 7 * time.Microsecond}, settings.MinDuration)},
 		{name: "deprecated threshold loses to fdr options", xray: "xray_fdr_log_func_duration_threshold_us=7", fdr: "buffer_max=9",
-			want:  cfg(Config{BufferMax: 9}, FieldBufferMax),
+			want:  fdr(settings.Values{BufferCount: 9}, settings.BufferCount),
 			warns: []string{"xray: XRAY_OPTIONS: xray_fdr_log_func_duration_threshold_us is deprecated and ignored because XRAY_FDR_OPTIONS is set (use func_duration_threshold_us there)"}},
 		{name: "deprecated threshold vs new one", xray: "xray_fdr_log_func_duration_threshold_us=7", fdr: "func_duration_threshold_us=3",
-			want:  cfg(Config{MinDuration: 3 * time.Microsecond}, FieldMinDuration),
+			want:  fdr(settings.Values{MinDuration: 3 * time.Microsecond}, settings.MinDuration),
 			warns: []string{"xray: XRAY_OPTIONS: xray_fdr_log_func_duration_threshold_us is deprecated and ignored because XRAY_FDR_OPTIONS is set (use func_duration_threshold_us there)"}},
 		{name: "deprecated threshold malformed", xray: "xray_fdr_log_func_duration_threshold_us=x",
 			warns: []string{`xray: XRAY_OPTIONS: xray_fdr_log_func_duration_threshold_us="x": want a number of microseconds ≥ 0 (ignored)`}},
@@ -161,18 +182,23 @@ func TestDeprecatedFlags(t *testing.T) {
 
 func TestFDROptions(t *testing.T) {
 	us := func(n int) Config {
-		return cfg(Config{MinDuration: time.Duration(n) * time.Microsecond}, FieldMinDuration)
+		return fdr(settings.Values{MinDuration: time.Duration(n) * time.Microsecond}, settings.MinDuration)
 	}
 	warn := func(flag, value, want string) []string {
 		return []string{fmt.Sprintf("xray: XRAY_FDR_OPTIONS: %s=%q: want %s (ignored)", flag, value, want)}
 	}
-	sig := func(s syscall.Signal) Config { return cfg(Config{FlushSignal: s}, FieldFlushSignal) }
+	sig := func(s syscall.Signal) Config {
+		if s == 0 {
+			return fdr(settings.Values{FlushSignal: settings.NoSignal}, settings.FlushSignal)
+		}
+		return fdr(settings.Values{FlushSignal: s}, settings.FlushSignal)
+	}
 	refused := func(value string, s syscall.Signal) []string {
-		why := SignalProblem(s)
+		why := settings.SignalProblem(s)
 		if why == "" {
 			t.Fatalf("signal %d is not refused", s)
 		}
-		return warn("flush_signal", value, wantSignal+"; "+signalFlag(s)+": "+why)
+		return warn("flush_signal", value, settings.WantSignal+"; "+settings.SignalFlag(s)+": "+why)
 	}
 	const wantUS = "a number of microseconds ≥ 0"
 	runCases(t, []parseCase{
@@ -186,42 +212,42 @@ func TestFDROptions(t *testing.T) {
 		{name: "threshold largest", fdr: "func_duration_threshold_us=9223372036854775", want: us(9223372036854775)},
 		{name: "grace period ignored", fdr: "grace_period_ms=100"},
 		{name: "grace period checked", fdr: "grace_period_ms=1s", warns: warn("grace_period_ms", "1s", "a decimal integer")},
-		{name: "buffer size", fdr: "buffer_size=65536", want: cfg(Config{BufferSize: 65536}, FieldBufferSize)},
+		{name: "buffer size", fdr: "buffer_size=65536", want: fdr(settings.Values{BufferSize: 65536}, settings.BufferSize)},
 		{name: "buffer size malformed", fdr: "buffer_size=abc", warns: warn("buffer_size", "abc", wantSize)},
 		{name: "buffer size hex", fdr: "buffer_size=0x1000", warns: warn("buffer_size", "0x1000", wantSize)},
 		{name: "buffer size negative", fdr: "buffer_size=-4096", warns: warn("buffer_size", "-4096", wantSize)},
 		{name: "buffer size malformed keeps earlier", fdr: "buffer_size=100 buffer_size=abc",
-			want: cfg(Config{BufferSize: 100}, FieldBufferSize), warns: warn("buffer_size", "abc", wantSize)},
+			want: fdr(settings.Values{BufferSize: 100}, settings.BufferSize), warns: warn("buffer_size", "abc", wantSize)},
 		{name: "repeated flag last wins", fdr: "buffer_size=1 buffer_max=2 buffer_size=3 buffer_max=4",
-			want: cfg(Config{BufferSize: 3, BufferMax: 4}, FieldBufferSize|FieldBufferMax)},
-		{name: "buffer max", fdr: "buffer_max=100", want: cfg(Config{BufferMax: 100}, FieldBufferMax)},
+			want: fdr(settings.Values{BufferSize: 3, BufferCount: 4}, settings.BufferSize, settings.BufferCount)},
+		{name: "buffer max", fdr: "buffer_max=100", want: fdr(settings.Values{BufferCount: 100}, settings.BufferCount)},
 		{name: "buffer max empty", fdr: "buffer_max=", warns: warn("buffer_max", "", wantSize)},
-		{name: "no_file_flush true", fdr: "no_file_flush=true", want: cfg(Config{NoFileFlush: true}, FieldNoFileFlush)},
-		{name: "no_file_flush 1", fdr: "no_file_flush=1", want: cfg(Config{NoFileFlush: true}, FieldNoFileFlush)},
-		{name: "no_file_flush YES", fdr: "no_file_flush=YES", want: cfg(Config{NoFileFlush: true}, FieldNoFileFlush)},
-		{name: "no_file_flush False", fdr: "no_file_flush=False", want: cfg(Config{}, FieldNoFileFlush)},
-		{name: "no_file_flush no", fdr: "no_file_flush=no", want: cfg(Config{}, FieldNoFileFlush)},
+		{name: "no_file_flush true", fdr: "no_file_flush=true", want: fdr(settings.Values{NoFinalFile: true}, settings.NoFinalFile)},
+		{name: "no_file_flush 1", fdr: "no_file_flush=1", want: fdr(settings.Values{NoFinalFile: true}, settings.NoFinalFile)},
+		{name: "no_file_flush YES", fdr: "no_file_flush=YES", want: fdr(settings.Values{NoFinalFile: true}, settings.NoFinalFile)},
+		{name: "no_file_flush False", fdr: "no_file_flush=False", want: fdr(settings.Values{}, settings.NoFinalFile)},
+		{name: "no_file_flush no", fdr: "no_file_flush=no", want: fdr(settings.Values{}, settings.NoFinalFile)},
 		{name: "no_file_flush 2", fdr: "no_file_flush=2", warns: warn("no_file_flush", "2", wantBool)},
-		{name: "flush_on_exit true", fdr: "flush_on_exit=true", want: cfg(Config{FlushOnExit: true}, FieldFlushOnExit)},
-		{name: "flush_on_exit 0", fdr: "flush_on_exit=0", want: cfg(Config{}, FieldFlushOnExit)},
+		{name: "flush_on_exit true", fdr: "flush_on_exit=true", want: fdr(settings.Values{FlushOnExit: true}, settings.FlushOnExit)},
+		{name: "flush_on_exit 0", fdr: "flush_on_exit=0", want: fdr(settings.Values{}, settings.FlushOnExit)},
 		{name: "flush_on_exit maybe", fdr: "flush_on_exit=maybe", warns: warn("flush_on_exit", "maybe", wantBool)},
-		{name: "fast_clock", fdr: "fast_clock=true", want: cfg(Config{FastClock: true}, FieldFastClock)},
-		{name: "go_trace", fdr: "go_trace=true", want: cfg(Config{GoTrace: true}, FieldGoTrace)},
-		{name: "overhead_budget 5", fdr: "overhead_budget=5", want: cfg(Config{OverheadBudget: 5}, FieldOverheadBudget)},
-		{name: "overhead_budget 0.5", fdr: "overhead_budget=0.5", want: cfg(Config{OverheadBudget: 0.5}, FieldOverheadBudget)},
-		{name: "overhead_budget off", fdr: "overhead_budget=off", want: cfg(Config{OverheadBudget: -1}, FieldOverheadBudget)},
+		{name: "fast_clock", fdr: "fast_clock=true", want: fdr(settings.Values{FastClock: true}, settings.FastClock)},
+		{name: "go_trace", fdr: "go_trace=true", want: fdr(settings.Values{GoTrace: true}, settings.GoTrace)},
+		{name: "overhead_budget 5", fdr: "overhead_budget=5", want: fdr(settings.Values{OverheadBudget: 5}, settings.OverheadBudget)},
+		{name: "overhead_budget 0.5", fdr: "overhead_budget=0.5", want: fdr(settings.Values{OverheadBudget: 0.5}, settings.OverheadBudget)},
+		{name: "overhead_budget off", fdr: "overhead_budget=off", want: fdr(settings.Values{OverheadBudget: -1}, settings.OverheadBudget)},
 		{name: "overhead_budget 0", fdr: "overhead_budget=0", warns: warn("overhead_budget", "0", "a percentage of the CPU above 0 and at most 100, or off")},
 		{name: "overhead_budget -3", fdr: "overhead_budget=-3", warns: warn("overhead_budget", "-3", "a percentage of the CPU above 0 and at most 100, or off")},
 		{name: "overhead_budget 200", fdr: "overhead_budget=200", warns: warn("overhead_budget", "200", "a percentage of the CPU above 0 and at most 100, or off")},
-		{name: "version 1", fdr: "fdr_version=1", want: cfg(Config{Version: 1}, FieldVersion)},
-		{name: "version 5", fdr: "fdr_version=5", want: cfg(Config{Version: 5}, FieldVersion)},
-		{name: "version 05", fdr: "fdr_version=05", want: cfg(Config{Version: 5}, FieldVersion)},
+		{name: "version 1", fdr: "fdr_version=1", want: fdr(settings.Values{Version: 1}, settings.Version)},
+		{name: "version 5", fdr: "fdr_version=5", want: fdr(settings.Values{Version: 5}, settings.Version)},
+		{name: "version 05", fdr: "fdr_version=05", want: fdr(settings.Values{Version: 5}, settings.Version)},
 		{name: "version 3", fdr: "fdr_version=3", warns: warn("fdr_version", "3", "1 or 5")},
 		{name: "version v5", fdr: "fdr_version=v5", warns: warn("fdr_version", "v5", "1 or 5")},
-		{name: "mode fill", fdr: "mode=fill", want: cfg(Config{Mode: ModeFill}, FieldMode)},
-		{name: "mode FILL", fdr: "mode=FILL", want: cfg(Config{Mode: ModeFill}, FieldMode)},
-		{name: "mode flight-recorder", fdr: "mode=flight-recorder", want: cfg(Config{Mode: ModeFlightRecorder}, FieldMode)},
-		{name: "mode flight_recorder", fdr: "mode=flight_recorder", want: cfg(Config{Mode: ModeFlightRecorder}, FieldMode)},
+		{name: "mode fill", fdr: "mode=fill", want: fdr(settings.Values{Mode: buffer.Fill}, settings.Mode)},
+		{name: "mode FILL", fdr: "mode=FILL", want: fdr(settings.Values{Mode: buffer.Fill}, settings.Mode)},
+		{name: "mode flight-recorder", fdr: "mode=flight-recorder", want: fdr(settings.Values{Mode: buffer.FlightRecorder}, settings.Mode)},
+		{name: "mode flight_recorder", fdr: "mode=flight_recorder", want: fdr(settings.Values{Mode: buffer.FlightRecorder}, settings.Mode)},
 		{name: "mode ring", fdr: "mode=ring", warns: warn("mode", "ring", "flight-recorder or fill")},
 		{name: "signal USR1", fdr: "flush_signal=USR1", want: sig(syscall.SIGUSR1)},
 		{name: "signal SIGUSR2", fdr: "flush_signal=SIGUSR2", want: sig(syscall.SIGUSR2)},
@@ -246,13 +272,13 @@ func TestFDROptions(t *testing.T) {
 		{name: "signal PROF", fdr: "flush_signal=PROF", warns: refused("PROF", syscall.SIGPROF)},
 		{name: "signal CHLD alias", fdr: "flush_signal=CLD", warns: refused("CLD", syscall.SIGCHLD)},
 		{name: "signal XFSZ", fdr: "flush_signal=XFSZ", warns: refused("XFSZ", syscall.SIGXFSZ)},
-		{name: "signal unknown name", fdr: "flush_signal=WINDOW", warns: warn("flush_signal", "WINDOW", wantSignal)},
-		{name: "signal 0", fdr: "flush_signal=0", warns: warn("flush_signal", "0", wantSignal)},
+		{name: "signal unknown name", fdr: "flush_signal=WINDOW", warns: warn("flush_signal", "WINDOW", settings.WantSignal)},
+		{name: "signal 0", fdr: "flush_signal=0", warns: warn("flush_signal", "0", settings.WantSignal)},
 		{name: "signal 65", fdr: "flush_signal=65", warns: refused("65", 65)},
-		{name: "signal empty", fdr: "flush_signal=", warns: warn("flush_signal", "", wantSignal)},
+		{name: "signal empty", fdr: "flush_signal=", warns: warn("flush_signal", "", settings.WantSignal)},
 		{name: "all together", fdr: "func_duration_threshold_us=2,buffer_size=8192,buffer_max=16,no_file_flush=1,fdr_version=1,mode=fill,flush_signal=USR2",
-			want: cfg(Config{MinDuration: 2 * time.Microsecond, BufferSize: 8192, BufferMax: 16, NoFileFlush: true, Version: 1, Mode: ModeFill, FlushSignal: syscall.SIGUSR2},
-				FieldMinDuration|FieldBufferSize|FieldBufferMax|FieldNoFileFlush|FieldVersion|FieldMode|FieldFlushSignal)},
+			want: fdr(settings.Values{MinDuration: 2 * time.Microsecond, BufferSize: 8192, BufferCount: 16, NoFinalFile: true, Version: 1, Mode: buffer.Fill, FlushSignal: syscall.SIGUSR2},
+				settings.MinDuration, settings.BufferSize, settings.BufferCount, settings.NoFinalFile, settings.Version, settings.Mode, settings.FlushSignal)},
 	})
 }
 
@@ -260,7 +286,7 @@ func TestMalformedAndUnknown(t *testing.T) {
 	runCases(t, []parseCase{
 		{name: "no equals", fdr: "x", warns: []string{`xray: XRAY_FDR_OPTIONS: "x": want name=value (ignored)`}},
 		{name: "no equals then a good flag", fdr: "x buffer_size=4096",
-			want:  cfg(Config{BufferSize: 4096}, FieldBufferSize),
+			want:  fdr(settings.Values{BufferSize: 4096}, settings.BufferSize),
 			warns: []string{`xray: XRAY_FDR_OPTIONS: "x": want name=value (ignored)`}},
 		{name: "no name", fdr: "=5", warns: []string{`xray: XRAY_FDR_OPTIONS: "=5": missing flag name (ignored)`}},
 		{name: "no name twice equals", xray: "== verbosity=1", want: cfg(Config{Verbosity: 1}, FieldVerbosity),
@@ -301,7 +327,7 @@ func TestWarningCap(t *testing.T) {
 	if got, want := warns[maxWarnings].String(), "xray: XRAY_OPTIONS, XRAY_FDR_OPTIONS: 24 more problems not shown"; got != want {
 		t.Errorf("last warning %q, want %q", got, want)
 	}
-	if !c.Has(FieldBufferSize) || c.BufferSize != 4096 {
+	if !c.Sets.Has(settings.BufferSize) || c.Settings.BufferSize != 4096 {
 		t.Errorf("flag after the capped warnings not applied: %+v", c)
 	}
 }
@@ -348,7 +374,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	if c2, w2 := Parse(gx, gf); !reflect.DeepEqual(c2, c) || len(w2) != 0 {
 		t.Errorf("round trip: %+v %v, want %+v", c2, w2, c)
 	}
-	f := "buffer_size=8192 buffer_max=16 no_file_flush=false fdr_version=1 mode=fill flush_signal=none flush_on_exit=true fast_clock=true go_trace=true overhead_budget=off"
+	f := "fdr_version=1 buffer_size=8192 buffer_max=16 mode=fill flush_signal=none no_file_flush=false flush_on_exit=true fast_clock=true overhead_budget=off go_trace=true"
 	c, _ = Parse("", f)
 	if _, gf := c.Flags(); gf != f {
 		t.Errorf("Flags() fdr = %q, want %q", gf, f)
@@ -356,8 +382,8 @@ func TestFlagsRoundTrip(t *testing.T) {
 	for _, v := range []string{"WINCH", "USR2", "40"} {
 		c, w := Parse("", "flush_signal="+v)
 		_, gf := c.Flags()
-		if c2, w2 := Parse("", gf); len(w) != 0 || len(w2) != 0 || c2.FlushSignal != c.FlushSignal || c.FlushSignal == 0 {
-			t.Errorf("flush_signal=%s renders %q, which parses as %v (warnings %v %v)", v, gf, c2.FlushSignal, w, w2)
+		if c2, w2 := Parse("", gf); len(w) != 0 || len(w2) != 0 || c2.Settings.FlushSignal != c.Settings.FlushSignal || c.Settings.FlushSignal == nil {
+			t.Errorf("flush_signal=%s renders %q, which parses as %v (warnings %v %v)", v, gf, c2.Settings.FlushSignal, w, w2)
 		}
 	}
 	if gx, gf := (Config{}).Flags(); gx != "" || gf != "" {
@@ -369,7 +395,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv(XRayOptionsVar, "patch_premain=true xray_mode=xray-fdr")
 	t.Setenv(XRayFDROptionsVar, "buffer_max=8 nope=1")
 	c, warns := FromEnv()
-	want := cfg(Config{Start: true, PatchPremain: true, XRayMode: XRayModeFDR, BufferMax: 8}, fdrStart|FieldBufferMax)
+	want := with(cfg(Config{Start: true, PatchPremain: true, XRayMode: XRayModeFDR}, fdrStart), settings.Values{BufferCount: 8}, settings.BufferCount)
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
@@ -408,16 +434,16 @@ func TestSignalsByName(t *testing.T) {
 		}
 		c, warns := Parse("", "flush_signal="+name)
 		switch {
-		case RefusedSignal(n):
-			if len(warns) != 1 || !strings.Contains(warns[0].Msg, SignalProblem(n)) {
+		case settings.RefusedSignal(n):
+			if len(warns) != 1 || !strings.Contains(warns[0].Msg, settings.SignalProblem(n)) {
 				t.Errorf("%s: refused, but warnings %v", name, warns)
 			}
-		case len(warns) != 0 || c.FlushSignal != n:
-			t.Errorf("%s: got %v, warnings %v", name, c.FlushSignal, warns)
+		case len(warns) != 0 || c.Settings.FlushSignal != os.Signal(n):
+			t.Errorf("%s: got %v, warnings %v", name, c.Settings.FlushSignal, warns)
 		}
 	}
 	for _, name := range []string{"SIGWINCH", "SIGUSR1", "SIGUSR2", "SIGHUP", "SIGALRM"} {
-		if RefusedSignal(unix.SignalNum(name)) {
+		if settings.RefusedSignal(unix.SignalNum(name)) {
 			t.Errorf("%s refused", name)
 		}
 	}

@@ -3,8 +3,12 @@ package xrayflags
 import (
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/buffer"
+	"github.com/goxray/xray/internal/settings"
 )
 
 func FuzzParse(f *testing.F) {
@@ -29,20 +33,24 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("warning is not one prefixed line: %q", s)
 			}
 		}
-		if c.BufferSize < 0 || c.BufferMax < 0 || c.MinDuration < 0 || c.MinDuration%time.Microsecond != 0 {
+		v := &c.Settings
+		if v.BufferSize < 0 || v.BufferCount < 0 || v.MinDuration < 0 || v.MinDuration%time.Microsecond != 0 {
 			t.Errorf("out-of-range value: %+v", c)
 		}
-		if c.Has(FieldVersion) != (c.Version == 1 || c.Version == 5) || (!c.Has(FieldVersion) && c.Version != 0) {
-			t.Errorf("version %d set=%v", c.Version, c.Has(FieldVersion))
+		if c.Sets.Has(settings.Version) != (v.Version == 1 || v.Version == 5) || (!c.Sets.Has(settings.Version) && v.Version != 0) {
+			t.Errorf("version %d set=%v", v.Version, c.Sets.Has(settings.Version))
 		}
-		if c.Has(FieldMode) != (c.Mode == ModeFlightRecorder || c.Mode == ModeFill) {
-			t.Errorf("mode %q set=%v", c.Mode, c.Has(FieldMode))
+		if (v.Mode != buffer.FlightRecorder && v.Mode != buffer.Fill) || (!c.Sets.Has(settings.Mode) && v.Mode != buffer.FlightRecorder) {
+			t.Errorf("mode %v set=%v", v.Mode, c.Sets.Has(settings.Mode))
 		}
 		if c.Start != (c.PatchPremain && c.XRayMode == XRayModeFDR) {
 			t.Errorf("Start %v with %+v", c.Start, c)
 		}
-		if c.FlushSignal != 0 && RefusedSignal(c.FlushSignal) {
-			t.Errorf("refused signal accepted: %v", c.FlushSignal)
+		if sig, ok := v.FlushSignal.(syscall.Signal); ok && settings.RefusedSignal(sig) {
+			t.Errorf("refused signal accepted: %v", v.FlushSignal)
+		}
+		if v.FlushSignal != nil != c.Sets.Has(settings.FlushSignal) {
+			t.Errorf("flush signal %v set=%v", v.FlushSignal, c.Sets.Has(settings.FlushSignal))
 		}
 		// Rendering and parsing again gives the same Config, unless a
 		// string value needs quotes but holds both kinds.

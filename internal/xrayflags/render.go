@@ -3,7 +3,8 @@ package xrayflags
 import (
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/goxray/xray/internal/settings"
 )
 
 // Flags renders the fields that are set as the two variables' contents,
@@ -26,41 +27,10 @@ func (c Config) Flags() (xrayOptions, fdrOptions string) {
 	if c.Has(FieldVerbosity) {
 		x = append(x, "verbosity="+strconv.Itoa(c.Verbosity))
 	}
-	if c.Has(FieldMinDuration) {
-		f = append(f, "func_duration_threshold_us="+strconv.FormatInt(int64(c.MinDuration/time.Microsecond), 10))
-	}
-	if c.Has(FieldBufferSize) {
-		f = append(f, "buffer_size="+strconv.Itoa(c.BufferSize))
-	}
-	if c.Has(FieldBufferMax) {
-		f = append(f, "buffer_max="+strconv.Itoa(c.BufferMax))
-	}
-	if c.Has(FieldNoFileFlush) {
-		f = append(f, "no_file_flush="+strconv.FormatBool(c.NoFileFlush))
-	}
-	if c.Has(FieldVersion) {
-		f = append(f, "fdr_version="+strconv.Itoa(c.Version))
-	}
-	if c.Has(FieldMode) {
-		f = append(f, "mode="+c.Mode)
-	}
-	if c.Has(FieldFlushSignal) {
-		f = append(f, "flush_signal="+signalFlag(c.FlushSignal))
-	}
-	if c.Has(FieldFlushOnExit) {
-		f = append(f, "flush_on_exit="+strconv.FormatBool(c.FlushOnExit))
-	}
-	if c.Has(FieldFastClock) {
-		f = append(f, "fast_clock="+strconv.FormatBool(c.FastClock))
-	}
-	if c.Has(FieldGoTrace) {
-		f = append(f, "go_trace="+strconv.FormatBool(c.GoTrace))
-	}
-	if c.Has(FieldOverheadBudget) {
-		if c.OverheadBudget < 0 {
-			f = append(f, "overhead_budget=off")
-		} else {
-			f = append(f, "overhead_budget="+strconv.FormatFloat(c.OverheadBudget, 'g', -1, 64))
+	for i := range settings.Table {
+		e := &settings.Table[i]
+		if k := e.Flag(); k.Name != "" && c.Sets.Has(e.ID) {
+			f = append(f, k.Name+"="+e.Format(&c.Settings))
 		}
 	}
 	return strings.Join(x, " "), strings.Join(f, " ")

@@ -16,8 +16,9 @@ func TestRealtimeSignals(t *testing.T) {
 		{"32", 0, false}, {"33", 0, false}, {"34", 34, true},
 	} {
 		c, warns := Parse("", "flush_signal="+tc.v)
-		if tc.ok != (len(warns) == 0) || c.FlushSignal != tc.want {
-			t.Errorf("flush_signal=%s: got %v, warnings %v; want %v", tc.v, c.FlushSignal, warns, tc.want)
+		got, _ := c.Settings.FlushSignal.(syscall.Signal)
+		if tc.ok != (len(warns) == 0) || got != tc.want {
+			t.Errorf("flush_signal=%s: got %v, warnings %v; want %v", tc.v, c.Settings.FlushSignal, warns, tc.want)
 		}
 	}
 	c, _ := Parse("", "flush_signal=40")

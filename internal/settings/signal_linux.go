@@ -1,4 +1,4 @@
-package xrayflags
+package settings
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package xrayflags
+package settings
 
 import "syscall"
 

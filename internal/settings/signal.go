@@ -1,4 +1,4 @@
-package xrayflags
+package settings
 
 import (
 	"strconv"
@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// refusedSignals cannot serve as a flush trigger; see the package
-// documentation for why. platformRefused adds the platform's own.
+// refusedSignals cannot serve as a flush trigger (internal/xrayflags
+// documents the list and why, for flush_signal). platformRefused adds the platform's own.
 var refusedSignals = map[syscall.Signal]string{
 	syscall.SIGKILL: "cannot be caught",
 	syscall.SIGSTOP: "cannot be caught",
@@ -39,9 +39,8 @@ var refusedSignals = map[syscall.Signal]string{
 // the BSDs spells some of these).
 var signalAliases = map[string]string{"IOT": "ABRT", "POLL": "IO", "CLD": "CHLD"}
 
-// RefusedSignal reports whether sig may not serve as a flush trigger (see
-// the package documentation for the list and why). xray.Options.FlushSignal
-// is held to the same rule.
+// RefusedSignal reports whether sig may not serve as a flush trigger:
+// flush_signal and xray.Options.FlushSignal are held to the same rule.
 func RefusedSignal(sig syscall.Signal) bool { return SignalProblem(sig) != "" }
 
 // SignalProblem says why sig cannot serve as a flush trigger, or returns ""
@@ -61,7 +60,8 @@ func SignalProblem(sig syscall.Signal) string {
 	return ""
 }
 
-const wantSignal = "a signal name (WINCH, SIGUSR2, RTMIN+3, …) or number a flush may take over, or none"
+// WantSignal is what flush_signal accepts.
+const WantSignal = "a signal name (WINCH, SIGUSR2, RTMIN+3, …) or number a flush may take over, or none"
 
 // parseSignal reads a signal by name (case-insensitive, with or without
 // "SIG"; RTMIN+n and RTMAX-n where the platform has real-time signals) or
@@ -72,7 +72,7 @@ func parseSignal(v string) (syscall.Signal, string) {
 		return 0, ""
 	}
 	var sig syscall.Signal
-	if n, ok := parseInt(v, 1, 1<<16); ok {
+	if n, ok := ParseInt(v, 1, 1<<16); ok {
 		sig = syscall.Signal(n)
 	} else if s, ok := realtime(u); ok {
 		sig = s
@@ -83,10 +83,10 @@ func parseSignal(v string) (syscall.Signal, string) {
 		sig = unix.SignalNum("SIG" + u)
 	}
 	if sig == 0 {
-		return 0, wantSignal
+		return 0, WantSignal
 	}
 	if why := SignalProblem(sig); why != "" {
-		return 0, wantSignal + "; " + signalFlag(sig) + ": " + why
+		return 0, WantSignal + "; " + SignalFlag(sig) + ": " + why
 	}
 	return sig, ""
 }
@@ -122,9 +122,9 @@ func realtime(u string) (syscall.Signal, bool) {
 	return s, true
 }
 
-// signalFlag is sig as flush_signal spells it: its name without "SIG",
+// SignalFlag is sig as flush_signal spells it: its name without "SIG",
 // RTMIN+n, or its number.
-func signalFlag(sig syscall.Signal) string {
+func SignalFlag(sig syscall.Signal) string {
 	if sig == 0 {
 		return "none"
 	}
