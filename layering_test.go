@@ -43,7 +43,6 @@ var layers = []layer{
 	}},
 	{name: "base", pkgs: []string{
 		"internal/asm",        // the instructions Go cannot express
-		"internal/settings",   // the configuration schema: each setting once
 		"internal/logline",    // log lines on standard error
 		"internal/diskbudget", // bounds on a directory of files
 		"internal/cputime",    // the process's CPU time
@@ -61,19 +60,22 @@ var layers = []layer{
 		"internal/registry", // function names and their ids
 		"internal/flush",    // buffers to files
 	}},
+	{name: "settings", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
+		"internal/settings", // the configuration schema: each setting once (it names the buffer queue's modes and limits)
+	}},
 	{name: "request", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
 		"internal/request", // which goroutines belong to a request
 	}},
-	{name: "engine", may: []string{"format", "base", "shared", "parts", "request"}, pkgs: []string{
+	{name: "engine", may: []string{"format", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
 		"internal/engine", // writers, lifecycle, governor, statistics
 	}},
-	{name: "environment", may: []string{"format", "base"}, pkgs: []string{
+	{name: "environment", may: []string{"format", "base", "settings"}, pkgs: []string{
 		// XRAY_OPTIONS and XRAY_FDR_OPTIONS read into the schema; the API
 		// hands the result to the engine, which never reads the
 		// environment itself.
 		"internal/xrayflags",
 	}},
-	{name: "api", may: []string{"format", "base", "shared", "parts", "request", "engine", "environment"}, pkgs: []string{
+	{name: "api", may: []string{"format", "base", "shared", "parts", "settings", "request", "engine", "environment"}, pkgs: []string{
 		"", // package xray
 	}},
 	{name: "hooks", may: []string{"format", "base", "shared", "parts", "engine", "api"}, pkgs: []string{
