@@ -117,4 +117,17 @@
 // Go has no atexit: call Stop (defer xray.Stop() in main) to get a final
 // file, or set Options.FlushOnExit (XRAY_FDR_OPTIONS flush_on_exit=true)
 // for a final file on SIGTERM and SIGINT.
+//
+// # One request's records
+//
+// A span processor (package xrayotel is one) marks when a request's span
+// starts and ends on goxray's clock (Clock, on the goroutine
+// CurrentGoroutine names), then copies the records of that request alone
+// while recording goes on: SnapshotRequest, whose Request holds the
+// goroutines that worked for the span (the definition is Request's, the
+// one go tool goxray -trace uses too), their records, and writes them as
+// a file of their own (Request.WriteFiles, with a FileBudget bounding the
+// directory). With Options.GoTrace, ReadGoTrace says in which state
+// (running, runnable, in a system call, blocked, and on what) each
+// goroutine spent that time. None of it touches the record path.
 package xray

@@ -207,10 +207,14 @@
 // llvm-xray loads it like any other, and the file's version does not
 // matter (typed events would be lost in version 1).
 //
-// A request is the span's start event's goroutine and the goroutines it
-// started (the lineage events), between the start event and the end event
-// (or the end of the file when the end is missing). go tool goxray's -trace
-// flag narrows every view to the requests of one trace id this way.
+// A request is the span's start event's goroutine and the goroutines
+// started under it (the lineage events) inside its window, between the
+// start event and the end event (or the end of the file when the end is
+// missing), each while it worked for the span, as package xray's Request
+// defines it: a goroutine that marks only other traces' spans, or that
+// could belong to several requests, is none of the trace's. go tool
+// goxray's -trace flag narrows every view to the requests of one trace id
+// this way.
 //
 // # The shed event
 //

@@ -1,6 +1,7 @@
 package xrayotel
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -8,8 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	xrt "github.com/goxray/xray/internal/engine"
-	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray"
 )
 
 // BenchmarkSpan measures a fast span's Start and End as the package
@@ -93,7 +93,7 @@ func slowSpan(b *testing.B) (*SpanProcessor, job) {
 	_, span := tp.Tracer("bench").Start(context.Background(), "request")
 	handler()
 	span.End()
-	return p, p.endJob(span.(sdktrace.ReadOnlySpan), xrt.Clock())
+	return p, p.endJob(span.(sdktrace.ReadOnlySpan), xray.Clock())
 }
 
 // BenchmarkExtract measures the extraction of a slow span's few calls
@@ -150,7 +150,7 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	close(ping)
 	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{MaxCPU: -1})
 	defer p.Shutdown(context.Background())
-	snap, err := xrt.SnapshotGoroutines(glayout.Goid(), xrt.Clock())
+	snap, err := xray.SnapshotRequest(xray.Span{SpanID: [8]byte{1}, Goroutine: xray.CurrentGoroutine(), Start: xray.Clock()}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,15 +160,16 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	lockThread() // as the processor's goroutine: its thread's CPU clock measures it
 	b.ResetTimer()
 	for range b.N {
-		gt := &goTrace{since: xrt.Clock()} // a batch of spans that began now
+		gt := &goTrace{since: xray.Clock()} // a batch of spans that began now
 		gt.take(p, freq)
 		if gt.err != nil || gt.g == nil {
 			b.Fatal(gt.err)
 		}
 	}
 	b.StopTimer()
-	if raw, err := xrt.GoTraceSnapshot(); err == nil {
-		size = len(raw)
+	var raw bytes.Buffer
+	if _, err := xray.WriteGoTraceTo(&raw); err == nil {
+		size = raw.Len()
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
 	b.ReportMetric(float64(p.snapCost), "cpu-ns/last-snapshot")

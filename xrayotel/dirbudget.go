@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/goxray/xray/internal/diskbudget"
+	"github.com/goxray/xray"
 )
 
 // Defaults bounding Options.Dir. A slow request's file and map take tens
@@ -27,11 +27,12 @@ const requestPrefix = "xray-request."
 // requestFile recognises the per-request files' names exactly:
 // xray-request.<trace id>-<span id>.XXXXXX and the same with .map.
 func requestFile(name string) bool {
-	rest, ok := strings.CutPrefix(diskbudget.Unit(name), requestPrefix)
-	if !ok || len(rest) != 32+1+16+1+diskbudget.SuffixLen || rest[32] != '-' || rest[49] != '.' {
+	prefix, ok := xray.FilePrefix(name)
+	rest, mine := strings.CutPrefix(prefix, requestPrefix)
+	if !ok || !mine || len(rest) != 32+1+16+1 || rest[32] != '-' || rest[49] != '.' {
 		return false
 	}
-	return isHex(rest[:32]) && isHex(rest[33:49]) && diskbudget.IsSuffix(rest[50:])
+	return isHex(rest[:32]) && isHex(rest[33:49])
 }
 
 func isHex(s string) bool {
@@ -41,11 +42,11 @@ func isHex(s string) bool {
 
 // newDirBudget builds the budget of o.Dir from the Options' limits: 0
 // takes the default, a negative value means no limit.
-func newDirBudget(o Options) *diskbudget.Budget {
+func newDirBudget(o Options) *xray.FileBudget {
 	if o.Dir == "" {
 		return nil
 	}
-	lim := diskbudget.Limits{MaxFiles: o.DirMaxFiles, MaxBytes: o.DirMaxBytes, PerSecond: o.DirPerSecond, Burst: DirBurst}
+	lim := xray.FileLimits{MaxFiles: o.DirMaxFiles, MaxBytes: o.DirMaxBytes, PerSecond: o.DirPerSecond, Burst: DirBurst}
 	if lim.MaxFiles == 0 {
 		lim.MaxFiles = DefaultDirMaxFiles
 	}
@@ -56,13 +57,13 @@ func newDirBudget(o Options) *diskbudget.Budget {
 		lim.PerSecond = DefaultDirPerSecond
 	}
 	lim.MaxFiles, lim.MaxBytes, lim.PerSecond = max(lim.MaxFiles, 0), max(lim.MaxBytes, 0), max(lim.PerSecond, 0)
-	return diskbudget.New(o.Dir, requestFile, lim)
+	return xray.NewFileBudget(o.Dir, requestFile, lim)
 }
 
 // dirCounts is what the Dir budget skipped and deleted so far.
-func (p *SpanProcessor) dirCounts() diskbudget.Counts {
+func (p *SpanProcessor) dirCounts() xray.FileCounts {
 	if p.dirb == nil {
-		return diskbudget.Counts{}
+		return xray.FileCounts{}
 	}
 	return p.dirb.Counts()
 }

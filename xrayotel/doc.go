@@ -16,35 +16,37 @@
 // A span is slow when EndTime−StartTime ≥ Options.Threshold. Its window
 // is when OnStart and OnEnd ran, on goxray's clock, whatever timestamps
 // the span declares (trace.WithTimestamp). For a slow span the processor
-// copies the goxray buffers written since the window began
-// (runtime.SnapshotGoroutines), restricted to the goroutine that started
-// the span and the goroutines started under it (goxray records which
-// goroutine started which), and exports through exp, as children of the
-// span:
+// copies the records of the span's request (xray.SnapshotRequest: the
+// buffers written since the window began, restricted to the goroutine
+// that started the span and the goroutines started under it, as goxray
+// records which goroutine started which), and exports through exp, as
+// children of the span:
 //
 //   - one span per function call that began inside the window on a
 //     goroutine of the request, while that goroutine worked for the span.
-//     The request's goroutines are the one that started the span and,
-//     where goxray records goroutines' parents (glayout.ParentSource; not
-//     in the purego build, where only the starting goroutine's calls are
-//     found), each goroutine whose first record is inside the window and
-//     whose parent is one of them, if it marked a span of the span's
-//     subtree (started or ended one, the span itself included), or, if it
-//     marked no span, if its parent worked for the span when it first ran
-//     and for no other span then. A goroutine works for the span except
-//     while a span outside the span's subtree is the innermost span open
-//     on it. So a dispatcher that starts one request's span after another
-//     on its goroutine, each ended by a worker it spawns, gives each
-//     request its own calls: the dispatcher's from its span's start to
-//     the next span's, the worker that ends it, and the goroutines its
-//     worker spawned. A goroutine spawned by the dispatcher that marks no
-//     span, first running while several requests' spans were open on the
+//     The request is as package xray defines it (see xray.Request): the
+//     goroutine that started the span and, where goxray records
+//     goroutines' parents (xray.GoroutineParents; not in the purego build,
+//     where only the starting goroutine's calls are found), each goroutine
+//     whose first record is inside the window and whose parent is one of
+//     them, if it marked a span of the span's subtree inside the window
+//     (started or ended one, the span itself included), or, if it marked
+//     none, if its parent worked for the span when it first ran and for no
+//     other span then. A goroutine works for the span except while a span
+//     outside the span's subtree is the innermost span open on it. So a
+//     dispatcher that starts one request's span after another on its
+//     goroutine, each ended by a worker it spawns, gives each request its
+//     own calls: the dispatcher's from its span's start to the next
+//     span's, the worker that ends it, and the goroutines its worker
+//     spawned. A goroutine spawned by the dispatcher that marks no span,
+//     first running while several requests' spans were open on the
 //     dispatcher, could be any of theirs (goxray knows when a goroutine
 //     first recorded, not when it was spawned), so no request takes it.
 //     Two requests never share a call. Which span is under which is known
 //     from the span's parent as OnStart saw it; for a span whose chain of
 //     parents the processor no longer holds (see startSlots), a span of
-//     the same trace counts as under it.
+//     the same trace counts as under it. go tool goxray's -trace narrows
+//     its views to a trace's requests by the same definition.
 //     Its name is the function's name in the
 //     instrumentation map (what llvm-xray account prints), its start and end
 //     the call's Entry and Exit, mapped from goxray's clock to wall time
@@ -95,8 +97,8 @@
 // When the session runs with the root package's Options.GoTrace (Go's
 // execution-trace flight recorder beside goxray), every function span
 // also carries its time by the state its goroutine was in, from Go's
-// execution trace joined as `go tool goxray why` joins it (package
-// internal/why): goxray.running_ns, goxray.runnable_ns (waiting for a
+// execution trace joined as `go tool goxray why` joins it
+// (xray.ReadGoTrace): goxray.running_ns, goxray.runnable_ns (waiting for a
 // P), goxray.syscall_ns and goxray.blocked_ns, and goxray.unknown_ns
 // when part of the call lies outside what the Go trace holds. Each
 // blocked interval of at least Options.BlockEventMin (1 ms by default)

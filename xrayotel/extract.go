@@ -3,8 +3,8 @@ package xrayotel
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -17,10 +17,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
-	xrt "github.com/goxray/xray/internal/engine"
-	"github.com/goxray/xray/internal/flush"
-	"github.com/goxray/xray/internal/registry"
 )
 
 // ScopeName is the instrumentation scope of the spans the processor makes.
@@ -69,10 +67,19 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.err = "the goroutine that started the span is unknown (started while goxray was not recording, or its slot was reused)"
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, fmt.Errorf("%s", sum.err)
 	}
-	// Only the buffers written since the span began are copied.
-	snap, err := xrt.SnapshotGoroutines(j.g, j.from)
-	if err != nil {
+	// The request's goroutines, and only the buffers written since the
+	// span began, are copied.
+	from, to := j.from, max(j.to, j.from)
+	sc := s.SpanContext()
+	span := xray.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Goroutine: j.g, Start: from, End: to}
+	binary.LittleEndian.PutUint64(span.Parent[:], j.parent)
+	snap, err := xray.SnapshotRequest(span, spanTable{p})
+	if errors.Is(err, xray.ErrNotRunning) {
 		sum.err = err.Error()
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+	}
+	if err != nil {
+		sum.err = "reading the request's records: " + err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
 	}
 	defer snap.Release()
@@ -82,36 +89,22 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	// on the span, the mapping is off by at most the clock's frequency
 	// error over the span's length, where the session's Start would drift
 	// by milliseconds per hour of session.
-	from, to := j.from, max(j.to, j.from)
 	freq := float64(snap.Frequency())
 	wall := func(t uint64) time.Time {
 		return j.wall.Add(-time.Duration(math.Round(float64(int64(to-t)) * 1e9 / freq)))
 	}
-	if snap.After != 0 && snap.After >= from {
+	if a := snap.After(); a != 0 && a >= from {
 		sum.truncated = true
-		sum.windowStart = wall(snap.After + 1)
+		sum.windowStart = wall(a + 1)
 	}
-	rq, err := p.newRequest(snap, j, from, to)
-	if err != nil {
-		sum.err = "reading the request's records: " + err.Error()
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
-	}
-	members := rq.members
-	sum.goroutines = len(members)
-	kept := rq.calls(&sum)
+	sum.goroutines = len(snap.Goroutines())
+	kept := calls(snap, &sum)
 	kept = p.limit(kept, &sum)
 	if p.o.Dir != "" && !p.dirb.Allow() {
 		sum.fileSkipped = true
 	} else if p.o.Dir != "" {
-		sc := s.SpanContext()
 		prefix := requestPrefix + sc.TraceID().String() + "-" + sc.SpanID().String() + "."
-		path, err := flush.WriteFiles(p.o.Dir, prefix, func(w io.Writer) error {
-			_, err := snap.Encode(w, members, from, to)
-			return err
-		}, func(w io.Writer) error {
-			_, err := xrt.WriteMap(w)
-			return err
-		})
+		path, err := snap.WriteFiles(p.o.Dir, prefix)
 		if err != nil {
 			sum.err = "writing the request's file: " + err.Error()
 		} else {
@@ -178,8 +171,8 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 }
 
 func funcName(id uint32) string {
-	if f, ok := registry.Lookup(id); ok && f.Name != "" {
-		return f.Name
+	if name, ok := xray.FuncName(xray.ID(id)); ok {
+		return name
 	}
 	return "#" + strconv.FormatUint(uint64(id), 10)
 }
@@ -236,17 +229,22 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 // calls reads the request's records and returns the calls to export,
 // each with its parent (an index into the result, or -1 for the span),
 // parents before children.
-func (rq *request) calls(sum *summary) []*call {
-	root, to, snap := rq.root, rq.to, rq.snap
+func calls(rq *xray.Request, sum *summary) []*call {
+	members := rq.Goroutines()
+	root := members[0]
+	_, to := rq.Window()
 	gs := map[uint64]*goroutine{}
 	stacks := map[uint64][]*call{}
-	for _, id := range rq.members {
+	for _, id := range members {
 		g := &goroutine{}
-		g.parent, g.spawn = snap.Lineage(id)
+		var spawn xray.ID
+		g.parent, spawn = rq.Lineage(id)
+		g.spawn = uint32(spawn)
 		gs[id] = g
 		var stack []*call
-		for i := range rq.recs[id] {
-			r := &rq.recs[id][i]
+		recs := rq.Records(id)
+		for i := range recs {
+			r := &recs[i]
 			if r.Event {
 				continue
 			}
@@ -255,7 +253,7 @@ func (rq *request) calls(sum *summary) []*call {
 			}
 			switch r.Action {
 			case fdr.Enter, fdr.EnterArgs:
-				c := &call{fn: r.FuncID, g: r.G, start: r.TSC, parent: -1}
+				c := &call{fn: uint32(r.Func), g: r.G, start: r.TSC, parent: -1}
 				if len(stack) > 0 {
 					c.up = stack[len(stack)-1]
 				}
@@ -263,11 +261,11 @@ func (rq *request) calls(sum *summary) []*call {
 				g.calls = append(g.calls, c)
 			case fdr.Exit, fdr.TailExit:
 				k := len(stack) - 1
-				for k >= 0 && stack[k].fn != r.FuncID {
+				for k >= 0 && stack[k].fn != uint32(r.Func) {
 					k--
 				}
 				if k < 0 {
-					if rq.inside(id, r.TSC) {
+					if rq.Working(id, r.TSC) {
 						sum.unmatched++ // a stray Exit, or the end of a call that began before the window
 					}
 					continue
@@ -289,16 +287,16 @@ func (rq *request) calls(sum *summary) []*call {
 		}
 	}
 	var kept []*call
-	for _, id := range rq.members {
+	for _, id := range members {
 		g := gs[id]
 		for _, c := range g.calls {
 			if c.fn == 0 {
-				if rq.inside(id, c.start) {
+				if rq.Working(id, c.start) {
 					sum.unmatched++
 				}
 				continue
 			}
-			if !rq.inside(id, c.start) {
+			if !rq.Working(id, c.start) {
 				continue
 			}
 			c.keep = true

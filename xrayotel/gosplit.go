@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -13,8 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	xrt "github.com/goxray/xray/internal/engine"
-	"github.com/goxray/xray/internal/why"
+	"github.com/goxray/xray"
 )
 
 // Defaults of the Go-trace split (Options.BlockEventMin, MaxBlockEvents).
@@ -32,8 +30,7 @@ const BlockedEvent = "blocked"
 type goTrace struct {
 	since uint64 // the batch's earliest start, goxray's clock
 	taken bool
-	g     *why.GoTrace
-	al    *why.Alignment
+	g     *xray.GoTrace
 	err   error
 	// skipped: the processor's CPU budget could not pay for it.
 	skipped bool
@@ -49,7 +46,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	gt.taken = true
-	if !xrt.GoTraceOn() {
+	if !xray.GoTraceOn() {
 		return
 	}
 	if !p.cpu.afford(p.snapCost) {
@@ -68,8 +65,9 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 			}
 		}
 	}()
-	b, err := xrt.GoTraceSnapshot()
-	if errors.Is(err, xrt.ErrNoGoTrace) {
+	var b bytes.Buffer
+	_, err := xray.WriteGoTraceTo(&b)
+	if errors.Is(err, xray.ErrNoGoTrace) {
 		return // stopped meanwhile
 	}
 	if err != nil {
@@ -77,17 +75,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	p.snaps.Add(1)
-	g, err := why.ReadGoTraceSince(bytes.NewReader(b), gt.since, freq)
-	if err != nil {
-		gt.err = fmt.Errorf("reading the go trace: %w", err)
-		return
-	}
-	al, err := g.Align(int32(os.Getpid()), freq)
-	if err != nil {
-		gt.err = fmt.Errorf("aligning the go trace: %w", err)
-		return
-	}
-	gt.g, gt.al = g, al
+	gt.g, gt.err = xray.ReadGoTrace(&b, gt.since, freq)
 }
 
 // splitter adds the Go trace's split to one slow span's function spans.
@@ -118,36 +106,36 @@ func newSplitter(p *SpanProcessor, gt *goTrace, kept []*call, to uint64) *splitt
 // (not in a kept call under it on its goroutine, which gets them), the
 // longest Options.MaxBlockEvents of them. start is c's wall start.
 func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyValue, []sdktrace.Event) {
-	al := s.gt.al
-	t0, t1 := al.Time(c.start), al.Time(end)
-	ivs := s.gt.g.Intervals(nil, int32(c.g), t0, t1)
-	var by [why.Unknown + 1]int64
+	gt := s.gt.g
+	t0, t1 := gt.Time(c.start), gt.Time(end)
+	ivs := gt.States(nil, c.g, t0, t1)
+	var by [xray.GoUnknown + 1]int64
 	for _, iv := range ivs {
-		by[iv.Key.State] += iv.T1 - iv.T0
+		by[iv.State] += iv.T1 - iv.T0
 	}
 	attrs := []attribute.KeyValue{
-		attribute.Int64("goxray.running_ns", by[why.Running]),
-		attribute.Int64("goxray.runnable_ns", by[why.Runnable]),
-		attribute.Int64("goxray.syscall_ns", by[why.Syscall]),
-		attribute.Int64("goxray.blocked_ns", by[why.Blocked]),
+		attribute.Int64("goxray.running_ns", by[xray.GoRunning]),
+		attribute.Int64("goxray.runnable_ns", by[xray.GoRunnable]),
+		attribute.Int64("goxray.syscall_ns", by[xray.GoSyscall]),
+		attribute.Int64("goxray.blocked_ns", by[xray.GoBlocked]),
 	}
-	if by[why.Unknown] > 0 {
-		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[why.Unknown]))
+	if by[xray.GoUnknown] > 0 {
+		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[xray.GoUnknown]))
 	}
 	min := s.p.o.BlockEventMin
 	if min < 0 {
 		return attrs, nil
 	}
-	var own []why.Interval
+	var own []xray.GoInterval
 	for _, iv := range ivs {
-		if iv.Key.State != why.Blocked {
+		if iv.State != xray.GoBlocked {
 			continue
 		}
 		own = s.cut(own, iv, s.kids[c])
 	}
 	var evs []sdktrace.Event
 	dropped := 0
-	slices.SortStableFunc(own, func(a, b why.Interval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
+	slices.SortStableFunc(own, func(a, b xray.GoInterval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
 	for _, iv := range own {
 		if time.Duration(iv.T1-iv.T0) < min {
 			break
@@ -157,11 +145,11 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 			continue
 		}
 		ea := []attribute.KeyValue{
-			attribute.String("reason", iv.Key.Reason),
+			attribute.String("reason", iv.Reason),
 			attribute.Int64("duration_ns", iv.T1-iv.T0),
 		}
-		if iv.Key.Site != "" {
-			ea = append(ea, attribute.String("site", iv.Key.Site))
+		if iv.Site != "" {
+			ea = append(ea, attribute.String("site", iv.Site))
 		}
 		if iv.Waker >= 0 {
 			ea = append(ea, attribute.String("woken_by", s.waker(iv.Waker, iv.T1)))
@@ -176,9 +164,9 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 }
 
 // cut appends to out the parts of iv outside the kids' calls.
-func (s *splitter) cut(out []why.Interval, iv why.Interval, kids []*call) []why.Interval {
+func (s *splitter) cut(out []xray.GoInterval, iv xray.GoInterval, kids []*call) []xray.GoInterval {
 	for _, k := range kids {
-		a, b := s.gt.al.Time(k.start), s.gt.al.Time(min(k.end, s.to))
+		a, b := s.gt.g.Time(k.start), s.gt.g.Time(min(k.end, s.to))
 		if b <= iv.T0 || a >= iv.T1 {
 			continue
 		}
@@ -201,7 +189,7 @@ func (s *splitter) waker(g int64, t int64) string {
 	name := "goroutine " + strconv.FormatInt(g, 10)
 	var in *call
 	for _, c := range s.byG[uint64(g)] {
-		if s.gt.al.Time(c.start) <= t && t <= s.gt.al.Time(min(c.end, s.to)) {
+		if s.gt.g.Time(c.start) <= t && t <= s.gt.g.Time(min(c.end, s.to)) {
 			in = c // later Entries are deeper
 		}
 	}

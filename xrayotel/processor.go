@@ -10,11 +10,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/internal/diskbudget"
-	xrt "github.com/goxray/xray/internal/engine"
-	"github.com/goxray/xray/internal/glayout"
-	"github.com/goxray/xray/internal/logline"
 )
 
 // Defaults for zero Options fields.
@@ -119,7 +116,7 @@ type SpanProcessor struct {
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
-	dirb *diskbudget.Budget // nil without Dir
+	dirb *xray.FileBudget // nil without Dir
 
 	// waiting counts the slow spans queued and not yet being processed,
 	// at most Options.QueueSize.
@@ -196,7 +193,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 		o.MaxBlockEvents = DefaultMaxBlockEvents
 	}
 	if o.Logf == nil {
-		o.Logf = log.New(logline.Stderr(), "xrayotel: ", log.LstdFlags).Printf
+		o.Logf = log.New(xray.LogOutput(), "xrayotel: ", log.LstdFlags).Printf
 	}
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
@@ -216,11 +213,11 @@ func spanKey(id [8]byte) uint64 {
 // OnStart records the span's ids on the current goroutine's trace and
 // remembers the goroutine. It does nothing while goxray is not recording.
 func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
-	if !xrt.On() {
+	if !xray.On() {
 		return
 	}
 	sc := s.SpanContext()
-	g := glayout.Goid()
+	g := xray.CurrentGoroutine()
 	k := spanKey(sc.SpanID())
 	var par uint64
 	if ps := s.Parent(); ps.HasSpanID() {
@@ -233,10 +230,10 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	sl.end.Store(0)
 	// The clock before the event: the window holds the span's start
 	// event and every record made under the span after OnStart.
-	sl.tsc.Store(xrt.Clock())
+	sl.tsc.Store(xray.Clock())
 	sl.span.Store(k)
 	var buf [fdr.SpanPayloadSize]byte
-	xrt.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
+	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
 }
 
 // read copies span k's slot into st, and reports whether it still held
@@ -254,27 +251,17 @@ func (p *SpanProcessor) read(k uint64, st *startSlot) bool {
 	return sl.span.Load() == k
 }
 
-// started returns what OnStart remembered of span k: the goroutine that
-// started it (0: unknown) and its parent's key.
-func (p *SpanProcessor) started(k uint64) (g, parent uint64) {
-	var st startSlot
-	if !p.read(k, &st) {
-		return 0, 0
-	}
-	return st.g.Load(), st.parent.Load()
-}
-
 // OnEnd records the span's end on the current goroutine's trace and, for
 // a slow span, queues it for extraction without waiting.
 func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	sc := s.SpanContext()
 	k := spanKey(sc.SpanID())
 	var to uint64
-	if xrt.On() {
+	if xray.On() {
 		var buf [fdr.SpanPayloadSize]byte
-		xrt.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), End: true}))
+		xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), End: true}))
 		// The clock after the event, so that the span's window holds it.
-		to = xrt.Clock()
+		to = xray.Clock()
 		// Other spans' extractions ask which spans were open when.
 		if sl := p.slot(k); sl.span.Load() == k {
 			sl.end.Store(to)
@@ -422,7 +409,7 @@ func (p *SpanProcessor) Stats() Stats {
 }
 
 func (p *SpanProcessor) process(j job) {
-	if !xrt.On() || j.to == 0 {
+	if !xray.On() || j.to == 0 {
 		p.notRec.Add(1)
 		p.offOnce.Do(func() {
 			p.o.Logf("goxray is not recording (xray.Start was not called, or Stop was): slow spans get no function spans")
@@ -454,7 +441,7 @@ func (p *SpanProcessor) process(j job) {
 			}
 		}()
 	}
-	if errors.Is(err, xrt.ErrNotRunning) {
+	if errors.Is(err, xray.ErrNotRunning) {
 		p.notRec.Add(1)
 		return
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -65,8 +64,8 @@ func handler() {
 // runtime layout): then only the starting goroutine's calls are found.
 func needLineage(t testing.TB) {
 	t.Helper()
-	if strings.HasPrefix(glayout.ParentSource(), "unknown") {
-		t.Skipf("goroutine parents are not recorded here (%s)", glayout.ParentSource())
+	if ok, how := xray.GoroutineParents(); !ok {
+		t.Skipf("goroutine parents are not recorded here (%s)", how)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/internal/glayout"
 )
 
 // A dispatcher starts one request's span after another on its own
@@ -33,7 +32,7 @@ func TestDispatcherRequests(t *testing.T) {
 		xray.Exit(idTiny)
 		workers[i] = make(chan uint64, 1)
 		wg.Go(func() {
-			workers[i] <- glayout.Goid()
+			workers[i] <- xray.CurrentGoroutine()
 			for range 3 {
 				step(2 * time.Millisecond)
 			}

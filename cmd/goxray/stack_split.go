@@ -10,6 +10,7 @@ import (
 
 	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/why"
+	"github.com/goxray/xray/internal/whyprof"
 )
 
 // writeFoldedSplit writes stack -split's lines: each call path's self
@@ -19,7 +20,7 @@ import (
 // each goroutine's own (a spawned goroutine's calls are rooted at its
 // first traced function, not under the call that spawned it).
 func writeFoldedSplit(w io.Writer, j *why.Join, m *analysis.Map) error {
-	pp := j.PProf(func(id uint32) (string, string, int) { return m.Name(id), "", 0 })
+	pp := whyprof.PProf(j, func(id uint32) (string, string, int) { return m.Name(id), "", 0 })
 	clean := strings.NewReplacer(";", ":", "\n", " ")
 	bw := bufio.NewWriter(w)
 	for _, s := range pp.Sample {

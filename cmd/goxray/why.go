@@ -14,6 +14,7 @@ import (
 	"github.com/goxray/xray/internal/analysis"
 	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/why"
+	"github.com/goxray/xray/internal/whyprof"
 )
 
 func init() {
@@ -90,7 +91,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 				file, line := m.Source(id)
 				return m.Name(id), file, line
 			}
-			return func(w io.Writer) error { return j.PProf(names).Write(w) }, nil
+			return func(w io.Writer) error { return whyprof.PProf(j, names).Write(w) }, nil
 		}
 		return func(w io.Writer) error {
 			if *format == "csv" {

@@ -1,25 +1,30 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/request"
 )
 
 // RequestScan is the first pass of narrowing a file to the requests of one
 // distributed trace (go tool goxray's -trace): it reads the span events
-// (fdr.Span), the lineage events and each goroutine's first record. See
-// fdr's documentation of the span event for what a request is.
+// (fdr.Span), the lineage events and each goroutine's first record. A
+// request is what package internal/request defines, decided from the file
+// alone: its span events carry no parent span, so a span of the same trace
+// counts as under a request's span, one of another trace as outside it.
 type RequestScan struct {
 	trace  [16]byte
-	starts map[[8]byte]spanAt
-	ends   map[[8]byte]uint64
-	parent map[int32]int32
-	first  map[int32]uint64
+	starts map[[8]byte]spanAt // the trace's spans
+	spans  map[uint64]request.Span
+	marks  map[uint64][]request.Mark
+	parent map[uint64]uint64
+	first  map[uint64]uint64
+	tids   []uint64 // in the order the file first names them
 }
 
 type spanAt struct {
@@ -48,43 +53,50 @@ func ParseTraceID(s string) ([16]byte, error) {
 
 // NewRequestScan starts a scan for trace id.
 func NewRequestScan(trace [16]byte) *RequestScan {
-	return &RequestScan{trace: trace, starts: map[[8]byte]spanAt{}, ends: map[[8]byte]uint64{},
-		parent: map[int32]int32{}, first: map[int32]uint64{}}
+	return &RequestScan{trace: trace, starts: map[[8]byte]spanAt{}, spans: map[uint64]request.Span{},
+		marks: map[uint64][]request.Mark{}, parent: map[uint64]uint64{}, first: map[uint64]uint64{}}
 }
 
 // Scan takes every event of the file, in file order.
 func (s *RequestScan) Scan(e *Event) {
+	g := goroutine(e.TID)
 	switch e.Type {
 	case fdr.EventCustom:
 		if sp, ok := fdr.ParseSpan(e.Data); ok {
-			if sp.TraceID != s.trace {
-				return
-			}
+			k := binary.LittleEndian.Uint64(sp.SpanID[:])
+			s.marks[g] = append(s.marks[g], request.Mark{TSC: e.TSC, Span: k, Trace: sp.TraceID, End: sp.End})
+			st, seen := s.spans[k]
 			if sp.End {
-				s.ends[sp.SpanID] = e.TSC
-			} else if _, dup := s.starts[sp.SpanID]; !dup {
+				st.End = e.TSC
+			} else if !seen || st.G == 0 {
+				st.ID, st.Trace, st.G, st.Start = k, sp.TraceID, g, e.TSC
+			}
+			s.spans[k] = st
+			if _, dup := s.starts[sp.SpanID]; !dup && !sp.End && sp.TraceID == s.trace {
 				s.starts[sp.SpanID] = spanAt{e.TID, e.TSC}
 			}
 		} else if l, ok := fdr.ParseLineage(e.Data); ok {
-			s.parent[e.TID] = int32(uint32(l.Parent))
+			s.parent[g] = goroutine(int32(uint32(l.Parent)))
 		}
 	case fdr.EventTyped:
 	default:
-		if _, ok := s.first[e.TID]; !ok {
-			s.first[e.TID] = e.TSC
+		if _, ok := s.first[g]; !ok {
+			s.first[g] = e.TSC
+			s.tids = append(s.tids, g)
 		}
 	}
 }
+
+// goroutine is a thread id as package request numbers goroutines.
+func goroutine(tid int32) uint64 { return uint64(uint32(tid)) }
 
 // RequestFilter selects the events of the requests a RequestScan found.
 type RequestFilter struct {
 	// Spans are the span ids found, in hex, sorted.
 	Spans []string
-	// member: per goroutine, the windows of the requests it belongs to.
-	member map[int32][]reqWindow
+	// member: per goroutine, when it worked for the requests it belongs to.
+	member map[int32][]request.Interval
 }
-
-type reqWindow struct{ from, to uint64 }
 
 // Done ends the scan. It returns an error when the file holds no start
 // event of the trace.
@@ -92,43 +104,63 @@ func (s *RequestScan) Done() (*RequestFilter, error) {
 	if len(s.starts) == 0 {
 		return nil, fmt.Errorf("no span of trace %x starts in this file (the span events are written by xrayotel's span processor; the ring may have lost them)", s.trace)
 	}
-	children := map[int32][]int32{}
-	for c, p := range s.parent {
-		if c != p {
-			children[p] = append(children[p], c)
-		}
+	for _, ms := range s.marks {
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].TSC < ms[j].TSC })
 	}
-	f := &RequestFilter{member: map[int32][]reqWindow{}}
+	f := &RequestFilter{member: map[int32][]request.Interval{}}
+	parent := func(g uint64) (uint64, bool) { p, ok := s.parent[g]; return p, ok }
 	for id, st := range s.starts {
 		f.Spans = append(f.Spans, hex.EncodeToString(id[:]))
-		w := reqWindow{st.tsc, math.MaxUint64}
-		if end, ok := s.ends[id]; ok && end >= st.tsc {
-			w.to = end
+		sp := s.spans[binary.LittleEndian.Uint64(id[:])]
+		sp.G, sp.Start = goroutine(st.tid), st.tsc
+		if sp.End < sp.Start {
+			sp.End = 0 // the end is missing: the request runs to the end of the file
 		}
-		// The starting goroutine, and those started under it inside the
-		// window (breadth first; seen guards against corrupt cycles).
-		seen := map[int32]bool{st.tid: true}
-		queue := []int32{st.tid}
-		for len(queue) > 0 {
-			g := queue[0]
-			queue = queue[1:]
-			f.member[g] = append(f.member[g], w)
-			for _, c := range children[g] {
-				if t, ok := s.first[c]; ok && !seen[c] && t >= w.from && t <= w.to {
-					seen[c] = true
-					queue = append(queue, c)
-				}
-			}
+		tree := request.NewTree(sp.G, parent)
+		for _, g := range s.tids {
+			tree.Has(g)
+		}
+		r, err := request.Find(sp, tree.Goroutines(), fileGoroutines{s}, fileSpans{s})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range r.Members() {
+			tid := int32(uint32(g))
+			f.member[tid] = append(f.member[tid], r.Intervals(g)...)
 		}
 	}
 	sort.Strings(f.Spans)
 	return f, nil
 }
 
+// fileGoroutines and fileSpans are what the file says of goroutines and
+// spans, as package request asks for it.
+type (
+	fileGoroutines struct{ s *RequestScan }
+	fileSpans      struct{ s *RequestScan }
+)
+
+func (f fileGoroutines) Lineage(g uint64) (parent, started uint64) {
+	return f.s.parent[g], f.s.first[g]
+}
+
+func (f fileGoroutines) Marks(g uint64) ([]request.Mark, error) { return f.s.marks[g], nil }
+
+// Span knows no span's parent: span events carry none.
+func (fileSpans) Span(uint64) (request.Span, bool) { return request.Span{}, false }
+
+func (f fileSpans) StartedOn(g uint64, fn func(request.Span)) {
+	for _, m := range f.s.marks[g] {
+		if sp := f.s.spans[m.Span]; !m.End && sp.G == g && sp.Start == m.TSC {
+			fn(sp)
+		}
+	}
+}
+
 // Keeper returns a filter for one pass over the file: it keeps a member
-// goroutine's events inside one of its windows, and its lineage events,
-// and the events that speak of the whole file (the shed set, the note that
-// the stacks were not read).
+// goroutine's events while it worked for one of the requests, and its
+// lineage events, and the events that speak of the whole file (the shed
+// set, the note that the stacks were not read).
 // An Exit whose Entry was left out (the call began before the window) is
 // left out too, so every view sees matched calls; calls still open at
 // the window's end stay open, as at the end of any file.
@@ -151,7 +183,7 @@ func (f *RequestFilter) Keeper() func(*Event) bool {
 		}
 		in := false
 		for _, w := range ws {
-			if e.TSC >= w.from && e.TSC <= w.to {
+			if e.TSC >= w.From && e.TSC <= w.To {
 				in = true
 				break
 			}

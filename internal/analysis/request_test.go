@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/goxray/xray/fdr"
@@ -81,5 +82,65 @@ func TestRequestFilter(t *testing.T) {
 	other[0] = 1
 	if _, err := NewRequestScan(other).Done(); err == nil {
 		t.Error("a trace with no span in the file: no error")
+	}
+}
+
+// A dispatcher (1) starts request A's span, then request B's (another
+// trace) on its own goroutine; worker 2 ends A, worker 3 ends B, and 4,
+// spawned while both were open and marking no span, could be either's.
+// -trace of A keeps the dispatcher's call made for A, not the one made
+// after B started, worker 2, and neither 3 nor 4: the definition of
+// package request, which xrayotel's spans follow too.
+func TestRequestFilterDispatcher(t *testing.T) {
+	var ta, tb [16]byte
+	ta[15], tb[15] = 1, 2
+	span := func(tr [16]byte, id byte, end bool) []byte {
+		s := fdr.Span{TraceID: tr, End: end}
+		s.SpanID[7] = id
+		return fdr.AppendSpanPayload(nil, s)
+	}
+	lin := fdr.AppendLineagePayload(nil, fdr.Lineage{Parent: 1})
+	evs := []Event{
+		{Type: fdr.EventCustom, TID: 2, TSC: 1, Data: lin},
+		{Type: fdr.EventCustom, TID: 3, TSC: 1, Data: lin},
+		{Type: fdr.EventCustom, TID: 4, TSC: 1, Data: lin},
+		{Type: fdr.EventCustom, TID: 1, TSC: 10, Data: span(ta, 1, false)},
+		{Type: fdr.EventEnter, TID: 1, TSC: 11, FuncID: 10},
+		{Type: fdr.EventExit, TID: 1, TSC: 12, FuncID: 10},
+		{Type: fdr.EventEnter, TID: 2, TSC: 15, FuncID: 20},
+		{Type: fdr.EventCustom, TID: 1, TSC: 20, Data: span(tb, 2, false)},
+		{Type: fdr.EventEnter, TID: 1, TSC: 21, FuncID: 11},
+		{Type: fdr.EventExit, TID: 1, TSC: 22, FuncID: 11},
+		{Type: fdr.EventEnter, TID: 3, TSC: 23, FuncID: 30},
+		{Type: fdr.EventEnter, TID: 4, TSC: 25, FuncID: 40},
+		{Type: fdr.EventExit, TID: 4, TSC: 26, FuncID: 40},
+		{Type: fdr.EventExit, TID: 2, TSC: 29, FuncID: 20},
+		{Type: fdr.EventCustom, TID: 2, TSC: 30, Data: span(ta, 1, true)},
+		{Type: fdr.EventExit, TID: 3, TSC: 39, FuncID: 30},
+		{Type: fdr.EventCustom, TID: 3, TSC: 40, Data: span(tb, 2, true)},
+	}
+	kept := func(tr [16]byte) []uint64 {
+		scan := NewRequestScan(tr)
+		for i := range evs {
+			scan.Scan(&evs[i])
+		}
+		f, err := scan.Done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep := f.Keeper()
+		var got []uint64
+		for i := range evs {
+			if keep(&evs[i]) && evs[i].Type != fdr.EventCustom {
+				got = append(got, evs[i].TSC)
+			}
+		}
+		return got
+	}
+	if got, want := kept(ta), []uint64{11, 12, 15, 29}; !slices.Equal(got, want) {
+		t.Errorf("trace A keeps the calls at %v, want %v", got, want)
+	}
+	if got, want := kept(tb), []uint64{21, 22, 23, 39}; !slices.Equal(got, want) {
+		t.Errorf("trace B keeps the calls at %v, want %v", got, want)
 	}
 }

@@ -13,12 +13,14 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/flush"
+	"github.com/goxray/xray/internal/request"
 )
 
 // GoroutineSnapshot is a copy of the current window restricted to one
-// goroutine and the goroutines it started, directly or not: what one
-// request did, for a caller that knows the goroutine the request started on
-// (package xrayotel). SnapshotGoroutines makes one; Release gives its
+// goroutine and the goroutines it started, directly or not (a
+// request.Tree): the goroutines that may have worked for a request, for a
+// caller that knows the goroutine the request started on (package xray's
+// SnapshotRequest, which decides which of them did). SnapshotGoroutines makes one; Release gives its
 // memory back.
 //
 // The buffers are copied as Flush copies them, into memory pooled between
@@ -169,29 +171,15 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 			blocks = append(blocks, keptBlock{sg[start:off:off], g, last})
 		}
 	}
-	// The set: root and every goroutine whose ancestry reaches it.
-	keep := map[uint64]bool{root: true}
-	gs.Goroutines = append(gs.Goroutines, root)
-	var in func(g uint64, depth int) bool
-	in = func(g uint64, depth int) bool {
-		if v, ok := keep[g]; ok {
-			return v
-		}
-		par, ok := parent[g]
-		// The depth bound guards against a cycle in corrupt parent ids.
-		v := ok && depth < 1<<12 && par != g && in(par, depth+1)
-		keep[g] = v
-		if v {
-			gs.Goroutines = append(gs.Goroutines, g)
-		}
-		return v
-	}
+	// The set: root and every goroutine under it (package request).
+	tree := request.NewTree(root, func(g uint64) (uint64, bool) { p, ok := parent[g]; return p, ok })
 	for _, b := range blocks {
-		if in(b.g, 0) {
+		if tree.Has(b.g) {
 			gs.blocks = append(gs.blocks, b)
 			gs.Bytes += len(b.data)
 		}
 	}
+	gs.Goroutines = tree.Goroutines()
 	gs.lin = map[uint64]lineage{}
 	for _, g := range gs.Goroutines {
 		gs.lin[g] = lineage{parent[g], spawnPC[g]}
