@@ -127,7 +127,7 @@
 // goroutines that worked for the span (the definition is Request's, the
 // one go tool goxray -trace uses too), their records, and writes them as
 // a file of their own (Request.WriteFiles, with a FileBudget bounding the
-// directory). With Options.GoTrace, ReadGoTrace says in which state
+// directory). With Options.GoTrace, package gostate says in which state
 // (running, runnable, in a system call, blocked, and on what) each
 // goroutine spent that time. None of it touches the record path.
 package xray

@@ -90,6 +90,15 @@ var layers = []layer{
 		"internal/analysis",
 		"internal/why",
 	}},
+	{name: "states", may: []string{"readers"}, pkgs: []string{
+		// Go's execution trace read for goroutine states on goxray's clock:
+		// user-facing, apart from package xray so that only its readers
+		// link the trace parser.
+		"gostate",
+	}},
+	{name: "profiles", may: []string{"format", "base", "readers"}, pkgs: []string{
+		"internal/whyprof", // why's answers as pprof profiles
+	}},
 	{name: "rewrite", may: []string{"format", "base"}, pkgs: []string{
 		"internal/instrument", // Go source in, instrumented source out
 	}},
@@ -131,10 +140,10 @@ var layers = []layer{
 // product is every layer of what users build with: all but the demo's,
 // make's and the tests'.
 var product = []string{"format", "base", "shared", "parts", "request", "engine", "environment",
-	"api", "hooks", "render", "readers", "rewrite", "build", "http"}
+	"api", "hooks", "render", "readers", "states", "profiles", "rewrite", "build", "http"}
 
 // userFacing is what the module promises; everything else is internal.
-var userFacing = []string{"", "xrayauto", "fdr", "xrayhttp", "cmd/goxray"}
+var userFacing = []string{"", "xrayauto", "fdr", "gostate", "xrayhttp", "cmd/goxray"}
 
 type layer struct {
 	name     string

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/goxray/xray"
@@ -182,19 +181,5 @@ func TestFileBudget(t *testing.T) {
 	}
 	if p, ok := xray.FilePrefix("a.b.Xy3zQ9.map"); !ok || p != "a.b." {
 		t.Errorf("FilePrefix of a map: %q, %v", p, ok)
-	}
-}
-
-// The Go trace's states keep their names, and ReadGoTrace refuses what
-// is no Go trace.
-func TestGoStates(t *testing.T) {
-	want := []string{"running", "runnable", "syscall", "blocked", "unknown"}
-	for i, s := range []xray.GoState{xray.GoRunning, xray.GoRunnable, xray.GoSyscall, xray.GoBlocked, xray.GoUnknown} {
-		if s.String() != want[i] {
-			t.Errorf("state %d is %q, want %q", s, s, want[i])
-		}
-	}
-	if _, err := xray.ReadGoTrace(strings.NewReader("not a trace"), 0, 1); err == nil {
-		t.Error("ReadGoTrace read nothing without an error")
 	}
 }

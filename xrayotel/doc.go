@@ -98,7 +98,7 @@
 // execution-trace flight recorder beside goxray), every function span
 // also carries its time by the state its goroutine was in, from Go's
 // execution trace joined as `go tool goxray why` joins it
-// (xray.ReadGoTrace): goxray.running_ns, goxray.runnable_ns (waiting for a
+// (gostate.Read): goxray.running_ns, goxray.runnable_ns (waiting for a
 // P), goxray.syscall_ns and goxray.blocked_ns, and goxray.unknown_ns
 // when part of the call lies outside what the Go trace holds. Each
 // blocked interval of at least Options.BlockEventMin (1 ms by default)

@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/gostate"
 )
 
 // Defaults of the Go-trace split (Options.BlockEventMin, MaxBlockEvents).
@@ -30,7 +31,7 @@ const BlockedEvent = "blocked"
 type goTrace struct {
 	since uint64 // the batch's earliest start, goxray's clock
 	taken bool
-	g     *xray.GoTrace
+	g     *gostate.Trace
 	err   error
 	// skipped: the processor's CPU budget could not pay for it.
 	skipped bool
@@ -75,7 +76,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	p.snaps.Add(1)
-	gt.g, gt.err = xray.ReadGoTrace(&b, gt.since, freq)
+	gt.g, gt.err = gostate.Read(&b, gt.since, freq)
 }
 
 // splitter adds the Go trace's split to one slow span's function spans.
@@ -109,33 +110,33 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 	gt := s.gt.g
 	t0, t1 := gt.Time(c.start), gt.Time(end)
 	ivs := gt.States(nil, c.g, t0, t1)
-	var by [xray.GoUnknown + 1]int64
+	var by [gostate.Unknown + 1]int64
 	for _, iv := range ivs {
 		by[iv.State] += iv.T1 - iv.T0
 	}
 	attrs := []attribute.KeyValue{
-		attribute.Int64("goxray.running_ns", by[xray.GoRunning]),
-		attribute.Int64("goxray.runnable_ns", by[xray.GoRunnable]),
-		attribute.Int64("goxray.syscall_ns", by[xray.GoSyscall]),
-		attribute.Int64("goxray.blocked_ns", by[xray.GoBlocked]),
+		attribute.Int64("goxray.running_ns", by[gostate.Running]),
+		attribute.Int64("goxray.runnable_ns", by[gostate.Runnable]),
+		attribute.Int64("goxray.syscall_ns", by[gostate.Syscall]),
+		attribute.Int64("goxray.blocked_ns", by[gostate.Blocked]),
 	}
-	if by[xray.GoUnknown] > 0 {
-		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[xray.GoUnknown]))
+	if by[gostate.Unknown] > 0 {
+		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[gostate.Unknown]))
 	}
 	min := s.p.o.BlockEventMin
 	if min < 0 {
 		return attrs, nil
 	}
-	var own []xray.GoInterval
+	var own []gostate.Interval
 	for _, iv := range ivs {
-		if iv.State != xray.GoBlocked {
+		if iv.State != gostate.Blocked {
 			continue
 		}
 		own = s.cut(own, iv, s.kids[c])
 	}
 	var evs []sdktrace.Event
 	dropped := 0
-	slices.SortStableFunc(own, func(a, b xray.GoInterval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
+	slices.SortStableFunc(own, func(a, b gostate.Interval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
 	for _, iv := range own {
 		if time.Duration(iv.T1-iv.T0) < min {
 			break
@@ -164,7 +165,7 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 }
 
 // cut appends to out the parts of iv outside the kids' calls.
-func (s *splitter) cut(out []xray.GoInterval, iv xray.GoInterval, kids []*call) []xray.GoInterval {
+func (s *splitter) cut(out []gostate.Interval, iv gostate.Interval, kids []*call) []gostate.Interval {
 	for _, k := range kids {
 		a, b := s.gt.g.Time(k.start), s.gt.g.Time(min(k.end, s.to))
 		if b <= iv.T0 || a >= iv.T1 {
