@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"encoding/binary"
 	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // costWindow holds the governor's recent looks: when each was taken, the
@@ -131,26 +131,19 @@ func (g *sampler) count(s *session) []uint32 {
 	mu.Unlock()
 	g.buf = sn.Buf
 	clear(g.counts)
+	var w stream.Walker
+	var r stream.Record
 	for _, sg := range sn.Segments {
-		d := sg.Data
-		for off := 0; off < len(d); {
-			if !fdr.IsMetadata(d[off]) {
-				if off+fdr.FunctionSize > len(d) {
-					break
+		// A malformed copy (none is expected) ends the count where the
+		// fault is: an estimate needs no more.
+		w.Reset(sg.Data)
+		for w.NextBlock() {
+			for w.Next(&r) {
+				if !r.Event && (r.Action == fdr.Enter || r.Action == fdr.EnterArgs) {
+					g.counts = grow(g.counts, r.FuncID)
+					g.counts[r.FuncID]++
 				}
-				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(d[off:]))
-				if a == fdr.Enter || a == fdr.EnterArgs {
-					g.counts = grow(g.counts, id)
-					g.counts[id]++
-				}
-				off += fdr.FunctionSize
-				continue
 			}
-			n, err := metaSize(d, off)
-			if err != nil || n <= 0 {
-				break
-			}
-			off += n
 		}
 	}
 	if s.minTicks != 0 {

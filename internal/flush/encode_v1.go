@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // Version 1 is the layout XRayFDRFormat.rst describes:
@@ -51,9 +52,6 @@ const (
 	// its WallClocks to be real times: llvm-xray's sort is an insertion sort
 	// up to 16 elements, which keeps chronological blocks in place.
 	maxRealWallBuffers = 16
-	// maxPatchDelta bounds a rewritten function-record delta (see put); the
-	// runtime's writers use the same bound.
-	maxPatchDelta = 1<<31 - 1
 	// maxUsec is the largest microseconds value of a WallClock.
 	maxUsec = 999_999
 	// maxV1Buffers is the most ThreadBuffers the estimate may give one
@@ -353,7 +351,7 @@ func (v *v1Writer) cost(u *v1Unit) (int, int) {
 		return fdr.MetadataSize + u.n, newCPU
 	case u.base == v.base:
 		return u.n, asIs
-	case u.tsc >= v.base && u.tsc-v.base <= maxPatchDelta:
+	case u.tsc >= v.base && u.tsc-v.base <= stream.MaxDelta:
 		// The base moved under an event: in version 5 events carry a delta,
 		// here they do not, and typed events are gone.
 		return u.n, patch
