@@ -132,16 +132,19 @@ func (g *sampler) count(s *session) []uint32 {
 	g.buf = sn.Buf
 	clear(g.counts)
 	var w stream.Walker
-	var r stream.Record
 	for _, sg := range sn.Segments {
 		// A malformed copy (none is expected) ends the count where the
 		// fault is: an estimate needs no more.
 		w.Reset(sg.Data)
 		for w.NextBlock() {
-			for w.Next(&r) {
-				if !r.Event && (r.Action == fdr.Enter || r.Action == fdr.EnterArgs) {
-					g.counts = grow(g.counts, r.FuncID)
-					g.counts[r.FuncID]++
+			for {
+				word, ok := w.Function()
+				if !ok {
+					break
+				}
+				if a, id := fdr.FunctionFields(word); a == fdr.Enter || a == fdr.EnterArgs {
+					g.counts = grow(g.counts, id)
+					g.counts[id]++
 				}
 			}
 		}

@@ -106,7 +106,6 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 	parent := map[uint64]uint64{}
 	spawnPC := map[uint64]uint64{}
 	var wk stream.Walker
-	var r stream.Record
 	for _, sg := range segs {
 		wk.Reset(sg)
 		for wk.NextBlock() {
@@ -121,8 +120,7 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 			if e, ok := gs.first[g]; !ok || pre.TSC < e {
 				gs.first[g] = pre.TSC
 			}
-			for wk.Next(&r) {
-			}
+			wk.Skip()
 			if wk.Err() != nil {
 				break
 			}

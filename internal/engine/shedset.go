@@ -71,19 +71,19 @@ func neighbours(segs [][]byte, info map[uint32]fdr.Shed) {
 		m[k][v] = true
 	}
 	var w stream.Walker
-	var r stream.Record
 	for _, d := range segs {
 		// A malformed stream (none is expected) ends the count where the
 		// fault is: an estimate needs no more.
 		w.Reset(d)
 		for w.NextBlock() {
 			stack = stack[:0]
-			for w.Next(&r) {
-				if r.Event {
-					continue
+			for {
+				word, ok := w.Function()
+				if !ok {
+					break
 				}
-				id := r.FuncID
-				switch r.Action {
+				a, id := fdr.FunctionFields(word)
+				switch a {
 				case fdr.Enter, fdr.EnterArgs:
 					total++
 					if _, ok := info[id]; ok {

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -253,6 +254,49 @@ func TestWalker(t *testing.T) {
 			t.Errorf("record %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
+
+	// Function reports the function records alone, Skip steps over a
+	// block to the same end and state as reading it does.
+	var funcs []rec
+	w.Reset(s)
+	for k := 0; w.NextBlock(); k++ {
+		p, _ := w.Block()
+		for {
+			word, ok := w.Function()
+			if !ok {
+				break
+			}
+			a, id := fdr.FunctionFields(word)
+			funcs = append(funcs, rec{g: p.Goroutine, action: a, id: id, tsc: w.TSC()})
+		}
+		if end := []int{end1, len(s)}[k]; w.Offset() != end {
+			t.Errorf("Function: block %d ends at %d, want %d", k, w.Offset(), end)
+		}
+	}
+	var wantFuncs []rec
+	for _, r := range want {
+		if !r.event {
+			r.cpu = 0
+			wantFuncs = append(wantFuncs, r)
+		}
+	}
+	if w.Err() != nil || fmt.Sprint(funcs) != fmt.Sprint(wantFuncs) {
+		t.Errorf("Function: %+v, %v; want %+v", funcs, w.Err(), wantFuncs)
+	}
+	for skipAfter := 0; skipAfter <= 5; skipAfter++ {
+		w.Reset(s)
+		w.NextBlock()
+		for range skipAfter {
+			w.Next(&r)
+		}
+		w.Skip()
+		if w.Offset() != end1 || w.TSC() != 1<<40+100 || w.Err() != nil {
+			t.Errorf("Skip after %d records: at %d with TSC %d (%v), want %d and %d", skipAfter, w.Offset(), w.TSC(), w.Err(), end1, uint64(1<<40+100))
+		}
+		if !w.NextBlock() || w.Offset() != end1+PreambleSize {
+			t.Errorf("Skip after %d records: the next block is not found", skipAfter)
+		}
+	}
 }
 
 // TestWalkerSkipsUnreadRecords: NextBlock steps over what Next has not
@@ -290,22 +334,31 @@ func TestWalkerErrors(t *testing.T) {
 		"short preamble":     append(bytes.Clone(good), good[:PreambleSize-16]...),
 	}
 	for name, s := range cases {
-		var w Walker
-		w.Reset(s)
-		var r Record
-		n := 0
-		for w.NextBlock() {
-			for w.Next(&r) {
-				n++
+		for _, how := range []string{"Next", "Function", "Skip"} {
+			var w Walker
+			w.Reset(s)
+			var r Record
+			n := 0
+			for w.NextBlock() {
+				switch how {
+				case "Next":
+					for w.Next(&r) {
+						n++
+					}
+				case "Function":
+					for _, ok := w.Function(); ok; _, ok = w.Function() {
+						n++
+					}
+				}
 			}
-		}
-		if w.Err() == nil {
-			t.Errorf("%s: no error", name)
-		} else if !strings.Contains(w.Err().Error(), "offset") {
-			t.Errorf("%s: error %q does not say where", name, w.Err())
-		}
-		if name != "no preamble" && n != 1 {
-			t.Errorf("%s: %d records before the fault, want 1", name, n)
+			if w.Err() == nil {
+				t.Errorf("%s, %s: no error", name, how)
+			} else if !strings.Contains(w.Err().Error(), "offset") {
+				t.Errorf("%s, %s: error %q does not say where", name, how, w.Err())
+			}
+			if name != "no preamble" && how != "Skip" && n != 1 {
+				t.Errorf("%s, %s: %d records before the fault, want 1", name, how, n)
+			}
 		}
 	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // Walker walks a stream block by block (NextBlock) and, within a block,
-// record by record (Next), keeping the state the records' deltas are
-// relative to. The zero value walks nothing; Reset starts it on a stream.
+// record by record (Next; Function for function records alone; Skip for
+// none), keeping the state the records' deltas are relative to. The zero
+// value walks nothing; Reset starts it on a stream.
 //
 //	var w stream.Walker
 //	w.Reset(s)
@@ -47,9 +48,7 @@ func (w *Walker) Reset(s []byte) { *w = Walker{s: s} }
 // next block's preamble. It returns false at the end of the stream or on
 // an error (Err).
 func (w *Walker) NextBlock() bool {
-	var r Record
-	for w.Next(&r) {
-	}
+	w.Skip()
 	if w.err != nil || w.off >= len(w.s) {
 		return false
 	}
@@ -68,6 +67,67 @@ func (w *Walker) NextBlock() bool {
 // after following them. It returns false at the end of the block (the
 // next NewBuffer or the end of the stream) or on an error (Err).
 func (w *Walker) Next(r *Record) bool {
+	if off := w.off; w.body && w.plain(off) {
+		word := binary.LittleEndian.Uint64(w.s[off:])
+		w.tsc += uint64(fdr.FunctionDelta(word))
+		w.off = off + fdr.FunctionSize
+		*r = Record{Off: off, Size: fdr.FunctionSize, Action: fdr.FunctionAction(uint32(word)), FuncID: fdr.FunctionID(uint32(word)), TSC: w.tsc, CPU: w.cpu}
+		return true
+	}
+	return w.next(r)
+}
+
+// Function is Next for a reader of function records only: it returns the
+// first 32 bits of the block's next function record (fdr.FunctionFields
+// splits them), stepping over events as well. It inlines into the
+// caller's loop for a run of function records, so that counting them
+// costs what a loop of the caller's own would.
+func (w *Walker) Function() (uint32, bool) {
+	if off := w.off; w.body && w.plain(off) {
+		word := binary.LittleEndian.Uint64(w.s[off:])
+		w.tsc += uint64(fdr.FunctionDelta(word))
+		w.off = off + fdr.FunctionSize
+		return uint32(word), true
+	}
+	return w.function()
+}
+
+// function is Function's path for everything but a whole function record.
+func (w *Walker) function() (uint32, bool) {
+	var r Record
+	for w.next(&r) {
+		if !r.Event {
+			return binary.LittleEndian.Uint32(w.s[r.Off:]), true
+		}
+	}
+	return 0, false
+}
+
+// Skip steps over the rest of the current block, following its state:
+// Offset is then the block's end and TSC its last record's, unless Err
+// says why the walk stopped.
+func (w *Walker) Skip() {
+	var r Record
+	for w.body {
+		off, t := w.off, w.tsc
+		for w.plain(off) {
+			t += uint64(binary.LittleEndian.Uint32(w.s[off+4:]))
+			off += fdr.FunctionSize
+		}
+		w.off, w.tsc = off, t
+		if !w.next(&r) {
+			return
+		}
+	}
+}
+
+// plain reports whether a whole function record starts at off.
+func (w *Walker) plain(off int) bool {
+	return off >= 0 && off <= len(w.s)-fdr.FunctionSize && !fdr.IsMetadata(w.s[off])
+}
+
+// next is Next's path for everything but a whole function record.
+func (w *Walker) next(r *Record) bool {
 	s := w.s
 	for w.body && w.off < len(s) {
 		off := w.off
