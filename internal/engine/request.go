@@ -72,7 +72,7 @@ type lineage struct {
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
 // writers, and keeps goroutine root and every goroutine whose parent, as
-// the runtime recorded it (the block preambles' Parent), is kept. With since > 0 it
+// the runtime recorded it (block preambles), is kept. With since > 0 it
 // copies only the buffers that may hold a record with a TSC ≥ since
 // (records before since may then be missing, After does not say so; a
 // goroutine's Started is its first block among those copied). It returns

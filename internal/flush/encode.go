@@ -94,8 +94,9 @@ const AnchorPayload = 0
 
 // Encode writes an FDR file of version p.Header.Version, 1 or 5, built from
 // segs, the block streams the runtime's writers produced (each a sequence of
-// blocks as package stream lays them out, copied out of the buffers). Both versions hold the same records, chosen by one planner
-// (plan.go); they differ only in framing.
+// blocks as package stream lays them out, copied out of the buffers). Both
+// versions hold the same records, chosen by one planner (plan.go); they
+// differ only in framing.
 //
 // Version 5: each goroutine gets exactly one block, its records merged from
 // all the segments that hold them in TSC order, because llvm-xray sorts the
