@@ -112,7 +112,7 @@ type Drops struct {
 	// GOMAXPROCS+2 buffers; see Options.BufferCount).
 	Full uint64
 	// OversizedEvent: an event payload larger than a buffer can hold
-	// (Options.BufferSize less 80 bytes).
+	// (see Event).
 	OversizedEvent uint64
 	// EmptyEvent: an event with no payload (llvm-xray refuses size 0).
 	EmptyEvent uint64

@@ -62,7 +62,7 @@ type Options struct {
 	Version int
 	// BufferSize is the size of each buffer in bytes: a multiple of 64
 	// between 4 KiB and 2 GiB; default 64 KiB. An event's payload must fit
-	// in one buffer with 80 bytes to spare.
+	// in one buffer with room to spare (see Event).
 	BufferSize int
 	// BufferCount is the number of buffers, 2 to 2^30; default
 	// max(64, 8×GOMAXPROCS, 2×NumCPU+2).

@@ -178,9 +178,8 @@
 // at offsets calibrated like the goroutine id's (glayout.ParentGoid,
 // glayout.GoPC). It carries them to the flusher in spare bytes of the
 // in-memory preamble, which files never contain (the flusher writes its
-// own NewBuffer and PID records, reserved bytes zero): the PC in bytes
-// 9–15 of NewBuffer (PutNewBufferSpawn), the parent in bytes 5–12 of PID
-// (PutPIDParent). The flusher turns the PC into the function's name
+// own NewBuffer and PID records, reserved bytes zero; internal/stream
+// holds that layout). The flusher turns the PC into the function's name
 // (runtime.FuncForPC) and the name into the id the function was
 // registered under, if it was registered under its symbol name (the
 // automatic instrumentation and FuncOf do; a name chosen for Register

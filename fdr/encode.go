@@ -43,42 +43,6 @@ func PutNewBuffer(dst []byte, tid int32) {
 	putMeta(dst, introducer(KindNewBuffer)|uint64(uint32(tid))<<8, 0)
 }
 
-// PutNewBufferGoroutine writes NewBuffer for a goroutine: the id's low 32
-// bits are the thread id llvm-xray shows; the high 32 bits ride in payload
-// bytes 4–7 (record bytes 5–8), which every reader ignores, so that a
-// tracer's own flusher can tell goroutines apart after 2^32 of them.
-// NewBufferGoroutine reads them back.
-func PutNewBufferGoroutine(dst []byte, goid uint64) {
-	putMeta(dst, introducer(KindNewBuffer)|goid<<32>>24|goid>>32<<40, goid>>56)
-}
-
-// NewBufferGoroutine returns the goroutine id a NewBuffer record written by
-// PutNewBufferGoroutine carries (record bytes 1–8, little-endian).
-func NewBufferGoroutine(rec []byte) uint64 {
-	return binary.LittleEndian.Uint64(rec[1:9])
-}
-
-// PutNewBufferSpawn is PutNewBufferGoroutine carrying also the PC of the
-// go statement that started the goroutine (glayout.GoPC) in payload bytes
-// 8–14 (record bytes 9–15), which every reader ignores. Like PutPIDParent
-// it is an in-memory convention between the tracer's writer and its
-// flusher, which reads the PC back with NewBufferSpawnPC, turns it into
-// the lineage event's spawn function and writes plain NewBuffer records to
-// files. 56 bits hold any user-space address on amd64 and arm64; a PC
-// that does not fit is stored as 0 (unknown) rather than cut.
-func PutNewBufferSpawn(dst []byte, goid, pc uint64) {
-	if pc>>56 != 0 {
-		pc = 0
-	}
-	putMeta(dst, introducer(KindNewBuffer)|goid<<32>>24|goid>>32<<40, goid>>56|pc<<8)
-}
-
-// NewBufferSpawnPC returns the go statement's PC a NewBuffer record written
-// by PutNewBufferSpawn carries (0: unknown).
-func NewBufferSpawnPC(rec []byte) uint64 {
-	return binary.LittleEndian.Uint64(rec[8:16]) >> 8
-}
-
 // PutEndOfBuffer writes EndOfBuffer (version 1 only): no payload.
 func PutEndOfBuffer(dst []byte) {
 	putMeta(dst, introducer(KindEndOfBuffer), 0)
@@ -112,21 +76,6 @@ func PutWallClock(dst []byte, sec uint64, usec uint32) {
 // PutPID writes PID (versions ≥ 3): i32 process id at payload offset 0.
 func PutPID(dst []byte, pid int32) {
 	putMeta(dst, introducer(KindPID)|uint64(uint32(pid))<<8, 0)
-}
-
-// PutPIDParent writes PID with a goroutine's parent id in payload bytes
-// 4–11 (record bytes 5–12), which every reader ignores. It is an in-memory
-// convention between the tracer's writer and its flusher: the flusher reads
-// the id back with PIDParent, turns it into the lineage custom event and
-// writes plain PID records (PutPID) to files.
-func PutPIDParent(dst []byte, pid int32, parent uint64) {
-	putMeta(dst, introducer(KindPID)|uint64(uint32(pid))<<8|parent<<40, parent>>24)
-}
-
-// PIDParent returns the parent id a PID record written by PutPIDParent
-// carries (0: unknown).
-func PIDParent(rec []byte) uint64 {
-	return binary.LittleEndian.Uint64(rec[5:13])
 }
 
 // PutCallArgument writes CallArgument: u64 argument at payload offset 0.

@@ -275,61 +275,6 @@ func TestStrings(t *testing.T) {
 	}
 }
 
-// TestNewBufferGoroutine pins the tracer's convention: the goroutine id's
-// low half is the thread id any reader sees, the high half rides in bytes
-// readers ignore, and NewBufferGoroutine reads back the whole id.
-func TestNewBufferGoroutine(t *testing.T) {
-	for _, g := range []uint64{1, 0x12345678, 0x1_0000_0002, 0xfedcba98_76543210, 1<<64 - 1} {
-		rec := make([]byte, MetadataSize)
-		for i := range rec {
-			rec[i] = 0xaa // old bytes must not leak
-		}
-		PutNewBufferGoroutine(rec, g)
-		if got := NewBufferGoroutine(rec); got != g {
-			t.Errorf("goroutine %#x: read back %#x", g, got)
-		}
-		want := AppendNewBuffer(nil, int32(uint32(g)))
-		if !bytes.Equal(rec[:5], want[:5]) || !bytes.Equal(rec[9:], want[9:]) {
-			t.Errorf("goroutine %#x: % x differs from NewBuffer(%d) % x outside bytes 5–8", g, rec, int32(uint32(g)), want)
-		}
-	}
-}
-
-// TestNewBufferSpawn: the spawn PC rides in bytes 9–15 beside the whole
-// goroutine id without disturbing it, reads back, and a PC that does not
-// fit in 56 bits is stored as 0; bytes 1–4 stay the thread id readers see.
-func TestNewBufferSpawn(t *testing.T) {
-	for _, c := range []struct{ g, pc, want uint64 }{
-		{1, 0, 0},
-		{0x12345678, 0x4a5b6c, 0x4a5b6c},
-		{0xfedcba98_76543210, 0xffff_ffff_ffff, 0xffff_ffff_ffff},
-		{1<<64 - 1, 1<<56 - 1, 1<<56 - 1},
-		{7, 1 << 56, 0},
-		{7, 1<<64 - 1, 0},
-	} {
-		rec := make([]byte, MetadataSize)
-		for i := range rec {
-			rec[i] = 0xaa
-		}
-		PutNewBufferSpawn(rec, c.g, c.pc)
-		if got := NewBufferGoroutine(rec); got != c.g {
-			t.Errorf("goroutine %#x pc %#x: goroutine read back %#x", c.g, c.pc, got)
-		}
-		if got := NewBufferSpawnPC(rec); got != c.want {
-			t.Errorf("goroutine %#x pc %#x: pc read back %#x, want %#x", c.g, c.pc, got, c.want)
-		}
-		want := AppendNewBuffer(nil, int32(uint32(c.g)))
-		if !bytes.Equal(rec[:5], want[:5]) {
-			t.Errorf("goroutine %#x: % x differs from NewBuffer % x in bytes 0–4", c.g, rec, want)
-		}
-		plain := make([]byte, MetadataSize)
-		PutNewBufferGoroutine(plain, c.g)
-		if !bytes.Equal(rec[:9], plain[:9]) {
-			t.Errorf("goroutine %#x: % x differs from PutNewBufferGoroutine's % x in bytes 0–8", c.g, rec, plain)
-		}
-	}
-}
-
 // TestRecordReadersInvertWriters: each record-level reader returns what
 // its writer put, at the edges of each field's range.
 func TestRecordReadersInvertWriters(t *testing.T) {

@@ -13,17 +13,15 @@
 // lock or make a system call; taking a new buffer is a lock-free queue
 // operation.
 //
-// Each buffer holds a sequence of FDR blocks (NewBuffer WallClock PID
-// NewCPUId body…): a new block starts whenever a different goroutine
-// records on the P, so every block belongs to one goroutine. NewBuffer
-// carries the whole goroutine id (fdr.PutNewBufferGoroutine: the high 32
-// bits in payload bytes readers ignore) and the PC of the go statement
-// that started the goroutine (fdr.PutNewBufferSpawn), PID the parent
-// goroutine's id (fdr.PutPIDParent); the flusher turns both into the
-// lineage event and writes plain records to files. Every record is encoded by the
-// fdr package's Put* functions, the one home of the layout.
-// Within a buffer TSCs never decrease (a lagging CPU's reading is clamped),
-// and a TSCWrap is written when a delta would exceed INT32_MAX.
+// Each buffer holds a sequence of FDR blocks laid out as package stream
+// says: a new block starts whenever a different goroutine records on the
+// P, so every block belongs to one goroutine, and its preamble carries
+// the whole goroutine id, the PC of the go statement that started it and
+// its parent's id, which the flusher turns into the lineage event. Every
+// record is encoded by package fdr's Put* functions, every preamble by
+// stream.PutPreamble. Within a buffer TSCs never decrease (a lagging
+// CPU's reading is clamped), and a TSCWrap is written when a delta would
+// exceed stream.MaxDelta.
 //
 // Config.Validate is the one place a configuration is checked; Start
 // calls it. Adopt lets xray.Start take over a session the environment

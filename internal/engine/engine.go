@@ -3,17 +3,16 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/gotrace"
+	"github.com/goxray/xray/internal/stream"
 	"github.com/goxray/xray/internal/tsc"
 )
 
@@ -184,7 +183,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 		q:          q,
 		pid:        int32(os.Getpid()),
 		info:       tsc.Probe(),
-		maxPayload: uint32(cfg.BufferSize - preambleSize - fdr.MetadataSize),
+		maxPayload: uint32(stream.MaxPayload(cfg.BufferSize)),
 		started:    time.Now(),
 		gt:         gt,
 	}
@@ -335,9 +334,11 @@ func quiesce() {
 	goruntime.ReadMemStats(&ms)
 }
 
-// wall maps a TSC to wall-clock time through the pair taken at Start.
-func (s *session) wall(t uint64) (sec uint64, usec uint32) {
-	ns := float64(int64(t-s.tsc0)) * 1e9 / float64(s.info.Frequency)
-	w := s.wall0.Add(time.Duration(math.Round(ns)))
-	return uint64(w.Unix()), uint32(w.Nanosecond() / 1000)
+// clock maps the session's TSCs to wall-clock time through the pair taken
+// at Start.
+func (s *session) clock() stream.Clock {
+	return stream.Clock{TSC0: s.tsc0, Wall0: s.wall0, Freq: s.info.Frequency}
 }
+
+// wall is the session's clock as the WallClock records hold it.
+func (s *session) wall(t uint64) (sec uint64, usec uint32) { return s.clock().WallClock(t) }

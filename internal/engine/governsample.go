@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"encoding/binary"
 	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // costWindow holds the governor's recent looks: when each was taken, the
@@ -131,26 +131,22 @@ func (g *sampler) count(s *session) []uint32 {
 	mu.Unlock()
 	g.buf = sn.Buf
 	clear(g.counts)
+	var w stream.Walker
 	for _, sg := range sn.Segments {
-		d := sg.Data
-		for off := 0; off < len(d); {
-			if !fdr.IsMetadata(d[off]) {
-				if off+fdr.FunctionSize > len(d) {
+		// A malformed copy (none is expected) ends the count where the
+		// fault is: an estimate needs no more.
+		w.Reset(sg.Data)
+		for w.NextBlock() {
+			for {
+				word, ok := w.Function()
+				if !ok {
 					break
 				}
-				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(d[off:]))
-				if a == fdr.Enter || a == fdr.EnterArgs {
+				if a, id := fdr.FunctionFields(word); a == fdr.Enter || a == fdr.EnterArgs {
 					g.counts = grow(g.counts, id)
 					g.counts[id]++
 				}
-				off += fdr.FunctionSize
-				continue
 			}
-			n, err := metaSize(d, off)
-			if err != nil || n <= 0 {
-				break
-			}
-			off += n
 		}
 	}
 	if s.minTicks != 0 {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +12,7 @@ import (
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/request"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // GoroutineSnapshot is a copy of the current window restricted to one
@@ -75,7 +74,7 @@ type lineage struct {
 
 // SnapshotGoroutines copies the window like Flush, without stopping the
 // writers, and keeps goroutine root and every goroutine whose parent, as
-// the runtime recorded it (fdr.PIDParent), is kept. With since > 0 it
+// the runtime recorded it (block preambles), is kept. With since > 0 it
 // copies only the buffers that may hold a record with a TSC ≥ since
 // (records before since may then be missing, After does not say so; a
 // goroutine's Started is its first block among those copied). It returns
@@ -104,71 +103,35 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 		first:  map[uint64]uint64{},
 		since:  since,
 	}
-	// Pass 1: each block's goroutine, parent, base TSC and last TSC,
-	// stepping over the records (a function record's delta is in its
-	// last four bytes).
+	// Pass 1: each block's goroutine, parent, base TSC and last TSC.
 	var blocks []keptBlock
 	parent := map[uint64]uint64{}
 	spawnPC := map[uint64]uint64{}
+	var wk stream.Walker
 	for _, sg := range segs {
-		off := 0
-		for off < len(sg) {
-			if !fdr.IsMetadata(sg[off]) || fdr.KindOf(sg[off]) != fdr.KindNewBuffer || off+fdr.MetadataSize > len(sg) {
-				gs.Release()
-				return nil, errors.New("runtime: malformed buffer copy: a block does not start with NewBuffer")
+		wk.Reset(sg)
+		for wk.NextBlock() {
+			pre, start := wk.Block()
+			g := pre.Goroutine
+			if pre.SpawnPC != 0 {
+				spawnPC[g] = pre.SpawnPC
 			}
-			g := fdr.NewBufferGoroutine(sg[off:])
-			if pc := fdr.NewBufferSpawnPC(sg[off:]); pc != 0 {
-				spawnPC[g] = pc
+			if pre.Parent != 0 {
+				parent[g] = pre.Parent
 			}
-			start, based := off, false
-			var last uint64
-			off += fdr.MetadataSize
-			for off < len(sg) {
-				b := sg[off]
-				if !fdr.IsMetadata(b) {
-					if off+fdr.FunctionSize <= len(sg) {
-						last += uint64(binary.LittleEndian.Uint32(sg[off+4:]))
-					}
-					off += fdr.FunctionSize
-					continue
-				}
-				k := fdr.KindOf(b)
-				if k == fdr.KindNewBuffer {
-					break
-				}
-				n, err := metaSize(sg, off)
-				if err != nil {
-					gs.Release()
-					return nil, err
-				}
-				switch k {
-				case fdr.KindPID:
-					if par := fdr.PIDParent(sg[off:]); par != 0 {
-						parent[g] = par
-					}
-				case fdr.KindNewCPUId:
-					_, t := fdr.NewCPUIdFields(sg[off:])
-					last = t
-					if !based {
-						// The block's base TSC.
-						based = true
-						if e, ok := gs.first[g]; !ok || t < e {
-							gs.first[g] = t
-						}
-					}
-				case fdr.KindTSCWrap:
-					last = fdr.TSCWrapBase(sg[off:])
-				case fdr.KindCustomEvent, fdr.KindTypedEvent:
-					last += uint64(int64(fdr.EventDelta(sg[off:])))
-				}
-				off += n
+			if e, ok := gs.first[g]; !ok || pre.TSC < e {
+				gs.first[g] = pre.TSC
 			}
-			if off > len(sg) {
-				gs.Release()
-				return nil, errors.New("runtime: malformed buffer copy: a record runs past its buffer")
+			wk.Skip()
+			if wk.Err() != nil {
+				break
 			}
-			blocks = append(blocks, keptBlock{sg[start:off:off], g, last})
+			end := wk.Offset()
+			blocks = append(blocks, keptBlock{sg[start:end:end], g, wk.TSC()})
+		}
+		if err := wk.Err(); err != nil {
+			gs.Release()
+			return nil, fmt.Errorf("runtime: malformed buffer copy: %w", err)
 		}
 	}
 	// The set: root and every goroutine under it (package request).
@@ -244,15 +207,6 @@ func (c *windowCopy) release() {
 	requestCopy.CompareAndSwap(nil, c.bufp)
 }
 
-// metaSize is flush.RecordSize, with the error of a bad copy.
-func metaSize(s []byte, off int) (int, error) {
-	n, err := flush.RecordSize(s, off)
-	if err != nil {
-		return 0, fmt.Errorf("runtime: malformed buffer copy: %w", err)
-	}
-	return n, nil
-}
-
 // Encode writes the records of goroutines (nil: every kept goroutine) as
 // an FDR file of the session's version, as Flush would (the same framing,
 // lineage events and reconstructed entries; pair it with WriteMap for the
@@ -292,15 +246,13 @@ func (gs *GoroutineSnapshot) Frequency() uint64 { return gs.freq }
 
 // Time maps a TSC to wall-clock time through the pair the session took at
 // Start, the mapping the files' WallClock records use.
-func (gs *GoroutineSnapshot) Time(t uint64) time.Time {
-	ns := float64(int64(t-gs.tsc0)) * 1e9 / float64(gs.freq)
-	return gs.wall0.Add(time.Duration(math.Round(ns)))
-}
+func (gs *GoroutineSnapshot) Time(t uint64) time.Time { return gs.clock().Time(t) }
 
 // TSC maps wall-clock time to the session's clock, the inverse of Time.
-func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 {
-	ticks := float64(t.Sub(gs.wall0)) * float64(gs.freq) / 1e9
-	return gs.tsc0 + uint64(int64(math.Round(ticks)))
+func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 { return gs.clock().TSC(t) }
+
+func (gs *GoroutineSnapshot) clock() stream.Clock {
+	return stream.Clock{TSC0: gs.tsc0, Wall0: gs.wall0, Freq: gs.freq}
 }
 
 // Lineage returns what the runtime recorded about kept goroutine g: the

@@ -8,6 +8,7 @@ import (
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // What one record costs the program beyond its clock and goroutine id
@@ -159,6 +160,18 @@ type calibration struct {
 	written, erased uint64
 }
 
+// scratchSession returns the session calibrate records into: s's
+// settings over q's buffers.
+func scratchSession(s *session, q *buffer.Queue) *session {
+	cs := &session{cfg: s.cfg, q: q, pid: s.pid, info: s.info, tsc0: s.tsc0, wall0: s.wall0, minTicks: s.minTicks}
+	cs.cfg.BufferSize, cs.cfg.Mode = q.BufferSize(), buffer.FlightRecorder
+	cs.maxPayload = uint32(stream.MaxPayload(q.BufferSize()))
+	if s.minTicks != 0 {
+		cs.latest = make([]atomic.Uint64, 1<<latestBits)
+	}
+	return cs
+}
+
 // calibrate times calibCall traced and untraced and returns the
 // difference per record in ns (0 when it could not run). It records
 // into a scratch session of s's settings, installed as the recording set
@@ -172,12 +185,7 @@ func calibrate(s *session, fast bool) calibration {
 	if err != nil {
 		return calibration{}
 	}
-	cs := &session{cfg: s.cfg, q: q, pid: s.pid, info: s.info, tsc0: s.tsc0, wall0: s.wall0, minTicks: s.minTicks}
-	cs.cfg.BufferSize, cs.cfg.Mode = size, buffer.FlightRecorder
-	cs.maxPayload = uint32(size - preambleSize)
-	if s.minTicks != 0 {
-		cs.latest = make([]atomic.Uint64, 1<<latestBits)
-	}
+	cs := scratchSession(s, q)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
 		set.w[i] = &writer{s: cs, cpu: noCPU, p: i}

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"encoding/binary"
 	"slices"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // The shed set as files tell it. A shed event (written once, when the
@@ -70,15 +70,19 @@ func neighbours(segs [][]byte, info map[uint32]fdr.Shed) {
 		}
 		m[k][v] = true
 	}
+	var w stream.Walker
 	for _, d := range segs {
-		stack = stack[:0]
-		for off := 0; off < len(d); {
-			if !fdr.IsMetadata(d[off]) {
-				if off+fdr.FunctionSize > len(d) {
+		// A malformed stream (none is expected) ends the count where the
+		// fault is: an estimate needs no more.
+		w.Reset(d)
+		for w.NextBlock() {
+			stack = stack[:0]
+			for {
+				word, ok := w.Function()
+				if !ok {
 					break
 				}
-				a, id := fdr.FunctionFields(binary.LittleEndian.Uint32(d[off:]))
-				off += fdr.FunctionSize
+				a, id := fdr.FunctionFields(word)
 				switch a {
 				case fdr.Enter, fdr.EnterArgs:
 					total++
@@ -99,16 +103,7 @@ func neighbours(segs [][]byte, info map[uint32]fdr.Shed) {
 						stack = stack[:n-1]
 					}
 				}
-				continue
 			}
-			if fdr.KindOf(d[off]) == fdr.KindNewBuffer {
-				stack = stack[:0]
-			}
-			n, err := metaSize(d, off)
-			if err != nil || n <= 0 {
-				break
-			}
-			off += n
 		}
 	}
 	sorted := func(m map[uint32]bool) []uint32 {

@@ -9,20 +9,18 @@ import (
 	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/stream"
 )
 
-// Limits of the record encoding.
 const (
-	// maxDelta is the largest TSC delta a function record carries. The
-	// reader takes 32 unsigned bits, compiler-rt switches to TSCWrap above
-	// INT32_MAX and so do we: v5 events carry a signed delta.
-	maxDelta = 1<<31 - 1
 	// MaxArgs is how many arguments EnterArgs logs; the rest are dropped
 	// and counted as DropArgs.
 	MaxArgs = 64
 
-	preambleSize = 4 * fdr.MetadataSize // NewBuffer WallClock PID NewCPUId
-	noCPU        = ^uint32(0)
+	// maxDelta is stream.MaxDelta under a name of this package, which
+	// is what go_asm.h gives the assembly.
+	maxDelta = stream.MaxDelta
+	noCPU    = ^uint32(0)
 )
 
 // writer is one P's encoder. Only the goroutine that has pinned that P
@@ -93,7 +91,7 @@ func function(id uint32, a fdr.Action) {
 	t, cpu := now()
 	g := glayout.Goid()
 	d := t - w.last
-	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= maxDelta && w.pos+fdr.FunctionSize <= w.size && w.s.minTicks == 0 {
+	if id-1 < fdr.MaxFuncID && g == w.goid && cpu == w.cpu && d <= stream.MaxDelta && w.pos+fdr.FunctionSize <= w.size && w.s.minTicks == 0 {
 		fdr.PutFunction(w.bytes(w.pos, fdr.FunctionSize), a, id, uint32(d))
 		w.pos += fdr.FunctionSize
 		w.count++
@@ -275,7 +273,8 @@ func (w *writer) event(typed bool, typ uint16, data []byte, t uint64, cpu uint32
 	if !ok {
 		return
 	}
-	// prepare keeps t-w.last ≤ maxDelta, so the delta fits the marker's i32.
+	// prepare keeps t-w.last ≤ stream.MaxDelta, so the delta fits the
+	// marker's i32.
 	if typed {
 		fdr.PutTypedEventMarker(w.bytes(w.pos, fdr.MetadataSize), int32(n), int32(t-w.last), typ)
 	} else {
@@ -301,8 +300,8 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 	meta := uint32(0)
 	switch {
 	case g != w.goid:
-		meta = preambleSize
-	case cpu != w.cpu || t-w.last > maxDelta:
+		meta = stream.PreambleSize
+	case cpu != w.cpu || t-w.last > stream.MaxDelta:
 		meta = fdr.MetadataSize
 	}
 	if w.undo != 0 && (meta != 0 || w.pos+need > w.size) {
@@ -314,10 +313,10 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 		if !w.next(t, g) {
 			return 0, false
 		}
-		meta = preambleSize
+		meta = stream.PreambleSize
 	}
 	switch {
-	case meta == preambleSize:
+	case meta == stream.PreambleSize:
 		w.preamble(g, cpu, t)
 	case cpu != w.cpu:
 		w.newCPU(cpu, t)
@@ -358,19 +357,18 @@ func (w *writer) next(t, g uint64) bool {
 	return true
 }
 
+// preamble opens goroutine g's block at (cpu, t). The whole goroutine id
+// goes in, by which the flusher tells goroutines apart, and so do the go
+// statement's PC and the parent's id, which it turns into the lineage
+// event (see package stream).
 func (w *writer) preamble(g uint64, cpu uint32, t uint64) {
-	// The whole goroutine id goes in (see fdr.PutNewBufferGoroutine): the
-	// flusher tells goroutines apart by it. So does the go statement's PC,
-	// which the flusher turns into the lineage event's spawn function.
-	fdr.PutNewBufferSpawn(w.bytes(w.pos, fdr.MetadataSize), g, uint64(glayout.GoPC()))
 	sec, usec := w.s.wall(t)
-	fdr.PutWallClock(w.bytes(w.pos+16, fdr.MetadataSize), sec, usec)
-	// PID, with the parent goroutine's id that the flusher turns into the
-	// lineage event (fdr's doc).
-	fdr.PutPIDParent(w.bytes(w.pos+32, fdr.MetadataSize), w.s.pid, glayout.ParentGoid())
-	w.pos += 3 * fdr.MetadataSize
-	w.goid = g
-	w.newCPU(cpu, t)
+	stream.PutPreamble(w.bytes(w.pos, stream.PreambleSize), stream.Preamble{
+		Goroutine: g, SpawnPC: uint64(glayout.GoPC()), Parent: glayout.ParentGoid(),
+		PID: w.s.pid, Sec: sec, Usec: usec, CPU: uint16(cpu), TSC: t,
+	})
+	w.pos += stream.PreambleSize
+	w.goid, w.cpu, w.last = g, cpu, t
 }
 
 func (w *writer) newCPU(cpu uint32, t uint64) {

@@ -32,7 +32,9 @@ func TestWriterBytesExact(t *testing.T) {
 	want = fdr.AppendNewBuffer(want, int32(uint32(g)))
 	// The go statement's PC rides in NewBuffer bytes 9–15 (the flusher
 	// turns it into the lineage event's spawn function).
-	fdr.PutNewBufferSpawn(want[len(want)-fdr.MetadataSize:], uint64(uint32(g)), uint64(glayout.GoPC()))
+	var pc [8]byte
+	binary.LittleEndian.PutUint64(pc[:], uint64(glayout.GoPC()))
+	copy(want[len(want)-7:], pc[:7])
 	want = fdr.AppendWallClock(want, sec, usec)
 	want = fdr.AppendPID(want, s.pid)
 	// The parent goroutine rides in PID payload bytes 5–12 (the flusher

@@ -33,7 +33,7 @@ type Params struct {
 	Now    uint64
 	NowCPU uint16
 	// SpawnID names the function holding a goroutine's go statement: it
-	// maps the PC the runtime read (fdr.NewBufferSpawnPC) to that
+	// maps the PC the runtime read (stream.Preamble's SpawnPC) to that
 	// function's id, 0 when it has none. The lineage event carries the id
 	// (fdr.Lineage.Spawn). It is called at most once per distinct PC per
 	// file; nil leaves the spawn function out.
@@ -94,9 +94,9 @@ const AnchorPayload = 0
 
 // Encode writes an FDR file of version p.Header.Version, 1 or 5, built from
 // segs, the block streams the runtime's writers produced (each a sequence of
-// NewBuffer WallClock PID NewCPUId body… blocks, as copied out of the
-// buffers). Both versions hold the same records, chosen by one planner
-// (plan.go); they differ only in framing.
+// blocks as package stream lays them out, copied out of the buffers). Both
+// versions hold the same records, chosen by one planner (plan.go); they
+// differ only in framing.
 //
 // Version 5: each goroutine gets exactly one block, its records merged from
 // all the segments that hold them in TSC order, because llvm-xray sorts the
@@ -200,7 +200,10 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-const preambleSize = 3 * fdr.MetadataSize // NewBuffer WallClock PID
+// v5Head is what appendHead writes at the start of a version-5 block:
+// NewBuffer WallClock PID. The block's first state record (NewCPUId)
+// comes from its plan.
+const v5Head = 3 * fdr.MetadataSize
 
 // anchorSize is NewCPUId(min) + custom event with a 1-byte payload; the
 // plan's own leading NewCPUId becomes a TSCWrap of the same size.
@@ -210,8 +213,8 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 	b := make([]byte, 0, 256)
 	b = fdr.AppendHeader(b, p.Header)
 	if len(plans) == 0 {
-		b = fdr.AppendBufferExtents(b, preambleSize+fdr.MetadataSize)
-		b = appendPreamble(b, 0, p.Now, p)
+		b = fdr.AppendBufferExtents(b, v5Head+fdr.MetadataSize)
+		b = appendHead(b, 0, p.Now, p)
 		b = fdr.AppendNewCPUId(b, p.NowCPU, p.Now)
 		_, err := w.Write(b)
 		return err
@@ -230,12 +233,12 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 			anchor = fdr.AppendLineagePayload(nil, gp.lineage())
 			anchored = true
 		}
-		size := preambleSize + gp.size
+		size := v5Head + gp.size
 		if anchored {
 			size += anchorSize - 1 + len(anchor)
 		}
 		b = fdr.AppendBufferExtents(b, uint64(size))
-		b = appendPreamble(b, int32(uint32(gp.goid)), gp.first, p)
+		b = appendHead(b, int32(uint32(gp.goid)), gp.first, p)
 		for k, pc := range gp.pieces {
 			if pc.seg >= 0 {
 				if _, err := w.Write(b); err != nil {
@@ -263,7 +266,8 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 	return err
 }
 
-func appendPreamble(b []byte, tid int32, tsc uint64, p Params) []byte {
+// appendHead appends the head of a version-5 block (v5Head bytes).
+func appendHead(b []byte, tid int32, tsc uint64, p Params) []byte {
 	b = fdr.AppendNewBuffer(b, tid)
 	var sec uint64
 	var usec uint32

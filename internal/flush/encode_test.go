@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // seg builds one writer's block stream the way the runtime lays it out.
@@ -20,16 +21,13 @@ type seg struct {
 }
 
 func (s *seg) block(goid uint64, cpu uint16, tsc uint64) {
-	s.b = fdr.AppendNewBuffer(s.b, int32(uint32(goid)))
-	// high goid bits ride in payload bytes 5..8
-	s.b[len(s.b)-11] = byte(goid >> 32)
-	s.b[len(s.b)-10] = byte(goid >> 40)
-	s.b[len(s.b)-9] = byte(goid >> 48)
-	s.b[len(s.b)-8] = byte(goid >> 56)
-	s.b = fdr.AppendWallClock(s.b, 1, 2)
-	s.b = fdr.AppendPID(s.b, 99)
-	s.b = fdr.AppendNewCPUId(s.b, cpu, tsc)
-	s.last, s.cpu = tsc, cpu
+	s.preamble(stream.Preamble{Goroutine: goid, PID: 99, Sec: 1, Usec: 2, CPU: cpu, TSC: tsc})
+}
+
+func (s *seg) preamble(p stream.Preamble) {
+	s.b = append(s.b, make([]byte, stream.PreambleSize)...)
+	stream.PutPreamble(s.b[len(s.b)-stream.PreambleSize:], p)
+	s.last, s.cpu = p.TSC, p.CPU
 }
 
 func (s *seg) fn(a fdr.Action, id uint32, tsc uint64, args ...uint64) {

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // Version 1 is the layout XRayFDRFormat.rst describes:
@@ -51,9 +51,6 @@ const (
 	// its WallClocks to be real times: llvm-xray's sort is an insertion sort
 	// up to 16 elements, which keeps chronological blocks in place.
 	maxRealWallBuffers = 16
-	// maxPatchDelta bounds a rewritten function-record delta (see put); the
-	// runtime's writers use the same bound.
-	maxPatchDelta = 1<<31 - 1
 	// maxUsec is the largest microseconds value of a WallClock.
 	maxUsec = 999_999
 	// maxV1Buffers is the most ThreadBuffers the estimate may give one
@@ -61,21 +58,6 @@ const (
 	// microseconds, and the estimate may be off.
 	maxV1Buffers = (maxUsec + 1) / 2
 )
-
-// v1Sizes are the buffer_size candidates, all multiples of 64: every one
-// from 128 bytes to 4 KiB, where goroutines holding a few records make the
-// file size a step function with close steps (a 320-byte buffer_size can
-// beat both 256 and 384 by 5%), then steps of 1/8 up to 16 MiB.
-var v1Sizes = func() []int {
-	var s []int
-	for b := 128; b <= 4096; b += 64 {
-		s = append(s, b)
-	}
-	for b := 4096 * 9 / 8; b <= 16<<20; b = b * 9 / 8 {
-		s = append(s, b&^63)
-	}
-	return s
-}()
 
 // remainderOK reports whether r bytes after an EndOfBuffer record can be
 // filled so that llvm-xray parses them: zeros in whole function records, or
@@ -88,114 +70,6 @@ func remainderOK(r int) bool {
 type v1Options struct {
 	bufferSize int  // 0: choose (v1Writer.choose)
 	realWall   bool // never force WallClocks (to show llvm-xray's sort scrambling blocks)
-}
-
-// minV1Size is the smallest buffer_size that holds any planned record, or
-// the anchor, alone in a ThreadBuffer with an acceptable remainder, so the
-// layout always makes progress.
-func minV1Size(plans []goPlan) int {
-	need := v1AnchorSize
-	for i := range plans {
-		if plans[i].parent != 0 {
-			need = max(need, fdr.MetadataSize+len(fdr.AppendLineagePayload(nil, plans[i].lineage())))
-		}
-		need = max(need, plans[i].maxRec)
-	}
-	return (v1Framing + need + minFiller + 7) &^ 7
-}
-
-// v1Shortlist is how many candidates, the best by estimate, are laid out
-// exactly to choose buffer_size.
-const v1Shortlist = 3
-
-// choose picks buffer_size, the candidate giving the smallest file, and
-// returns it with each plan's ThreadBuffer count at that size. Candidates
-// are ranked by estimateV1, which is cheap but blind to the space a
-// ThreadBuffer closed early leaves (up to a record's size when large
-// records meet small buffers); the best few are then laid out exactly
-// (dry runs), which costs a pass over the records each.
-func (v *v1Writer) choose(plans []goPlan) (int, []int, error) {
-	lo := (minV1Size(plans) + 63) &^ 63
-	sizes := []int{lo}
-	for _, b := range v1Sizes {
-		if b > lo {
-			sizes = append(sizes, b)
-		}
-	}
-	type cand struct {
-		size int
-		est  int64
-	}
-	var cs []cand
-	for _, b := range sizes {
-		// Skip sizes that would give a goroutine so many ThreadBuffers
-		// that their WallClocks could not increase (see wallClock).
-		if est, most := estimateV1(plans, v.min, b); most <= maxV1Buffers || b == sizes[len(sizes)-1] {
-			cs = append(cs, cand{b, est})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].est < cs[j].est })
-	best, bestTotal := 0, int64(-1)
-	var bestN []int
-	for _, c := range cs[:min(len(cs), v1Shortlist)] {
-		total, n, err := v.count(plans, c.size)
-		if err != nil {
-			return 0, nil, err
-		}
-		if bestTotal < 0 || total < bestTotal {
-			best, bestTotal, bestN = c.size, total, n
-		}
-	}
-	return best, bestN, nil
-}
-
-// estimateV1 estimates the size of the file with buffer_size b. Every
-// goroutine pays for whole ThreadBuffers, so large buffers waste the unused
-// end of each goroutine's last one, and small buffers pay 64 bytes of
-// framing each. A goroutine is charged the buffers its body fills at full
-// capacity. It also returns the most buffers a goroutine is charged.
-func estimateV1(plans []goPlan, min uint64, b int) (total, most int64) {
-	per := int64(b - v1Framing)
-	total = int64(fdr.HeaderSize)
-	for i := range plans {
-		gp := &plans[i]
-		// Records, and a NewCPUId wherever the CPU changes; TSCWraps are
-		// rare (deltas above 2^31 ticks) and left out.
-		body := int64(gp.recBytes + gp.cpuSwitches*fdr.MetadataSize)
-		if gp.parent != 0 {
-			body += int64(fdr.MetadataSize + len(fdr.AppendLineagePayload(nil, gp.lineage())))
-		} else if gp.first > min {
-			body += v1AnchorSize
-		}
-		n := max(1, (body+per-1)/per)
-		total += n * int64(b)
-		most = max(most, n)
-	}
-	if len(plans) == 0 {
-		total += int64(b)
-	}
-	return total, most
-}
-
-// count lays plans out with buffer_size size without writing anything and
-// returns the file's size and each plan's ThreadBuffer count.
-func (v *v1Writer) count(plans []goPlan, size int) (int64, []int, error) {
-	v.size, v.cap, v.dry = size, size-v1Framing, true
-	total := int64(fdr.HeaderSize)
-	if len(plans) == 0 {
-		total += int64(size)
-	}
-	n := make([]int, len(plans))
-	for i := range plans {
-		gp := &plans[i]
-		k, err := v.goroutine(gp, gp.first > v.min)
-		if err != nil {
-			return 0, nil, err
-		}
-		n[i] = k
-		total += int64(k) * int64(size)
-	}
-	return total, n, nil
 }
 
 // writeV1 frames plans as version-1 ThreadBuffers.
@@ -353,7 +227,7 @@ func (v *v1Writer) cost(u *v1Unit) (int, int) {
 		return fdr.MetadataSize + u.n, newCPU
 	case u.base == v.base:
 		return u.n, asIs
-	case u.tsc >= v.base && u.tsc-v.base <= maxPatchDelta:
+	case u.tsc >= v.base && u.tsc-v.base <= stream.MaxDelta:
 		// The base moved under an event: in version 5 events carry a delta,
 		// here they do not, and typed events are gone.
 		return u.n, patch
@@ -502,82 +376,4 @@ func (v *v1Writer) flush() error {
 	_, err := v.w.Write(v.b)
 	v.b = v.b[:0]
 	return err
-}
-
-// v1Unit is one record to lay out: a function record with its
-// CallArguments (copied from a segment), or a custom event (re-encoded).
-type v1Unit struct {
-	event   bool
-	seg     int32
-	off, n  int    // function record and CallArguments: segs[seg][off:off+n]
-	payload []byte // event
-	cpu     uint16 // CPU the record was written on
-	base    uint64 // function record: the TSC its delta is relative to
-	tsc     uint64 // the record's TSC
-}
-
-// v1Units walks a plan's pieces record by record, tracking the version-5
-// state they encode. Typed events are skipped (version 1 has no such
-// record) and counted.
-type v1Units struct {
-	segs   [][]byte
-	pieces []piece
-	k      int          // next piece
-	d      *fdr.Decoder // over the current run of bytes; nil between runs
-	data   []byte       // the current run's segment
-	seg    int32
-	end    int
-	cpu    uint16
-	base   uint64
-	typed  int
-}
-
-func (it *v1Units) next(u *v1Unit) (bool, error) {
-	var r fdr.Raw
-	for {
-		if it.d == nil {
-			if it.k == len(it.pieces) {
-				return false, nil
-			}
-			pc := it.pieces[it.k]
-			it.k++
-			if pc.seg < 0 {
-				it.cpu, it.base = pc.cpu, pc.tsc
-				continue
-			}
-			it.data, it.seg, it.end = it.segs[pc.seg], pc.seg, pc.off+pc.n
-			it.d = fdr.NewBodyDecoder(it.data[pc.off:it.end], 5, int64(pc.off))
-		}
-		off := int(it.d.Offset())
-		err := it.d.Next(&r)
-		if err == io.EOF {
-			it.d = nil
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		switch {
-		case !r.IsMetadata:
-			*u = v1Unit{seg: it.seg, off: off, n: r.Size, cpu: it.cpu, base: it.base, tsc: it.base + uint64(r.Delta)}
-			for o := int(it.d.Offset()); o < it.end && it.data[o] == fdr.IntroducerCallArgument; o = int(it.d.Offset()) {
-				if err := it.d.Next(&r); err != nil {
-					return false, err
-				}
-				u.n += r.Size
-			}
-			it.base = u.tsc
-			return true, nil
-		case r.Kind == fdr.KindCustomEvent:
-			t := it.base + uint64(int64(r.EventDelta))
-			*u = v1Unit{event: true, payload: r.Payload, cpu: it.cpu, base: it.base, tsc: t}
-			it.base = t
-			return true, nil
-		case r.Kind == fdr.KindTypedEvent:
-			it.base += uint64(int64(r.EventDelta))
-			it.typed++
-		default:
-			return false, fmt.Errorf("flush: internal error: offset %d: %v in a planned run", off, r.Kind)
-		}
-	}
 }

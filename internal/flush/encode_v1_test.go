@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 func (s *seg) typed(tsc uint64, typ uint16, data string) {
@@ -21,7 +22,7 @@ func (s *seg) typed(tsc uint64, typ uint16, data string) {
 // near writes a TSCWrap before a record at tsc whose delta would not fit,
 // as the runtime's writers do.
 func (s *seg) near(tsc uint64) {
-	if tsc-s.last > maxPatchDelta {
+	if tsc-s.last > stream.MaxDelta {
 		s.wrap(tsc)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // The planner's first pass (see plan.go): the index of the blocks and runs
@@ -15,8 +16,8 @@ import (
 // between two switches.
 type chunk struct {
 	goid       uint64
-	parent     uint64 // from the block's PID record (payload bytes 5–12); 0: unknown
-	gopc       uint64 // from the block's NewBuffer record (bytes 9–15); 0: unknown
+	parent     uint64 // from the block's preamble; 0: unknown
+	gopc       uint64 // from the block's preamble; 0: unknown
 	seg        int32
 	start, end int    // body: after the block's first NewCPUId, up to the next NewBuffer
 	cpu        uint16 // state at start
@@ -79,8 +80,7 @@ func (ix *indexed) reset() {
 func (ix *indexed) indexSegment(si int32, s []byte) error {
 	// No defer to store these back: it would keep them in memory.
 	chunks, runs, ids, st := ix.chunks, ix.runs, ix.ids, ix.stack[:0]
-	cur := -1 // index of the open chunk; -2 while inside a preamble
-	var goid, parent, gopc uint64
+	cur := -1 // index of the open chunk
 	// The open run while cur >= 0: r, its stack st, the TSC of its last
 	// record (its base before the first) t, its records recs, the offset
 	// of the function record a CallArgument here would belong to (owner,
@@ -163,7 +163,7 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 			slow = true // truncated: the per-record path reports it
 			break
 		}
-		n, err := RecordSize(s, off)
+		n, err := stream.RecordSize(s, off)
 		if err != nil {
 			return fmt.Errorf("flush: segment %d: %w", si, err)
 		}
@@ -179,24 +179,20 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 			if cur >= 0 {
 				closeChunk(off)
 			}
-			cur = -2
-			goid, gopc = fdr.NewBufferGoroutine(s[off:]), fdr.NewBufferSpawnPC(s[off:])
-			parent = 0
-		case fdr.KindPID:
-			if cur == -2 {
-				parent = fdr.PIDParent(s[off:])
-			} else if cur >= 0 {
-				slow = true
+			pre, err := stream.ReadPreamble(s, off)
+			if err != nil {
+				return fmt.Errorf("flush: segment %d: %w", si, err)
 			}
+			off += stream.PreambleSize
+			chunks = append(chunks, chunk{goid: pre.Goroutine, parent: pre.Parent, gopc: pre.SpawnPC, seg: si, start: off, end: len(s),
+				cpu: pre.CPU, base: pre.TSC, r0: int32(len(runs))})
+			cur = len(chunks) - 1
+			slow = false
+			open(off, pre.CPU, pre.TSC)
+			continue
 		case fdr.KindNewCPUId:
-			cpu, base := fdr.NewCPUIdFields(s[off:])
-			if cur == -2 {
-				chunks = append(chunks, chunk{goid: goid, parent: parent, gopc: gopc, seg: si, start: off + n, end: len(s),
-					cpu: cpu, base: base, r0: int32(len(runs))})
-				cur = len(chunks) - 1
-				slow = false
-				open(off+n, cpu, base)
-			} else if cur >= 0 {
+			if cur >= 0 {
+				cpu, base := fdr.NewCPUIdFields(s[off:])
 				closeRun(off)
 				open(off+n, cpu, base)
 			}
@@ -220,8 +216,8 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 				r.maxRec = max(r.maxRec, n)
 			}
 		default:
-			// CallArgument after an event, WallClock: the per-record
-			// path reports them.
+			// CallArgument after an event, WallClock, PID: the
+			// per-record path reports them.
 			if cur >= 0 {
 				slow = true
 			}
@@ -292,31 +288,6 @@ func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int
 func growIDs(st []uint32) []uint32 {
 	st = append(st, 0)
 	return st[:cap(st)]
-}
-
-// RecordSize returns the size of the metadata record at off in one of the
-// runtime's own streams (version-5 layouts), checking it fits: the one
-// place that knows how long each of the recorder's metadata records is.
-func RecordSize(s []byte, off int) (int, error) {
-	if off+fdr.MetadataSize > len(s) {
-		return 0, fmt.Errorf("offset %d: truncated metadata record", off)
-	}
-	n := fdr.MetadataSize
-	switch k := fdr.KindOf(s[off]); k {
-	case fdr.KindCustomEvent, fdr.KindTypedEvent:
-		size := fdr.EventSize(s[off:])
-		if size <= 0 || int64(off)+fdr.MetadataSize+int64(size) > int64(len(s)) {
-			return 0, fmt.Errorf("offset %d: event size %d does not fit", off, size)
-		}
-		n += int(size)
-	case fdr.KindEndOfBuffer, fdr.KindBufferExtents:
-		return 0, fmt.Errorf("offset %d: unexpected %v", off, k)
-	default:
-		if k >= fdr.NumMetadataKinds {
-			return 0, fmt.Errorf("offset %d: unknown metadata kind %d", off, k)
-		}
-	}
-	return n, nil
 }
 
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }

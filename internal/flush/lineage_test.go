@@ -4,15 +4,13 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // lineageBlock opens a block of goid with the parent and go statement PC
 // in the in-memory preamble's spare bytes, as the runtime's writer does.
 func (s *seg) lineageBlock(goid, parent, gopc uint64, cpu uint16, tsc uint64) {
-	s.block(goid, cpu, tsc)
-	nb := len(s.b) - 4*fdr.MetadataSize
-	fdr.PutNewBufferSpawn(s.b[nb:], goid, gopc)
-	fdr.PutPIDParent(s.b[nb+2*fdr.MetadataSize:], 99, parent)
+	s.preamble(stream.Preamble{Goroutine: goid, SpawnPC: gopc, Parent: parent, PID: 99, Sec: 1, Usec: 2, CPU: cpu, TSC: tsc})
 }
 
 // TestLineageSpawn: each goroutine's lineage event names its go

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/stream"
 )
 
 // The planner is shared by every file version. It decides which records a
@@ -126,7 +127,7 @@ func (c *cursor) advance() error {
 			}
 			return nil
 		}
-		n, err := RecordSize(s[:c.chunkEnd], off)
+		n, err := stream.RecordSize(s[:c.chunkEnd], off)
 		if err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}
