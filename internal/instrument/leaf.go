@@ -3,6 +3,7 @@ package instrument
 import (
 	"go/ast"
 	"go/token"
+	"strings"
 )
 
 // Call-free leaves. A function that calls nothing compiles, in a plain
@@ -21,8 +22,9 @@ import (
 //     of unsafe's functions, conversions to a numeric or boolean type
 //     (conversions to strings, slices or interfaces can call the runtime),
 //     and calls of the package's own functions and methods (matched by
-//     name, as inline.go does) that the compiler probably inlines and that
-//     are such leaves themselves: inlined, they leave no call behind;
+//     name, as inline.go does) that the compiler probably inlines (and
+//     that say neither //go:noinline nor //xray:always) and that are such
+//     leaves themselves: inlined, they leave no call behind;
 //   - has no loop (for, range, goto), in its own body or in a callee so
 //     inlined, unless Config.LeafLoops;
 //   - has no go, defer or select statement, no function literal and no
@@ -92,7 +94,7 @@ func (in *inlineInfo) leafBody(body *ast.BlockStmt) bool {
 // leafCall reports whether call leaves no call in the compiled code.
 func (in *inlineInfo) leafCall(call *ast.CallExpr) bool {
 	inlined := func(d *ast.FuncDecl) bool {
-		return in.inlinable(d.Body) && in.leafBody(d.Body)
+		return !keepsCall(d.Doc) && in.inlinable(d.Body) && in.leafBody(d.Body)
 	}
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
@@ -116,6 +118,22 @@ func (in *inlineInfo) leafCall(call *ast.CallExpr) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// keepsCall reports whether a doc comment keeps calls of its function
+// calls: //go:noinline, or //xray:always, whose gate makes the function
+// too costly to inline.
+func keepsCall(doc *ast.CommentGroup) bool {
+	_, always, _ := directives(doc)
+	if always || doc == nil {
+		return always
+	}
+	for _, c := range doc.List {
+		if c.Text == "//go:noinline" || strings.HasPrefix(c.Text, "//go:noinline ") {
+			return true
+		}
 	}
 	return false
 }

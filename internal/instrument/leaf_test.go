@@ -32,12 +32,16 @@ func leafSrc() string {
 		"type scanner struct{ i int }\n\n" +
 		"func clamp(a int) int {\n\tif a > 9 {\n\t\treturn 9\n\t}\n\treturn a\n}\n\n" +
 		"func (s *scanner) peek(b []byte) byte {\n\tif s.i < len(b) {\n\t\treturn b[s.i]\n\t}\n\treturn 0\n}\n\n" +
+		"//go:noinline\nfunc clampN(a int) int {\n\tif a > 9 {\n\t\treturn 9\n\t}\n\treturn a\n}\n\n" +
+		"//xray:always\nfunc clampA(a int) int {\n\tif a > 9 {\n\t\treturn 9\n\t}\n\treturn a\n}\n\n" +
 		"func count(s []byte) int {\n\tn := 0\n\tfor n < len(s) && s[n] == ' ' {\n\t\tn++\n\t}\n\treturn n\n}\n\n" +
 		fn("Flat", "") +
 		fn("Builtins", "\ta += len(s) + cap(s) + min(a, b) + int(uint8(b))\n") +
 		fn("CallsLeaf", "\ta += clamp(b)\n") +
 		fn("CallsLeafMethod", "\tvar sc scanner\n\ta += int(sc.peek(s))\n") +
 		fn("CallsLoop", "\ta += count(s)\n") +
+		fn("CallsNoinline", "\ta += clampN(b)\n") +
+		fn("CallsAlways", "\ta += clampA(b)\n") +
 		fn("Loops", "\tfor i := range s {\n\t\ta += int(s[i])\n\t}\n") +
 		fn("Gotos", "again:\n\tif a > 1000 {\n\t\ta /= 2\n\t\tgoto again\n\t}\n") +
 		fn("CallsOther", "\tfmt.Println(a)\n") +
@@ -69,7 +73,8 @@ func leafBodies(t *testing.T, src string) map[string]*ast.BlockStmt {
 // the functions that call nothing the compiler does not inline away, loop
 // nowhere (not in an inlined callee either) and are smaller than
 // leafMaxSize, and lists them in Result.Leaves; a call of another
-// package, a conversion or builtin that calls the runtime, panic,
+// package or of one that is not inlined (//go:noinline, //xray:always),
+// a conversion or builtin that calls the runtime, panic,
 // recursion, defer, a loop (for, range, goto) or a larger body keeps a
 // function traced, and so does //xray:always. LeafLoops leaves out the
 // looping leaves too; without SkipLeaves every one is traced.
@@ -82,7 +87,7 @@ func TestCallFreeLeaves(t *testing.T) {
 	for name, body := range bodies {
 		size := bodySize(body)
 		switch name {
-		case "clamp", "peek", "count":
+		case "clamp", "clampN", "clampA", "peek", "count":
 			continue
 		case "Big":
 			if size < leafMaxSize || size > leafMaxSize+50 {
@@ -97,7 +102,7 @@ func TestCallFreeLeaves(t *testing.T) {
 			t.Fatalf("%s would be inlined (estimate %d): the case does not reach the leaf rule", name, in.estimate(body))
 		}
 	}
-	traced := []string{"q.CallsLoop", "q.Loops", "q.Gotos", "q.CallsOther", "q.Converts", "q.Appends", "q.Panics", "q.Recurses", "q.Defers", "q.Big", "q.Always"}
+	traced := []string{"q.clampA", "q.CallsNoinline", "q.CallsAlways", "q.CallsLoop", "q.Loops", "q.Gotos", "q.CallsOther", "q.Converts", "q.Appends", "q.Panics", "q.Recurses", "q.Defers", "q.Big", "q.Always"}
 	leaves := []string{"q.Flat", "q.Builtins", "q.CallsLeaf", "q.CallsLeafMethod"}
 	for _, c := range []struct {
 		name           string
