@@ -11,9 +11,9 @@ import (
 // pointer for a frame. Instrumenting it adds a call (of its traced copy,
 // or of Enter and Exit), and with the call come the stack check, a frame
 // for the call's argument spill slots, and a taken jump over the call's
-// block at the top of the body: two or three cycles a call while tracing
-// is off, which in a function of a few nanoseconds is several percent of
-// the function (bench/README.md, "Recursive descent"). In a function that
+// block at the top of the body: a few cycles a call while tracing is off,
+// which in a function of a few nanoseconds is several percent of the
+// function (bench/README.md, "Recursive descent"). In a function that
 // calls something already, the gate costs only its load and branch.
 //
 // So the default selection (Config.SkipLeaves) leaves alone a function
@@ -30,18 +30,23 @@ import (
 //   - has no go, defer or select statement, no function literal and no
 //     panic call (all of which call the runtime).
 //
+// Without types, a method call on a value of another type (an interface,
+// another package's type) that shares a name with such a method of the
+// package counts as that method's: the caller is then left out although
+// it calls something, and named as left out like any other leaf.
+//
 // Without loops and calls such a body runs each of its statements at most
-// once: its time is bounded by its size, a few dozen nanoseconds at most,
-// and shows in its callers' self time. A loop's trip count is not in the
-// source: a leaf that scans its input takes as long as its input, which is
-// what a trace is for, so by default leaves with loops stay traced.
-// Config.LeafLoops leaves them out too, for code whose hot path is such
-// leaves called once per short item (a recursive-descent parser: the
-// benchmark above). The build names each leaf it leaves out (Result.Leaves;
-// `goxray build -xray.v`); //xray:always traces one anyway.
+// once: its time is bounded by its size, and shows in its callers' self
+// time. A loop's trip count is not in the source: a leaf that scans its
+// input takes as long as its input, which is what a trace is for, so by
+// default leaves with loops stay traced. Config.LeafLoops leaves them out
+// too, for code whose hot path is such leaves called once per short item
+// (a recursive-descent parser, as in bench/recjson). The build names each
+// leaf it leaves out (Result.Leaves; `goxray build -xray.v`);
+// //xray:always traces one anyway.
 
-// leafMaxSize bounds the body of a call-free leaf, in syntax nodes: about
-// a hundred instructions.
+// leafMaxSize bounds the body of a call-free leaf, in syntax nodes (the
+// benchmark's leaves have 165 and 169).
 const leafMaxSize = 200
 
 var leafBuiltins = map[string]bool{
