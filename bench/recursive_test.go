@@ -10,13 +10,16 @@ import (
 
 	"github.com/goxray/xray/bench/recjson/auto"
 	"github.com/goxray/xray/bench/recjson/plain"
+	"github.com/goxray/xray/bench/recjson/skiploops"
 )
 
 // The recursive rows: a recursive-descent JSON validator whose mutually
 // recursive functions (value, object, array, str, number) run once per
 // value for a few nanoseconds each, plain and as goxray's instrumentation
-// rewrites it (bench/recjson), with tracing off. Their ratio is what the
-// gates cost such code while nobody traces.
+// rewrites it (bench/recjson), with tracing off: by default (auto: the
+// leaves str and number loop, so they stay traced) and with
+// -xray.leaves=skip-loops (skiploops: they are left out). Their ratio is
+// what the gates cost such code while nobody traces.
 
 // recDocs are the documents: "records", 300 records of short strings,
 // numbers, literals and small nested objects and arrays (a value every
@@ -59,6 +62,9 @@ func TestRecursiveValidatorsAgree(t *testing.T) {
 		if got := auto.Valid([]byte(in)); got != want {
 			t.Errorf("auto.Valid(%.40q) = %v, encoding/json says %v", in, got, want)
 		}
+		if got := skiploops.Valid([]byte(in)); got != want {
+			t.Errorf("skiploops.Valid(%.40q) = %v, encoding/json says %v", in, got, want)
+		}
 	}
 	for _, d := range recDocs {
 		if !plain.Valid(d.doc) {
@@ -68,14 +74,14 @@ func TestRecursiveValidatorsAgree(t *testing.T) {
 }
 
 // BenchmarkRecursive: the validator as written (plain) and as goxray's
-// instrumentation rewrites it, with tracing off (autooff), on each
-// document.
+// instrumentation rewrites it, with tracing off (autooff; skiploopsoff
+// with -xray.leaves=skip-loops), on each document.
 func BenchmarkRecursive(b *testing.B) {
 	for _, d := range recDocs {
 		for _, v := range []struct {
 			name  string
 			valid func([]byte) bool
-		}{{"plain", plain.Valid}, {"autooff", auto.Valid}} {
+		}{{"plain", plain.Valid}, {"autooff", auto.Valid}, {"skiploopsoff", skiploops.Valid}} {
 			b.Run(d.name+"/"+v.name, func(b *testing.B) {
 				b.SetBytes(int64(len(d.doc)))
 				for b.Loop() {
@@ -93,11 +99,24 @@ func BenchmarkRecursive(b *testing.B) {
 // slower, never faster, so the minimum is the undisturbed time of both
 // (a ratio of medians of separate rows mixes in whatever each row met).
 func BenchmarkRecursiveOffRatio(b *testing.B) {
+	offRatio(b, auto.Valid)
+}
+
+// BenchmarkRecursiveSkipLoopsOffRatio is BenchmarkRecursiveOffRatio for
+// skiploopsoff, in a loop of its own that alternates it with plain, so
+// that both rows measure the same way. Both ratios move by several
+// percent with where the linker places each package's functions
+// (bench/README.md, "Recursive descent").
+func BenchmarkRecursiveSkipLoopsOffRatio(b *testing.B) {
+	offRatio(b, skiploops.Valid)
+}
+
+func offRatio(b *testing.B, instrumented func([]byte) bool) {
 	for _, d := range recDocs {
 		b.Run(d.name, func(b *testing.B) {
 			best := [2]time.Duration{math.MaxInt64, math.MaxInt64}
 			for b.Loop() {
-				for k, f := range [2]func([]byte) bool{plain.Valid, auto.Valid} {
+				for k, f := range [2]func([]byte) bool{plain.Valid, instrumented} {
 					t0 := time.Now()
 					recSink = f(d.doc)
 					best[k] = min(best[k], time.Since(t0))

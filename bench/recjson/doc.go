@@ -1,4 +1,5 @@
 // Package recjson holds the recursive benchmark's validator twice: plain
-// and as goxray's instrumentation rewrites it (auto), and the test that
-// keeps the two in step.
+// and as goxray's instrumentation rewrites it by default (auto) and with
+// -xray.leaves=skip-loops (skiploops), and the test that keeps them in
+// step.
 package recjson

@@ -14,6 +14,12 @@ type Config struct {
 	// SkipInlinable leaves alone the bodies that the compiler would
 	// probably inline (see inline.go); directives override it.
 	SkipInlinable bool
+	// SkipLeaves leaves alone the small call-free leaves (see leaf.go),
+	// listing them in Result.Leaves; directives override it.
+	SkipLeaves bool
+	// LeafLoops lets SkipLeaves leave alone call-free leaves with loops
+	// too.
+	LeafLoops bool
 	// Generated instruments generated files too.
 	Generated bool
 	// Lang, e.g. "go1.18", pins every file's language version (see
@@ -68,8 +74,13 @@ type Result struct {
 	Src   []byte // the rewritten file; nil when the file is unchanged
 	Funcs []Func // in table order (the order of the inserted ids)
 	// Skipped counts functions left alone, by reason ("threshold",
-	// "xray:never", "go: directive", "generated", "cgo").
+	// "inlinable", "leaf", "xray:never", "go: directive", "generated",
+	// "cgo", "imports goxray").
 	Skipped map[string]int
+	// Leaves are the functions left alone as call-free leaves (see
+	// leaf.go), in source order: unlike the others skipped, they may be
+	// above the threshold, so the build names them.
+	Leaves []Func
 	// UntypedRanges counts the range loops of the package (reported on
 	// its first file) whose literals may be misnamed because the type of
 	// what they range over could not be told (see rangefunc.go).

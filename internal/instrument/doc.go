@@ -59,6 +59,10 @@
 //   - bodies smaller than Config.Threshold (size = number of syntax nodes
 //     in the body, the unit of Go's inlining budget), unless the
 //     declaration's doc comment holds //xray:always;
+//   - with Config.SkipInlinable, bodies the compiler would probably inline
+//     (see inline.go), and with Config.SkipLeaves, small call-free leaves
+//     without loops (with Config.LeafLoops, with loops too), which
+//     Result.Leaves names (see leaf.go); both unless //xray:always;
 //   - declarations whose doc comment holds //xray:never, and the function
 //     literals inside them;
 //   - declarations carrying a //go: directive other than //go:noinline

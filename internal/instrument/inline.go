@@ -31,11 +31,14 @@ type inlineInfo struct {
 	funcs   map[string]*ast.FuncDecl
 	methods map[string][]*ast.FuncDecl
 	types   map[string]bool
-	cost    map[*ast.BlockStmt]int // memo; -1 while being computed
+	cost    map[*ast.BlockStmt]int  // memo; -1 while being computed
+	leaf    map[*ast.BlockStmt]bool // memo of leafBody (see leaf.go)
+	// leafLoops lets a call-free leaf loop (Config.LeafLoops).
+	leafLoops bool
 }
 
 func newInlineInfo(afs []*ast.File) *inlineInfo {
-	in := &inlineInfo{funcs: map[string]*ast.FuncDecl{}, methods: map[string][]*ast.FuncDecl{}, types: map[string]bool{}, cost: map[*ast.BlockStmt]int{}}
+	in := &inlineInfo{funcs: map[string]*ast.FuncDecl{}, methods: map[string][]*ast.FuncDecl{}, types: map[string]bool{}, cost: map[*ast.BlockStmt]int{}, leaf: map[*ast.BlockStmt]bool{}}
 	for _, af := range afs {
 		for _, d := range af.Decls {
 			switch d := d.(type) {

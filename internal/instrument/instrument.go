@@ -37,6 +37,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	}
 	p.globBase = initLiteralBases(afs)
 	p.inline = newInlineInfo(afs)
+	p.inline.leafLoops = cfg.LeafLoops
 	p.consts = collectConsts(afs)
 	var untyped int
 	if cfg.rangeScopes() {
@@ -169,6 +170,7 @@ type fileState struct {
 	prefix  string // symbol prefix: escaped import path, "main", …
 	edits   []edit
 	funcs   []Func
+	leaves  []Func // see leaf.go
 	skipped map[string]int
 	ids     string // name of the file's id array
 	xr      string // name of the file's import of goxray
@@ -281,7 +283,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
-	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped}
+	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves}
 	name := f.Name
 	if name == "" {
 		name = f.Path
@@ -395,8 +397,14 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 		s.skipped["inlinable"]++
 		return
 	}
+	fn := Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size}
+	if !always && s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, size) {
+		s.skipped["leaf"]++
+		s.leaves = append(s.leaves, fn)
+		return
+	}
 	i := len(s.funcs)
-	s.funcs = append(s.funcs, Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size})
+	s.funcs = append(s.funcs, fn)
 	id := slot(i)
 	switch {
 	case s.split(id, body, ft, decl, lit):

@@ -184,6 +184,7 @@ func (d *driver) prepare(args []string) (extra []string, cleanup func(), err err
 		return nil, cleanup, err
 	}
 	cfg := instrument.Config{Threshold: d.opts.threshold, SkipInlinable: d.opts.threshold > 0, Generated: d.opts.generated, ExitHooks: !d.opts.noHooks,
+		SkipLeaves: d.opts.threshold > 0 && d.opts.leaves != leavesTrace, LeafLoops: d.opts.leaves == leavesSkipLoops,
 		Importer: newExportImporter(d, listFlags, pkgs)}
 	// The target's runtime.GOOS and GOARCH decide which code is dead.
 	target, err := goJSON[struct{ GOOS, GOARCH, GOMODCACHE, GOVERSION string }](d, "env", "-json", "GOOS", "GOARCH", "GOMODCACHE", "GOVERSION")
@@ -323,76 +324,6 @@ func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, []list
 		}
 	}
 	return collectUnits(list, extraPkgs), roots, nil
-}
-
-// instrument rewrites every unit's files (read from the user's overlay
-// replacement when there is one) into the overlay store and returns the
-// overlay: original path → rewritten copy. With trim, the instrumentation
-// map names files module-relative, as -trimpath does.
-func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[string]string, trim bool) (map[string]string, error) {
-	overlay := map[string]string{}
-	total, files := 0, 0
-	for _, u := range units {
-		in := make([]instrument.File, 0, len(u.files))
-		for _, f := range u.files {
-			from := f
-			if r := userOv[f]; r != "" {
-				from = r
-			}
-			src, err := os.ReadFile(from)
-			if err != nil {
-				return nil, err
-			}
-			name := f
-			if trim && u.mod != nil {
-				if rel, err := filepath.Rel(u.mod.Dir, f); err == nil {
-					name = u.mod.Path + "/" + filepath.ToSlash(rel)
-				}
-			}
-			in = append(in, instrument.File{Path: f, Name: name, Src: src})
-		}
-		ucfg := cfg
-		ucfg.Library = u.library
-		if u.mod != nil && u.mod.Main {
-			ucfg.Lang = d.langPin
-		}
-		rs, err := instrument.Package(u.importPath, in, ucfg)
-		if err != nil {
-			return nil, err
-		}
-		if len(rs) > 0 && rs[0].UntypedRanges > 0 {
-			fmt.Fprintf(os.Stderr, "goxray: %s: %d range loops over values whose type could not be loaded; function literals in their bodies may be named in the trace as Go 1.26 names them, not as this Go release does\n", u.importPath, rs[0].UntypedRanges)
-		}
-		for _, r := range rs {
-			if r.Src == nil {
-				continue
-			}
-			p, err := storeOverlay(r.Path, r.Src)
-			if err != nil {
-				return nil, err
-			}
-			overlay[r.Path] = p
-			files++
-			total += len(r.Funcs)
-			if d.opts.verbose {
-				for _, f := range r.Funcs {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d)\n", r.Path, f.Line, f.Name, f.Size)
-				}
-			}
-		}
-		if d.verb == "test" && cfg.ExitHooks && u.needsTestMain {
-			name := filepath.Join(u.dir, "zz_goxray_testmain_test.go")
-			p, err := storeOverlay(name, fmt.Appendf(nil, testMainSrc, u.pkgName))
-			if err != nil {
-				return nil, err
-			}
-			overlay[name] = p
-		}
-	}
-	if d.opts.verbose {
-		fmt.Fprintf(os.Stderr, "goxray: %d functions instrumented in %d files\n", total, files)
-	}
-	return overlay, nil
 }
 
 // requires reports whether the main module's go.mod requires goxray.

@@ -90,7 +90,13 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(o.env, []string{"GOOS=linux", "GOARCH=arm64"}) {
 		t.Errorf("goos/goarch: %q %v", o.env, err)
 	}
-	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope", "-xray.goarch="} {
+	for args, want := range map[string]string{"": leavesSkip, "-xray.leaves": leavesTrace, "-xray.leaves=trace": leavesTrace,
+		"-xray.leaves=skip": leavesSkip, "-xray.leaves=skip-loops": leavesSkipLoops} {
+		if o, _, err := parseOptions(strings.Fields(args)); err != nil || o.leaves != want {
+			t.Errorf("%q: leaves %q, want %q (%v)", args, o.leaves, want, err)
+		}
+	}
+	for _, bad := range []string{"-xray.threshold=-1", "-xray.threshold=x", "-xray.nope", "-xray.goarch=", "-xray.leaves=", "-xray.leaves=all"} {
 		if _, _, err := parseOptions([]string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -14,6 +14,7 @@ import (
 // among the go command's arguments (no go flag starts with -xray.).
 type options struct {
 	threshold int
+	leaves    string   // -xray.leaves: leavesSkip, leavesTrace or leavesSkipLoops
 	pkgs      []string // more package patterns to instrument
 	generated bool
 	replace   string // directory of the goxray module for the temporary go.mod
@@ -23,6 +24,14 @@ type options struct {
 	// goxray` would build this tool for arm64 and fail to run it.
 	env []string
 }
+
+// The values of -xray.leaves: what becomes of call-free leaves (see
+// internal/instrument's leaf.go) at a threshold above 0.
+const (
+	leavesSkip      = "skip"       // loop-free ones are not traced (the default)
+	leavesTrace     = "trace"      // all are traced (-xray.leaves alone)
+	leavesSkipLoops = "skip-loops" // none is traced, loops or not
+)
 
 // usage is the help text of build, test and run, with the default
 // threshold to fill in.
@@ -39,7 +48,11 @@ code, and at the end of each test binary.
 
 goxray flags (anywhere among the arguments):
   -xray.threshold=N    smallest body (syntax nodes) instrumented; default %d, 0 = all
-                       (above 0, functions the compiler would probably inline are not)
+                       (above 0, functions the compiler would probably inline are not,
+                       nor small call-free leaves without loops: see -xray.leaves)
+  -xray.leaves[=MODE]  call-free leaves: trace (the flag alone) traces them; skip (default)
+                       leaves out those without loops; skip-loops leaves out those with
+                       loops too. -xray.v names each one left out
   -xray.pkgs=P1,P2     also instrument these package patterns (e.g. example.com/dep/...)
   -xray.generated      also instrument generated files (// Code generated … DO NOT EDIT.)
   -xray.noexit         no final flush at the end of main/TestMain
@@ -47,11 +60,11 @@ goxray flags (anywhere among the arguments):
                        (default: $GOXRAY_REPLACE; else this binary's own module version)
   -xray.goos=OS        build for OS, -xray.goarch=ARCH for ARCH (GOOS=… go tool goxray
                        would build this tool for the target and fail to run it)
-  -xray.v              print what was instrumented
+  -xray.v              print what was instrumented, and the call-free leaves left out
 `
 
 func parseOptions(args []string) (options, []string, error) {
-	o := options{threshold: instrument.DefaultThreshold, replace: os.Getenv("GOXRAY_REPLACE")}
+	o := options{threshold: instrument.DefaultThreshold, leaves: leavesSkip, replace: os.Getenv("GOXRAY_REPLACE")}
 	var rest []string
 	for i, a := range args {
 		if a == "--" || a == "-args" {
@@ -70,6 +83,15 @@ func parseOptions(args []string) (options, []string, error) {
 				return o, nil, fmt.Errorf("-xray.threshold=%q: want a number ≥ 0", val)
 			}
 			o.threshold = n
+		case "leaves":
+			switch {
+			case !hasVal:
+				o.leaves = leavesTrace
+			case val == leavesSkip || val == leavesTrace || val == leavesSkipLoops:
+				o.leaves = val
+			default:
+				return o, nil, fmt.Errorf("-xray.leaves=%q: want %s, %s or %s", val, leavesTrace, leavesSkip, leavesSkipLoops)
+			}
 		case "pkgs":
 			for _, p := range strings.Split(val, ",") {
 				if p != "" {

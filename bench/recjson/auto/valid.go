@@ -3,15 +3,16 @@
 // Package plain is a recursive-descent JSON validator, the shape the
 // recursive benchmark measures (bench/recursive_test.go): mutually
 // recursive functions called once per value, a few nanoseconds each.
-// Package auto is the same source as `goxray build` instruments it
-// (generated from this file by bench/recjson's TestAutoIsGenerated).
+// Packages auto and skiploops are the same source as `goxray build`
+// instruments it by default and with -xray.leaves=skip-loops (generated
+// from this file by bench/recjson's TestAutoIsGenerated).
 //
 //line auto/valid.go:1:1
 package auto
 
-import __xray "github.com/goxray/xray/xrayauto" /*line :6:13*/
+import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
-var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init() /*line :6:13*/
+var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init() /*line :7:13*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.
@@ -46,7 +47,7 @@ func (s *scanner) space() {
 func (s *scanner) value(depth int) bool {
 	if __xray_ids_valid_52b94823_on[0].On() {
 		return s.__xray_value(depth)
-	} /*line :38:42*/
+	} /*line :39:42*/
 	if s.i >= len(s.b) || depth > maxDepth {
 		return false
 	}
@@ -72,7 +73,7 @@ func (s *scanner) value(depth int) bool {
 func (s *scanner) object(depth int) bool {
 	if __xray_ids_valid_52b94823_on[1].On() {
 		return s.__xray_object(depth)
-	} /*line :61:43*/
+	} /*line :62:43*/
 	s.i++ // '{'
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -112,7 +113,7 @@ func (s *scanner) object(depth int) bool {
 func (s *scanner) array(depth int) bool {
 	if __xray_ids_valid_52b94823_on[2].On() {
 		return s.__xray_array(depth)
-	} /*line :98:42*/
+	} /*line :99:42*/
 	s.i++ // '['
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -143,7 +144,7 @@ func (s *scanner) array(depth int) bool {
 func (s *scanner) str() bool {
 	if __xray_ids_valid_52b94823_on[3].On() {
 		return s.__xray_str()
-	} /*line :126:31*/
+	} /*line :127:31*/
 	s.i++ // '"'
 	for s.i < len(s.b) {
 		c := s.b[s.i]
@@ -183,7 +184,7 @@ func (s *scanner) str() bool {
 func (s *scanner) number() bool {
 	if __xray_ids_valid_52b94823_on[4].On() {
 		return s.__xray_number()
-	} /*line :163:34*/
+	} /*line :164:34*/
 	if s.b[s.i] == '-' {
 		s.i++
 	}
@@ -228,10 +229,10 @@ func (s *scanner) lit(w string) bool {
 	return true
 }
 
-/*line :38:1*/
-func (s *scanner) __xray_value(depth int) bool /*line :38:41*/ {
+/*line :39:1*/
+func (s *scanner) __xray_value(depth int) bool /*line :39:41*/ {
 	__xray.Enter(__xray_ids_valid_52b94823[0])
-	defer __xray.Exit(__xray_ids_valid_52b94823[0]) /*line :38:42*/
+	defer __xray.Exit(__xray_ids_valid_52b94823[0]) /*line :39:42*/
 	if s.i >= len(s.b) || depth > maxDepth {
 		return false
 	}
@@ -254,10 +255,10 @@ func (s *scanner) __xray_value(depth int) bool /*line :38:41*/ {
 	return false
 }
 
-/*line :61:1*/
-func (s *scanner) __xray_object(depth int) bool /*line :61:42*/ {
+/*line :62:1*/
+func (s *scanner) __xray_object(depth int) bool /*line :62:42*/ {
 	__xray.Enter(__xray_ids_valid_52b94823[1])
-	defer __xray.Exit(__xray_ids_valid_52b94823[1]) /*line :61:43*/
+	defer __xray.Exit(__xray_ids_valid_52b94823[1]) /*line :62:43*/
 	s.i++                                           // '{'
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -294,10 +295,10 @@ func (s *scanner) __xray_object(depth int) bool /*line :61:42*/ {
 	}
 }
 
-/*line :98:1*/
-func (s *scanner) __xray_array(depth int) bool /*line :98:41*/ {
+/*line :99:1*/
+func (s *scanner) __xray_array(depth int) bool /*line :99:41*/ {
 	__xray.Enter(__xray_ids_valid_52b94823[2])
-	defer __xray.Exit(__xray_ids_valid_52b94823[2]) /*line :98:42*/
+	defer __xray.Exit(__xray_ids_valid_52b94823[2]) /*line :99:42*/
 	s.i++                                           // '['
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -325,10 +326,10 @@ func (s *scanner) __xray_array(depth int) bool /*line :98:41*/ {
 	}
 }
 
-/*line :126:1*/
-func (s *scanner) __xray_str() bool /*line :126:30*/ {
+/*line :127:1*/
+func (s *scanner) __xray_str() bool /*line :127:30*/ {
 	__xray.Enter(__xray_ids_valid_52b94823[3])
-	defer __xray.Exit(__xray_ids_valid_52b94823[3]) /*line :126:31*/
+	defer __xray.Exit(__xray_ids_valid_52b94823[3]) /*line :127:31*/
 	s.i++                                           // '"'
 	for s.i < len(s.b) {
 		c := s.b[s.i]
@@ -365,10 +366,10 @@ func (s *scanner) __xray_str() bool /*line :126:30*/ {
 	return false
 }
 
-/*line :163:1*/
-func (s *scanner) __xray_number() bool /*line :163:33*/ {
+/*line :164:1*/
+func (s *scanner) __xray_number() bool /*line :164:33*/ {
 	__xray.Enter(__xray_ids_valid_52b94823[4])
-	defer __xray.Exit(__xray_ids_valid_52b94823[4]) /*line :163:34*/
+	defer __xray.Exit(__xray_ids_valid_52b94823[4]) /*line :164:34*/
 	if s.b[s.i] == '-' {
 		s.i++
 	}
@@ -397,6 +398,6 @@ func (s *scanner) __xray_number() bool /*line :163:33*/ {
 }
 
 func __xray_ids_valid_52b94823_init() (ids [5]__xray.ID) {
-	__xray.RegisterTable(ids[:], __xray_ids_valid_52b94823_on[:], "auto/valid.go", "github.com/goxray/xray/bench/recjson/auto.(*scanner).value\t38\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\t61\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).array\t98\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\t126\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\t163\n")
+	__xray.RegisterTable(ids[:], __xray_ids_valid_52b94823_on[:], "auto/valid.go", "github.com/goxray/xray/bench/recjson/auto.(*scanner).value\t39\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\t62\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).array\t99\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\t127\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\t164\n")
 	return
 }

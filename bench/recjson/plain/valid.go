@@ -1,8 +1,9 @@
 // Package plain is a recursive-descent JSON validator, the shape the
 // recursive benchmark measures (bench/recursive_test.go): mutually
 // recursive functions called once per value, a few nanoseconds each.
-// Package auto is the same source as `goxray build` instruments it
-// (generated from this file by bench/recjson's TestAutoIsGenerated).
+// Packages auto and skiploops are the same source as `goxray build`
+// instruments it by default and with -xray.leaves=skip-loops (generated
+// from this file by bench/recjson's TestAutoIsGenerated).
 package plain
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with

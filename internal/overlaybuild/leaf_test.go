@@ -1,0 +1,79 @@
+package overlaybuild
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goxray/xray/internal/modfixture"
+)
+
+// TestLeavesReported: at the default settings `goxray build` leaves
+// testdata/leaf's call-free leaf without loops (classify) untraced and
+// -xray.v names it as such, while its leaf with a loop (scan) is
+// instrumented; -xray.leaves traces both and -xray.leaves=skip-loops
+// neither. What is instrumented is read from the binary's symbols: a
+// traced function links its traced copy.
+func TestLeavesReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "leaf")
+	if err := os.CopyFS(dir, os.DirFS("testdata/leaf")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/leaf", true)
+	for _, c := range []struct {
+		flags            []string
+		classify, scan   bool // instrumented
+		reportedUntraced bool // -xray.v names classify as not traced
+		leaves           int  // the count in -xray.v's summary
+	}{
+		{nil, false, true, true, 1},
+		{[]string{"-xray.leaves"}, true, true, false, 0},
+		{[]string{"-xray.leaves=skip-loops"}, false, false, true, 2},
+		{[]string{"-xray.threshold=0"}, true, true, false, 0},
+	} {
+		t.Run(strings.Join(append([]string{"default"}, c.flags...), " "), func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "leaf")
+			args := append(append([]string{"build", "-xray.v"}, c.flags...), "-o", bin, ".")
+			_, e, code := modfixture.Run(t, dir, nil, tool, args...)
+			if code != 0 {
+				t.Fatalf("goxray build: exit %d\n%s", code, e)
+			}
+			nm, err := exec.Command("go", "tool", "nm", bin).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range map[string]bool{"classify": c.classify, "scan": c.scan} {
+				if got := strings.Contains(string(nm), "main.__xray_"+name); got != want {
+					t.Errorf("main.%s instrumented: %v, want %v", name, got, want)
+				}
+			}
+			reported := false
+			for _, line := range strings.Split(e, "\n") {
+				if strings.Contains(line, " main.classify (size ") && strings.Contains(line, "not traced, a call-free leaf") {
+					reported = strings.HasPrefix(line, "goxray: "+filepath.Join(dir, "main.go")+":")
+				}
+				if strings.Contains(line, "main.scan") && strings.Contains(line, "not traced") != !c.scan {
+					t.Errorf("-xray.v on scan: %s", line)
+				}
+			}
+			if reported != c.reportedUntraced {
+				t.Errorf("-xray.v names classify as not traced: %v, want %v\n%s", reported, c.reportedUntraced, e)
+			}
+			if want := fmt.Sprintf("; %d call-free leaves not traced\n", c.leaves); !strings.Contains(e, want) {
+				t.Errorf("no summary %q in\n%s", want, e)
+			}
+			out, e, code := modfixture.Run(t, dir, []string{"XRAY_OPTIONS=", "XRAY_FDR_OPTIONS="}, bin)
+			if code != 0 || !strings.HasPrefix(out, "LEAF ") {
+				t.Fatalf("leaf: exit %d\n%s\n%s", code, out, e)
+			}
+		})
+	}
+}
