@@ -298,9 +298,10 @@ func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) er
 		}
 	}
 	byG := gs.byG
-	var raw fdr.Raw
 	recs := gs.recs[:0]
 	defer func() { gs.recs = recs[:0] }()
+	var wk stream.Walker
+	var sr stream.Record
 	for _, g := range goroutines {
 		after := max(gs.params.After, gs.params.AfterGoroutine[g])
 		before := gs.params.Before
@@ -309,35 +310,22 @@ func (gs *GoroutineSnapshot) Records(goroutines []uint64, fn func(r *Record)) er
 			if b.last < gs.since {
 				continue // every record in it precedes since
 			}
-			d := fdr.NewBodyDecoder(b.data, 5, 0)
-			var base uint64
-			for {
-				if err := d.Next(&raw); err == io.EOF {
-					break
-				} else if err != nil {
-					return err
-				}
-				r := Record{G: g}
-				if !raw.IsMetadata {
-					base += uint64(raw.Delta)
-					r.Action, r.FuncID = raw.Action, raw.FuncID
-				} else {
-					switch raw.Kind {
-					case fdr.KindNewCPUId, fdr.KindTSCWrap:
-						base = raw.TSC
-						continue
-					case fdr.KindCustomEvent, fdr.KindTypedEvent:
-						base += uint64(int64(raw.EventDelta))
-						r.Event, r.Payload = true, raw.Payload
-					default:
-						continue
-					}
-				}
-				if base <= after || (before != 0 && base >= before) {
+			wk.Reset(b.data)
+			wk.NextBlock()
+			for wk.Next(&sr) {
+				if sr.TSC <= after || (before != 0 && sr.TSC >= before) {
 					continue
 				}
-				r.TSC = base
+				r := Record{G: g, TSC: sr.TSC}
+				if sr.Event {
+					r.Event, r.Payload = true, b.data[sr.Off+fdr.MetadataSize:sr.Off+sr.Size:sr.Off+sr.Size]
+				} else {
+					r.Action, r.FuncID = sr.Action, sr.FuncID
+				}
 				recs = append(recs, r)
+			}
+			if err := wk.Err(); err != nil {
+				return err
 			}
 		}
 		// A writer continues a goroutine's block when the goroutine comes
