@@ -247,4 +247,3 @@ func (p *parser) finish(fdrEmpty bool) {
 		p.warn(XRayOptionsVar, "patch_premain", "patch_premain=true without xray_mode=%s: tracing is not started", XRayModeFDR)
 	}
 }
-
