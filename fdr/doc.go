@@ -258,6 +258,22 @@
 // internal/flush.Params.Open). Like the lineage event, it is an ordinary
 // custom event: llvm-xray 14 and 19 load it and ParseStrict accepts it.
 //
+// # The untraced event
+//
+// `goxray build` leaves some functions uninstrumented: bodies below its
+// size threshold, bodies the compiler would inline, and small call-free
+// leaves. Their calls leave no record, so their time counts in their
+// callers' self time. A program built so writes the set at the start of
+// every file, beside the shed set: custom events whose payload is
+// UntracedPrefix, on the first event the counts by reason, then
+// " func=REASON:NAME" fields naming some of the functions (a bounded
+// number per package): "goxray.untraced small=250 inlinable=60 leaf=2
+// func=leaf:example.com/p.(*T).Len func=small:example.com/p.F"
+// (Untraced, AppendUntracedPayload, SplitUntraced, ParseUntraced). The
+// names spread over as many events as keep each payload within
+// MaxUntracedPayload. Programs instrumented by hand write none. An
+// ordinary custom event: llvm-xray 14 and 19 load it.
+//
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
 // tens of times the file's size in all). VerifyStrict keeps none, and
 // VerifyStrictFile checks a file through a memory mapping it releases as

@@ -2,7 +2,8 @@
 // `goxray run` insert into rewritten copies of a program's sources (see
 // internal/instrument): the per-file id tables and their gates
 // (RegisterTable, Gate: the one word a call tests to know whether it is
-// traced), its records (Enter, Exit), and the
+// traced), what the build left untraced (RegisterUntraced), its records
+// (Enter, Exit), and the
 // final flush before main returns or the program exits (AutoStop,
 // AutoExit, AutoStop*). They are exported only because that code lives in
 // the user's packages; programs call package xray, not this one.

@@ -45,6 +45,8 @@ type Accountant struct {
 	openUnknown bool
 	first       uint64
 	seen        bool
+	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
+	Untraced Untraced
 }
 
 type acctStack struct {
@@ -214,6 +216,8 @@ func (a *Accountant) Add(e *Event) error {
 			a.entered(s, ids)
 		} else if string(e.Data) == fdr.OpenUnknownPayload {
 			a.openUnknown = true
+		} else {
+			a.Untraced.add(e.Data)
 		}
 		return nil
 	case fdr.EventTyped:

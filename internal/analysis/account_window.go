@@ -30,7 +30,8 @@ func (a *Accountant) entered(s *acctStack, ids []uint32) {
 }
 
 // Notes is what the table lacks, for a file with header h (empty when
-// nothing): the calls open at the window's ends and the shed set.
+// nothing): the calls open at the window's ends, the shed set and what
+// the build left untraced.
 func (a *Accountant) Notes(h fdr.Header, m *Map) string {
 	var before, open int64
 	for _, n := range a.before {
@@ -53,6 +54,7 @@ func (a *Accountant) Notes(h fdr.Header, m *Map) string {
 		fmt.Fprintf(&b, "%d calls were still running at the window's end: not in the table (marked \"N %s\").\n", open, markOpen)
 	}
 	b.WriteString(ShedHeader(sheds, m, p.Since))
+	b.WriteString(a.Untraced.Note())
 	return b.String()
 }
 

@@ -80,7 +80,8 @@ type PerfettoScan struct {
 	// the Entries the flusher wrote for calls open when it began.
 	Sheds       []Shed
 	Before      int64
-	OpenUnknown bool // fdr.OpenUnknownPayload
+	OpenUnknown bool     // fdr.OpenUnknownPayload
+	Untraced    Untraced // fdr.UntracedPrefix
 	before      map[threadKey][]openAt
 }
 
@@ -111,6 +112,8 @@ func (s *PerfettoScan) Add(e *Event) {
 			s.Before += int64(len(ids))
 		} else if string(e.Data) == fdr.OpenUnknownPayload {
 			s.OpenUnknown = true
+		} else {
+			s.Untraced.add(e.Data)
 		}
 	}
 	if _, ok := s.depth[k]; !ok {
@@ -347,7 +350,7 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
 			return // the flusher's bookkeeping (lineage, anchor), not the program's
 		}
-		if _, ok := fdr.ParseOpen(e.Data); (ok || string(e.Data) == fdr.OpenUnknownPayload) && e.Type == fdr.EventCustom {
+		if _, ok := fdr.ParseOpen(e.Data); (ok || string(e.Data) == fdr.OpenUnknownPayload || isUntraced(e.Data)) && e.Type == fdr.EventCustom {
 			return // the slices and the notes carry it
 		}
 		name := "event"

@@ -30,7 +30,7 @@ func (pw *PerfettoWriter) notes() {
 		open += int64(d)
 	}
 	p := &Profile{Header: scan.Header, First: scan.First}
-	text := OpenHeader(scan.Before, open, scan.OpenUnknown) + ShedHeader(scan.Sheds, pw.m, p.Since)
+	text := OpenHeader(scan.Before, open, scan.OpenUnknown) + ShedHeader(scan.Sheds, pw.m, p.Since) + scan.Untraced.Note()
 	if text == "" || len(scan.order) == 0 {
 		return
 	}

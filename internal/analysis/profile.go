@@ -96,6 +96,8 @@ type Profile struct {
 	// window (fdr.OpenUnknownPayload).
 	OpenUnknown bool
 	Events      int64
+	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
+	Untraced Untraced
 
 	shedG *shedGraph // from Sheds, by Finish
 
@@ -151,6 +153,8 @@ func (p *Profile) Add(e *Event) {
 			p.entered(s, ids)
 		} else if string(e.Data) == fdr.OpenUnknownPayload {
 			p.OpenUnknown = true
+		} else {
+			p.Untraced.add(e.Data)
 		}
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:

@@ -160,7 +160,7 @@ func (f fileSpans) StartedOn(g uint64, fn func(request.Span)) {
 // Keeper returns a filter for one pass over the file: it keeps a member
 // goroutine's events while it worked for one of the requests, and its
 // lineage events, and the events that speak of the whole file (the shed
-// set, the note that the stacks were not read).
+// set, the note that the stacks were not read, the untraced set).
 // An Exit whose Entry was left out (the call began before the window) is
 // left out too, so every view sees matched calls; calls still open at
 // the window's end stay open, as at the end of any file.
@@ -168,7 +168,7 @@ func (f *RequestFilter) Keeper() func(*Event) bool {
 	depth := map[int32]int{}
 	return func(e *Event) bool {
 		if e.Type == fdr.EventCustom {
-			if _, ok := fdr.ParseShed(e.Data); ok || string(e.Data) == fdr.OpenUnknownPayload {
+			if _, ok := fdr.ParseShed(e.Data); ok || string(e.Data) == fdr.OpenUnknownPayload || isUntraced(e.Data) {
 				return true // about the whole file, whoever carries it
 			}
 		}

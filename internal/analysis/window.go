@@ -20,6 +20,9 @@ import (
 //     its start (fdr.OpenPrefix): their durations are lower bounds
 //     ("entered before window"). Calls still open at the window's end are
 //     counted up to it ("open at end").
+//   - What the build left untraced (fdr.UntracedPrefix, untraced.go):
+//     small, inlinable and call-free leaf functions, whose time counts in
+//     their callers' self time. One line says how many and names some.
 
 // mergeShed adds sh to sheds, one entry per function: the governor's event
 // and the flusher's repetition of the set say the same decision, with
@@ -261,10 +264,10 @@ func (p *Profile) Since(tsc uint64) string {
 }
 
 // Notes is what every view of p says about the window's gaps (see
-// window.go): the calls open at its ends and the shed set; empty when
-// there is nothing to say.
+// window.go): the calls open at its ends, the shed set and what the build
+// left untraced (untraced.go); empty when there is nothing to say.
 func (p *Profile) Notes(m *Map) string {
-	return OpenHeader(p.Before, p.Open, p.OpenUnknown) + ShedHeader(p.Sheds, m, p.Since)
+	return OpenHeader(p.Before, p.Open, p.OpenUnknown) + ShedHeader(p.Sheds, m, p.Since) + p.Untraced.Note()
 }
 
 // ShortNote is Notes in one line, for a flame graph's subtitle (empty
@@ -281,6 +284,9 @@ func (p *Profile) ShortNote(m *Map) string {
 		}
 		parts = append(parts, "shed by the overhead governor, later calls not traced: "+strings.Join(names, ", ")+
 			" (paths that may skip them and callers whose self time may include them are marked)")
+	}
+	if n := p.Untraced.Note(); n != "" {
+		parts = append(parts, "t"+strings.TrimPrefix(strings.TrimSuffix(n, ".\n"), "T"))
 	}
 	return strings.Join(parts, "; ")
 }

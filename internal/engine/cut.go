@@ -148,6 +148,7 @@ func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([
 		NowCPU:         uint16(cpu),
 		SpawnID:        spawnID,
 		Shed:           shedBefore(before),
+		Untraced:       untracedPayloads(),
 		Open:           open,
 		OpenFrom:       openFrom,
 		OpenTo:         openTo,

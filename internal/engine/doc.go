@@ -74,7 +74,9 @@
 // record in it mentions (openstack.go). Above 10,000 goroutines they read
 // none, and the file says that those calls are not shown
 // (fdr.OpenUnknownPayload). The shed set goes into every file with what
-// the runtime learned when it shed each function (shedset.go).
+// the runtime learned when it shed each function (shedset.go), and so
+// does what `goxray build` left untraced, as the generated code
+// registered it (untraced.go; none for a program instrumented by hand).
 //
 // Start, Stop, Flush and WriteTo may be called concurrently: flushes run
 // one at a time, copy the buffers without stopping the writers, and encode

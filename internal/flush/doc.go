@@ -12,7 +12,8 @@
 // appear atomically. Notify turns a signal into flushes, one at a time.
 //
 // Every file says what its records cannot: the overhead governor's shed
-// set opens it (Params.Shed), and calls open when the window began,
+// set opens it (Params.Shed), with what the build left untraced
+// (Params.Untraced), and calls open when the window began,
 // including those open across all of it (Params.Open, from the goroutines'
 // stacks), get Entries at its start named by an open-calls event (see
 // open.go and package fdr's documentation).

@@ -44,6 +44,9 @@ type Params struct {
 	// block, so that a file says which functions it lacks however long
 	// ago they were shed.
 	Shed []fdr.Shed
+	// Untraced are the payloads of the untraced events (fdr.UntracedPrefix):
+	// what the build left uninstrumented, written after the shed set.
+	Untraced [][]byte
 	// Open lists, by goroutine id, the traced functions on each
 	// goroutine's stack at one moment between OpenFrom and OpenTo,
 	// outermost first (the runtime reads the goroutines' stacks just

@@ -131,10 +131,11 @@ func openOnly(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 }
 
 // shedSet opens the first plan (the file's minimum TSC) with Params.Shed's
-// events and, with Params.OpenUnknown, the event that says the stacks were
-// not read; with no plan, a block of thread id 0 holds them alone.
+// and Params.Untraced's events and, with Params.OpenUnknown, the event that
+// says the stacks were not read; with no plan, a block of thread id 0 holds
+// them alone.
 func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
-	if len(p.Shed) == 0 && !p.OpenUnknown {
+	if len(p.Shed) == 0 && !p.OpenUnknown && len(p.Untraced) == 0 {
 		return plans
 	}
 	if len(plans) == 0 {
@@ -148,6 +149,12 @@ func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 		ev := len(syn.b)
 		syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendShedPayload(nil, sh))
 		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+	}
+	for _, u := range p.Untraced {
+		ev := len(syn.b)
+		syn.b = fdr.AppendCustomEvent(syn.b, 0, u)
+		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+		res.Records++
 	}
 	if p.OpenUnknown {
 		ev := len(syn.b)

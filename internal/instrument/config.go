@@ -81,6 +81,12 @@ type Result struct {
 	// leaf.go), in source order: unlike the others skipped, they may be
 	// above the threshold, so the build names them.
 	Leaves []Func
+	// Untraced are the functions the selection left alone, in source
+	// order: below the threshold, inlinable or call-free leaves (the
+	// functions that directives, generated files or cgo left alone are
+	// only counted in Skipped). The package's first file registers them
+	// with xrayauto.RegisterUntraced (see untraced.go).
+	Untraced []Untraced
 	// UntypedRanges counts the range loops of the package (reported on
 	// its first file) whose literals may be misnamed because the type of
 	// what they range over could not be told (see rangefunc.go).

@@ -62,7 +62,9 @@
 //   - with Config.SkipInlinable, bodies the compiler would probably inline
 //     (see inline.go), and with Config.SkipLeaves, small call-free leaves
 //     without loops (with Config.LeafLoops, with loops too), which
-//     Result.Leaves names (see leaf.go); both unless //xray:always;
+//     Result.Leaves names (see leaf.go); both unless //xray:always (the
+//     functions left out for these three reasons are Result.Untraced, and
+//     the package registers them: see untraced.go);
 //   - declarations whose doc comment holds //xray:never, and the function
 //     literals inside them;
 //   - declarations carrying a //go: directive other than //go:noinline

@@ -92,7 +92,8 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 				tables = append(tables, s)
 			}
 		}
-		if len(tables) > 0 {
+		reg := untracedRegistration(importPath, states, test)
+		if len(tables) > 0 || reg != "" && host != -1 {
 			h, af := states[host], afs[host]
 			// Each table's gates before it: the table's initializer
 			// refers to them, and a variable is initialized only after
@@ -102,6 +103,9 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			var decls []string
 			for _, t := range tables {
 				decls = append(decls, fmt.Sprintf("var %s [%d]%s.Gate; var %s = %s_init()", t.gates(), len(t.funcs), h.xr, t.ids, t.ids))
+			}
+			if reg != "" {
+				decls = append(decls, "var _ = "+h.xr+"."+reg)
 			}
 			at := af.Name.End()
 			for _, d := range af.Decls {
@@ -189,6 +193,9 @@ type fileState struct {
 	// them.
 	lineDirs []lineDirective
 	origName string
+	// untraced are the functions the selection left alone (see
+	// untraced.go).
+	untraced []Untraced
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -283,7 +290,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
-	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves}
+	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves, Untraced: s.untraced}
 	name := f.Name
 	if name == "" {
 		name = f.Path
@@ -389,17 +396,21 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 // init functions, which run once).
 func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
 	size := bodySize(body)
+	fn := Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size}
+	skip := func(reason string) {
+		s.skipped[reason]++
+		s.untraced = append(s.untraced, Untraced{Func: fn, Reason: reason})
+	}
 	if !always && size < s.cfg.Threshold {
-		s.skipped["threshold"]++
+		skip(SkipThreshold)
 		return
 	}
 	if !always && s.cfg.SkipInlinable && s.inline.inlinable(body) {
-		s.skipped["inlinable"]++
+		skip(SkipInlinable)
 		return
 	}
-	fn := Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size}
 	if !always && s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, size) {
-		s.skipped["leaf"]++
+		skip(SkipLeaf)
 		s.leaves = append(s.leaves, fn)
 		return
 	}

@@ -55,14 +55,22 @@ func TestLeavesReported(t *testing.T) {
 					t.Errorf("main.%s instrumented: %v, want %v", name, got, want)
 				}
 			}
-			reported := false
+			reported, smallReported := false, false
 			for _, line := range strings.Split(e, "\n") {
+				if strings.Contains(line, " main.main (size ") {
+					smallReported = strings.HasSuffix(line, "not traced, below -xray.threshold")
+				}
 				if strings.Contains(line, " main.classify (size ") && strings.Contains(line, "not traced, a call-free leaf") {
 					reported = strings.HasPrefix(line, "goxray: "+filepath.Join(dir, "main.go")+":")
 				}
 				if strings.Contains(line, "main.scan") && strings.Contains(line, "not traced") != !c.scan {
 					t.Errorf("-xray.v on scan: %s", line)
 				}
+			}
+			// main.main is small: -xray.v says so unless everything is
+			// traced.
+			if want := c.flags == nil || c.flags[0] != "-xray.threshold=0"; smallReported != want {
+				t.Errorf("-xray.v names main.main as small and not traced: %v, want %v\n%s", smallReported, want, e)
 			}
 			if reported != c.reportedUntraced {
 				t.Errorf("-xray.v names classify as not traced: %v, want %v\n%s", reported, c.reportedUntraced, e)

@@ -60,7 +60,7 @@ goxray flags (anywhere among the arguments):
                        (default: $GOXRAY_REPLACE; else this binary's own module version)
   -xray.goos=OS        build for OS, -xray.goarch=ARCH for ARCH (GOOS=… go tool goxray
                        would build this tool for the target and fail to run it)
-  -xray.v              print what was instrumented, and the call-free leaves left out
+  -xray.v              print what was instrumented, and every function left out and why
 `
 
 func parseOptions(args []string) (options, []string, error) {

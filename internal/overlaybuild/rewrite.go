@@ -14,7 +14,7 @@ import (
 // map names files module-relative, as -trimpath does.
 func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[string]string, trim bool) (map[string]string, error) {
 	overlay := map[string]string{}
-	total, files, leaves := 0, 0, 0
+	total, files, leaves, untraced := 0, 0, 0, 0
 	for _, u := range units {
 		in := make([]instrument.File, 0, len(u.files))
 		for _, f := range u.files {
@@ -48,9 +48,10 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		}
 		for _, r := range rs {
 			leaves += len(r.Leaves)
+			untraced += len(r.Untraced)
 			if d.opts.verbose {
-				for _, f := range r.Leaves {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, a call-free leaf (-xray.leaves traces it)\n", r.Path, f.Line, f.Name, f.Size)
+				for _, f := range r.Untraced {
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[f.Reason])
 				}
 			}
 			if r.Src == nil {
@@ -79,7 +80,15 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		}
 	}
 	if d.opts.verbose {
-		fmt.Fprintf(os.Stderr, "goxray: %d functions instrumented in %d files; %d call-free leaves not traced\n", total, files, leaves)
+		fmt.Fprintf(os.Stderr, "goxray: %d functions instrumented in %d files; %d functions not traced in all; %d call-free leaves not traced\n", total, files, untraced, leaves)
 	}
 	return overlay, nil
+}
+
+// untracedWhy says, by instrument's reason, why -xray.v lists a function
+// as not traced, and which flag traces it.
+var untracedWhy = map[string]string{
+	instrument.SkipThreshold: "below -xray.threshold",
+	instrument.SkipInlinable: "the compiler would inline it (-xray.threshold=0 traces it)",
+	instrument.SkipLeaf:      "a call-free leaf (-xray.leaves traces it)",
 }

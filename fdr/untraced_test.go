@@ -1,0 +1,64 @@
+package fdr
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestUntracedPayloadRoundTrip: counts and functions survive a round trip,
+// through the events SplitUntraced makes, each within the bound.
+func TestUntracedPayloadRoundTrip(t *testing.T) {
+	u := Untraced{Small: 250, Inlinable: 60, Leaf: 2, Funcs: []UntracedFunc{
+		{UntracedLeaf, "example.com/p.(*T).Len"},
+		{UntracedInlinable, "example.com/p.F[...]"},
+		{UntracedSmall, "main.main.func1"},
+	}}
+	got, ok := ParseUntraced(AppendUntracedPayload(nil, u))
+	if !ok || !reflect.DeepEqual(got, u) {
+		t.Fatalf("parsed %+v, %v", got, ok)
+	}
+	// Many long names: several events, the counts on the first.
+	big := Untraced{Small: 3000, Leaf: 1}
+	for i := range 500 {
+		big.Funcs = append(big.Funcs, UntracedFunc{UntracedSmall, "example.com/some/long/import/path.(*Type).Method" + strings.Repeat("x", i%40)})
+	}
+	big.Funcs = append(big.Funcs, UntracedFunc{UntracedLeaf, strings.Repeat("y", MaxUntracedPayload)}) // never fits
+	parts := SplitUntraced(big)
+	if len(parts) < 2 {
+		t.Fatalf("%d events for %d names", len(parts), len(big.Funcs))
+	}
+	var merged Untraced
+	for i, p := range parts {
+		b := AppendUntracedPayload(nil, p)
+		if len(b) > MaxUntracedPayload {
+			t.Errorf("event %d: %d bytes", i, len(b))
+		}
+		q, ok := ParseUntraced(b)
+		if !ok {
+			t.Fatalf("event %d does not parse: %.80q", i, b)
+		}
+		if i > 0 && q.Total() != 0 {
+			t.Errorf("event %d repeats the counts", i)
+		}
+		merged.Small += q.Small
+		merged.Leaf += q.Leaf
+		merged.Funcs = append(merged.Funcs, q.Funcs...)
+	}
+	want := big
+	want.Funcs = big.Funcs[:500]
+	if !reflect.DeepEqual(merged, want) {
+		t.Errorf("merged events: %d small %d leaf %d names; want %d %d %d", merged.Small, merged.Leaf, len(merged.Funcs), want.Small, want.Leaf, len(want.Funcs))
+	}
+	if p := SplitUntraced(Untraced{Inlinable: 4}); len(p) != 1 || p[0].Inlinable != 4 {
+		t.Errorf("counts alone: %+v", p)
+	}
+	for _, bad := range []string{"goxray.untraced small=x", "goxray.untraced func=leaf", "goxray.untraced func=:p.F", "goxray.untraced small", "goxray.untracedx small=1", "goxray.shed id=1"} {
+		if _, ok := ParseUntraced([]byte(bad)); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if u, ok := ParseUntraced([]byte("goxray.untraced leaf=3 future=1")); !ok || u.Leaf != 3 {
+		t.Errorf("unknown field: %+v %v", u, ok)
+	}
+}

@@ -1,0 +1,91 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goxray/xray/fdr"
+)
+
+// What the build left untraced. `goxray build` leaves small, inlinable
+// and call-free leaf functions uninstrumented, and the program writes the
+// set at the start of every file (fdr.UntracedPrefix). Those functions'
+// time counts in their callers' self time: every view says so once, in one
+// line, beside the shed set and the open calls (see window.go).
+
+// Untraced is the build's untraced set as a file states it: the counts by
+// reason and the names the file lists (leaves first), each once.
+type Untraced struct {
+	fdr.Untraced
+	seen map[string]bool
+}
+
+// untracedExamples bounds the names the note gives.
+const untracedExamples = 5
+
+// add merges the event payload data into u and reports whether it was an
+// untraced event. A file repeats the whole set and its counts sit on one
+// event, so each count is the largest seen.
+func (u *Untraced) add(data []byte) bool {
+	p, ok := fdr.ParseUntraced(data)
+	if !ok {
+		return false
+	}
+	u.Small = max(u.Small, p.Small)
+	u.Inlinable = max(u.Inlinable, p.Inlinable)
+	u.Leaf = max(u.Leaf, p.Leaf)
+	for _, f := range p.Funcs {
+		if u.seen == nil {
+			u.seen = map[string]bool{}
+		}
+		if !u.seen[f.Name] {
+			u.seen[f.Name] = true
+			u.Funcs = append(u.Funcs, f)
+		}
+	}
+	return true
+}
+
+// isUntraced reports whether a custom event's payload is an untraced event.
+func isUntraced(data []byte) bool {
+	_, ok := fdr.ParseUntraced(data)
+	return ok
+}
+
+// Note is the line every view prints about the untraced set (empty when
+// the file has none: a program instrumented by hand).
+func (u *Untraced) Note() string {
+	total := u.Total()
+	if total == 0 {
+		return ""
+	}
+	var parts []string
+	if u.Small > 0 {
+		parts = append(parts, fmt.Sprintf("%d small", u.Small))
+	}
+	if u.Inlinable > 0 {
+		parts = append(parts, fmt.Sprintf("%d inlinable", u.Inlinable))
+	}
+	if u.Leaf == 1 {
+		parts = append(parts, "1 call-free leaf")
+	} else if u.Leaf > 1 {
+		parts = append(parts, fmt.Sprintf("%d call-free leaves", u.Leaf))
+	}
+	what := strings.Join(parts, ", ")
+	if n := min(len(u.Funcs), untracedExamples); n > 0 {
+		var names []string
+		for _, f := range u.Funcs[:n] {
+			names = append(names, f.Name)
+		}
+		if n < total {
+			what += "; e.g. " + strings.Join(names, ", ")
+		} else {
+			what += ": " + strings.Join(names, ", ")
+		}
+	}
+	fns := "functions"
+	if total == 1 {
+		fns = "function"
+	}
+	return fmt.Sprintf("The build left %d %s untraced (%s; goxray build -xray.v lists them): their time counts in their callers' self time.\n", total, fns, what)
+}

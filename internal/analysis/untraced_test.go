@@ -1,0 +1,75 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/goxray/xray/fdr"
+)
+
+// untracedEvents is a window that begins with the untraced set split over
+// several events, stated twice (as two files read together would), then
+// one call.
+func untracedEvents() []Event {
+	u := fdr.Untraced{Small: 250, Inlinable: 60, Leaf: 2}
+	u.Funcs = append(u.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "p.sum"}, fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "p.(*T).Len"})
+	for i := range 200 {
+		u.Funcs = append(u.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedSmall, Name: fmt.Sprintf("p.small%d", i)})
+	}
+	var evs []Event
+	for range 2 {
+		for _, part := range fdr.SplitUntraced(u) {
+			evs = append(evs, Event{Type: fdr.EventCustom, TID: 1, TSC: 1000, Data: fdr.AppendUntracedPayload(nil, part)})
+		}
+	}
+	return append(evs, Event{Type: fdr.EventEnter, FuncID: 1, TID: 1, TSC: 1100}, Event{Type: fdr.EventExit, FuncID: 1, TID: 1, TSC: 1200})
+}
+
+// TestUntracedNote: the profile, the accountant and perfetto's scan merge
+// the set (counts once, names once) and their notes say it in one line;
+// a request filter keeps its events; a file without it says nothing.
+func TestUntracedNote(t *testing.T) {
+	const want = "The build left 312 functions untraced (250 small, 60 inlinable, 2 call-free leaves; e.g. p.sum, p.(*T).Len, p.small0, p.small1, p.small2; goxray build -xray.v lists them): their time counts in their callers' self time.\n"
+	h := fdr.Header{Version: 5, CycleFrequency: 1e9}
+	p := NewProfile(h, ProfileOptions{})
+	a := NewAccountant(AccountOptions{})
+	s := NewPerfettoScan(h)
+	evs := untracedEvents()
+	keep := (&RequestFilter{}).Keeper()
+	for i := range evs {
+		if evs[i].Type == fdr.EventCustom && !keep(&evs[i]) {
+			t.Errorf("the request filter drops %.40q", evs[i].Data)
+		}
+		p.Add(&evs[i])
+		if err := a.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+		s.Add(&evs[i])
+	}
+	p.Finish()
+	if len(p.Untraced.Funcs) != 202 {
+		t.Errorf("%d names, want 202", len(p.Untraced.Funcs))
+	}
+	for view, notes := range map[string]string{"profile": p.Notes(nil), "account": a.Notes(h, nil), "perfetto": s.Untraced.Note()} {
+		if strings.Count(notes, "untraced") != 1 || !strings.Contains(notes, want) {
+			t.Errorf("%s notes:\n%s\nwant the line\n%s", view, notes, want)
+		}
+	}
+	if got := p.ShortNote(nil); got != "t"+strings.TrimSuffix(want[1:], ".\n") {
+		t.Errorf("short note %q", got)
+	}
+	one := Untraced{}
+	one.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Leaf: 1, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}}))
+	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+		t.Errorf("one function: %q", got)
+	}
+	plain := NewProfile(h, ProfileOptions{})
+	for _, e := range untracedEvents()[len(untracedEvents())-2:] {
+		plain.Add(&e)
+	}
+	plain.Finish()
+	if n := plain.Notes(nil); n != "" {
+		t.Errorf("a file without the set: %q", n)
+	}
+}
