@@ -12,7 +12,8 @@ package auto
 
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
-var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init() /*line :7:13*/
+var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
+var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/auto", 2, 2, 0, "i\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/auto.Valid\ns\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).space\n") /*line :7:13*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.

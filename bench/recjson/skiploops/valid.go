@@ -12,7 +12,8 @@ package skiploops
 
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:18*/
 var __xray_ids_valid_52b94823_on [3]__xray.Gate
-var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init() /*line :7:18*/
+var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
+var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/skiploops", 2, 2, 2, "l\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).str\nl\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).number\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.Valid\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).space\n") /*line :7:18*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.
