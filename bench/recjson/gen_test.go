@@ -74,7 +74,7 @@ func TestAutoIsGenerated(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(have, got) {
-				t.Fatalf("%s is not what the instrumentation makes of plain/valid.go: run go test -run TestAutoIsGenerated -update ./recjson", path)
+				t.Fatalf("%s is not what the instrumentation makes of plain/valid.go: run go test -C bench ./recjson -run TestAutoIsGenerated -update", path)
 			}
 		})
 	}
