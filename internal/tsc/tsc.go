@@ -204,9 +204,12 @@ func UseForTest(src string) (restore func()) {
 	if !slices.Contains(Runnable(), src) {
 		panic("tsc: " + src + " cannot run on this CPU")
 	}
-	prev := source
+	// A clock Select chose for an earlier session's FastClock must not
+	// take the forced one's place at the next Start.
+	prev, prevSelected := source, selected
 	use(src)
-	return func() { use(prev) }
+	selected = false
+	return func() { use(prev); selected = prevSelected }
 }
 
 func lfence() (uint64, uint32)      { return asm.LfenceRDTSC(), UnknownCPU }

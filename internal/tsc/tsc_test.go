@@ -349,3 +349,19 @@ func TestRunnable(t *testing.T) {
 	}
 	t.Logf("Source %s, Advertised %v, Runnable %v", Source(), Advertised(), r)
 }
+
+// A clock forced by UseForTest holds through the next Start's Select, even
+// after an earlier session selected the fast clock.
+func TestUseForTestOutlivesSelect(t *testing.T) {
+	defer Select(false)
+	Select(true) // an earlier FastClock session (a no-op where there is no fast clock)
+	for _, src := range Runnable() {
+		restore := UseForTest(src)
+		Select(false) // the next session's Start without FastClock
+		got := Source()
+		restore()
+		if got != src {
+			t.Errorf("UseForTest(%s), then Select(false): recording with %s", src, got)
+		}
+	}
+}
