@@ -22,7 +22,7 @@ func TestSnapshotInPlaceFill(t *testing.T) {
 
 	want := q.Snapshot(nil)
 	dst := make([]byte, 0, 64<<10)
-	got := q.SnapshotInPlace(dst)
+	got := q.SnapshotInPlace(dst, nil)
 	if len(got.Segments) != len(want.Segments) || got.Bytes != want.Bytes {
 		t.Fatalf("%d segments of %d bytes, want %d of %d", len(got.Segments), got.Bytes, len(want.Segments), want.Bytes)
 	}
@@ -61,7 +61,7 @@ func TestSnapshotInPlaceCopiesWhatMayChange(t *testing.T) {
 	x := mustAcquire(t, fr)
 	fill(x, 200, 2, 1)
 	fr.Seal(x, 1)
-	for _, s := range fr.SnapshotInPlace(nil).Segments {
+	for _, s := range fr.SnapshotInPlace(nil, nil).Segments {
 		if s.InPlace {
 			t.Errorf("flight recorder: buffer %d not copied", s.Index)
 		}
@@ -75,7 +75,7 @@ func TestSnapshotInPlaceCopiesWhatMayChange(t *testing.T) {
 	}
 	h.PublishHeld(uint32(3*HeldSize), 3, 1)
 	q.Seal(h, 1)
-	snap := q.SnapshotInPlace(nil)
+	snap := q.SnapshotInPlace(nil, nil)
 	if len(snap.Segments) != 1 || snap.Segments[0].InPlace {
 		t.Errorf("sealed with held records: %+v, want one copied segment", snap.Segments)
 	}
@@ -94,9 +94,9 @@ func TestSnapshotInPlaceFullWindowNeedsNoCopy(t *testing.T) {
 	}
 	live := mustAcquire(t, q)
 	fill(live, 100, 1, 0xee)
-	snap := q.SnapshotInPlace(nil)
+	snap := q.SnapshotInPlace(nil, nil)
 	for i := 0; i < 3; i++ {
-		snap = q.SnapshotInPlace(snap.Buf)
+		snap = q.SnapshotInPlace(snap.Buf, nil)
 	}
 	if snap.Bytes != (count-1)*size+100 {
 		t.Fatalf("Bytes %d, want %d", snap.Bytes, (count-1)*size+100)

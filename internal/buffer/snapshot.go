@@ -82,7 +82,7 @@ type snapCand struct {
 // Each buffer is copied seqlock-style: read its generation, copy up to the
 // extent, validate that the generation has not changed; a buffer recycled in
 // the meantime is discarded and counted in Discarded.
-func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, false) }
+func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, false, nil) }
 
 // Sample is Snapshot of the newest buffers only: those held by writers and
 // the most recently sealed, about limit bytes in all (at least one
@@ -91,7 +91,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, fal
 // bound what it leaves out, and copies it discards are not counted in the
 // queue's Stats.
 func (q *Queue) Sample(dst []byte, limit int) Snapshot {
-	return q.snapshot(dst, max(limit, 1), 0, false)
+	return q.snapshot(dst, max(limit, 1), 0, false, nil)
 }
 
 // SnapshotSince is Snapshot of the buffers that may hold a record with a
@@ -101,7 +101,7 @@ func (q *Queue) Sample(dst []byte, limit int) Snapshot {
 // leaves out holds only records < since, so LostUpTo bounds what it lacks
 // at or after since exactly as Snapshot's does.
 func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
-	return q.snapshot(dst, 0, since, false)
+	return q.snapshot(dst, 0, since, false, nil)
 }
 
 // SnapshotInPlace is Snapshot that, in Fill mode, does not copy the sealed
@@ -112,13 +112,19 @@ func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
 // running while it reads them. Buffers held by writers, which keep
 // writing, are copied; in FlightRecorder mode, where a sealed buffer may
 // be recycled at any moment, every buffer is.
-func (q *Queue) SnapshotInPlace(dst []byte) Snapshot {
-	return q.snapshot(dst, 0, 0, q.mode == Fill)
+//
+// If each is not nil, it is called with every segment as soon as the
+// segment is final, newest first (the reverse of Segments' order), while
+// older buffers are still to be copied: a caller can start on them
+// meanwhile. each runs on the caller's goroutine and must not block.
+func (q *Queue) SnapshotInPlace(dst []byte, each func(Segment)) Snapshot {
+	return q.snapshot(dst, 0, 0, q.mode == Fill, each)
 }
 
 // snapshot is Snapshot, Sample when limit > 0, SnapshotSince when since > 0,
-// SnapshotInPlace in Fill mode when inPlace.
-func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool) Snapshot {
+// SnapshotInPlace in Fill mode when inPlace; each, if not nil, is given
+// every segment once it is final.
+func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each func(Segment)) Snapshot {
 	snap := Snapshot{Buf: dst[:0]}
 	if q.closed.Load() {
 		return snap
@@ -246,6 +252,9 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool) Snap
 				InPlace: true,
 			})
 			snap.Bytes += n
+			if each != nil {
+				each(snap.Segments[len(snap.Segments)-1])
+			}
 			continue
 		}
 		if len(buf)+n > cap(buf) {
@@ -314,6 +323,9 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool) Snap
 			Gen:     cd.gen,
 		})
 		snap.Bytes += n
+		if each != nil {
+			each(snap.Segments[len(snap.Segments)-1])
+		}
 	}
 	if snap.Discarded > 0 && limit == 0 {
 		q.discarded.Add(uint64(snap.Discarded))

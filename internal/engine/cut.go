@@ -20,12 +20,15 @@ import (
 // stays mapped as long as the caller holds flushMu (Stop closes the queue
 // under it). Flush keeps flushMu until its file is written. Stop's final
 // snapshot copies: the queue closes before the file is written.
-func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
+//
+// x, if not nil, is given every segment as soon as it is copied, to index
+// it while later ones are (flush.Indexer).
+func (s *session) snapshot(final bool, x *flush.Indexer) ([][]byte, flush.Params) {
 	var dst []byte
 	if p := s.scratch.Swap(nil); p != nil {
 		dst = *p
 	}
-	segs, p, buf := s.snapshotFrom(dst, final, true, 0, !final)
+	segs, p, buf := s.snapshotFrom(dst, final, true, 0, !final, x)
 	s.scratch.Store(&buf)
 	return segs, p
 }
@@ -90,7 +93,7 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // window, which no record in it mentions, get Entries at its start. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, final, stacks, 0, false)
+	return s.snapshotFrom(dst, final, stacks, 0, false, nil)
 }
 
 // snapshotSince is snapshotInto that copies only the buffers that may
@@ -98,12 +101,13 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 // copies them all. The cut and After are the same: the buffers left out
 // hold only records < since.
 func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, final, stacks, since, false)
+	return s.snapshotFrom(dst, final, stacks, since, false, nil)
 }
 
 // snapshotFrom is snapshotSince that, when inPlace, leaves a Fill
-// session's sealed buffers where they are (see snapshot).
-func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inPlace bool) ([][]byte, flush.Params, []byte) {
+// session's sealed buffers where they are and gives x every segment as
+// soon as it has it (see snapshot).
+func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
 	read := true
@@ -131,7 +135,11 @@ func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inP
 	lostG := s.lostSince()
 	var sn buffer.Snapshot
 	if inPlace {
-		sn = s.q.SnapshotInPlace(dst)
+		var each func(buffer.Segment)
+		if x != nil {
+			each = func(sg buffer.Segment) { x.Add(sg.Data) }
+		}
+		sn = s.q.SnapshotInPlace(dst, each)
 	} else {
 		sn = s.q.SnapshotSince(dst, since)
 	}

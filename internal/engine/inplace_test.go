@@ -119,3 +119,46 @@ func TestFillFlushAgainstStop(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestFlightRecorderFlushMatchesWriteTo: a flight recorder's Flush, whose
+// segments are indexed while the snapshot copies the next ones
+// (flush.Indexer), writes what WriteTo writes, indexing after the copy.
+func TestFlightRecorderFlushMatchesWriteTo(t *testing.T) {
+	c := config(t)
+	c.BufferSize, c.BufferCount = 64<<10, 128 // past the size the index is split from
+	startT(t, c)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i%256 != 0 || ReadStats().BuffersRecycled < uint64(c.BufferCount); i++ {
+				for d := uint32(1); d <= 3; d++ {
+					Enter(uint32(g)*4 + d)
+				}
+				for d := uint32(3); d >= 1; d-- {
+					Exit(uint32(g)*4 + d)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	path, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	if _, err := WriteTo(&w); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, w.Bytes()) {
+		t.Errorf("Flush wrote %d bytes that differ from WriteTo's %d", len(got), w.Len())
+	}
+	if err := fdr.VerifyStrict(got); err != nil {
+		t.Error(err)
+	}
+}

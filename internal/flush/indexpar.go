@@ -140,17 +140,27 @@ func (ix *indexed) indexRange(segs [][]byte, from, to int) error {
 }
 
 // appendPart appends the index of later segments, p, to ix.
-func (ix *indexed) appendPart(p *indexed) {
+func (ix *indexed) appendPart(p *indexed) { ix.appendPartAs(p, -1) }
+
+// appendPartAs is appendPart that, if seg ≥ 0, renumbers p's one segment
+// seg (Indexer's parts are numbered in the order they came).
+func (ix *indexed) appendPartAs(p *indexed, seg int32) {
 	dr, di := int32(len(ix.runs)), int32(len(ix.ids))
 	for _, c := range p.chunks {
 		c.r0 += dr
 		c.r1 += dr
+		if seg >= 0 {
+			c.seg = seg
+		}
 		ix.chunks = append(ix.chunks, c)
 	}
 	for _, r := range p.runs {
 		r.pops += di
 		r.push += di
 		r.end += di
+		if seg >= 0 {
+			r.seg = seg
+		}
 		ix.runs = append(ix.runs, r)
 	}
 	ix.ids = append(ix.ids, p.ids...)
