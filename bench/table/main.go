@@ -55,6 +55,7 @@ var rows = []row{
 	{bench: "CompilerRTFDR", what: "compiler-rt XRay FDR (clang -fxray-instrument)"},
 	{bench: "EnterExitDuringFlush", what: "goxray on while a flush runs"},
 	{bench: "Flush64MiB", what: "flush of a 64 MiB snapshot to the page cache", mbps: true},
+	{bench: "Flush64MiBFlightRecorder", what: "the same, flight recorder (the window copied first)", mbps: true},
 	{bench: "SlowSpan", what: "xrayotel: CPU per slow span (5 calls, full 4 MiB ring), extraction and export", us: true},
 }
 

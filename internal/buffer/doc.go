@@ -99,4 +99,8 @@
 // Snapshot started and is missing from it has a TSC ≤ Snapshot.LostUpTo.
 // Buffers recycled after their copy succeeded do not raise it, so a
 // flight recorder flushed under load keeps the window it copied.
+//
+// In Fill mode nothing is ever recycled, so a sealed buffer's bytes are
+// final until Close: SnapshotInPlace hands those out where they are, for
+// a caller that keeps Close away while it reads them.
 package buffer

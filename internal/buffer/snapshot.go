@@ -7,13 +7,16 @@ import (
 
 // Segment is the copy of one buffer's published bytes.
 type Segment struct {
-	Data    []byte // a copy of the buffer's bytes [0, extent); safe to use after Close
+	Data    []byte // a copy of the buffer's bytes [0, extent), safe to use after Close; unless InPlace
 	Records uint32 // records in Data, as published
 	Held    uint32 // of those, the last ones that were held (PublishHeld)
 	Seq     uint64 // seal sequence, or math.MaxUint64 for a buffer held by a writer
 	Live    bool   // the buffer was held by a writer when Snapshot started
 	Index   int    // the buffer's Index
 	Gen     uint64 // the buffer's generation the copy belongs to
+	// InPlace: Data is the buffer's own bytes in the arena, not a copy
+	// (SnapshotInPlace): valid until Close, and not after.
+	InPlace bool
 }
 
 // Snapshot is the result of Queue.Snapshot.
@@ -79,7 +82,7 @@ type snapCand struct {
 // Each buffer is copied seqlock-style: read its generation, copy up to the
 // extent, validate that the generation has not changed; a buffer recycled in
 // the meantime is discarded and counted in Discarded.
-func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0) }
+func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, false, nil) }
 
 // Sample is Snapshot of the newest buffers only: those held by writers and
 // the most recently sealed, about limit bytes in all (at least one
@@ -87,7 +90,9 @@ func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0) }
 // governor's count of hot functions), not for files: LostUpTo does not
 // bound what it leaves out, and copies it discards are not counted in the
 // queue's Stats.
-func (q *Queue) Sample(dst []byte, limit int) Snapshot { return q.snapshot(dst, max(limit, 1), 0) }
+func (q *Queue) Sample(dst []byte, limit int) Snapshot {
+	return q.snapshot(dst, max(limit, 1), 0, false, nil)
+}
 
 // SnapshotSince is Snapshot of the buffers that may hold a record with a
 // TSC ≥ since: those held by writers and the sealed ones whose lastTSC
@@ -95,10 +100,31 @@ func (q *Queue) Sample(dst []byte, limit int) Snapshot { return q.snapshot(dst, 
 // time (a request) copies what overlaps it, not the whole window. What it
 // leaves out holds only records < since, so LostUpTo bounds what it lacks
 // at or after since exactly as Snapshot's does.
-func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot { return q.snapshot(dst, 0, since) }
+func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
+	return q.snapshot(dst, 0, since, false, nil)
+}
 
-// snapshot is Snapshot, Sample when limit > 0, SnapshotSince when since > 0.
-func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
+// SnapshotInPlace is Snapshot that, in Fill mode, does not copy the sealed
+// buffers: their Segments are the buffers' bytes in the arena (InPlace).
+// A Fill queue never recycles, and a sealed buffer's owner has let go of
+// it, so its bytes stay as they are until Close; the copy would only be a
+// pass over every byte of a full window. The caller must keep Close from
+// running while it reads them. Buffers held by writers, which keep
+// writing, are copied; in FlightRecorder mode, where a sealed buffer may
+// be recycled at any moment, every buffer is.
+//
+// If each is not nil, it is called with every segment as soon as the
+// segment is final, newest first (the reverse of Segments' order), while
+// older buffers are still to be copied: a caller can start on them
+// meanwhile. each runs on the caller's goroutine and must not block.
+func (q *Queue) SnapshotInPlace(dst []byte, each func(Segment)) Snapshot {
+	return q.snapshot(dst, 0, 0, q.mode == Fill, each)
+}
+
+// snapshot is Snapshot, Sample when limit > 0, SnapshotSince when since > 0,
+// SnapshotInPlace in Fill mode when inPlace; each, if not nil, is given
+// every segment once it is final.
+func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each func(Segment)) Snapshot {
 	snap := Snapshot{Buf: dst[:0]}
 	if q.closed.Load() {
 		return snap
@@ -131,8 +157,10 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
 		default:
 			continue
 		}
-		eb, _, _ := unpackExtent(b.s.extent.Load())
-		estimate += int(eb)
+		eb, _, held := unpackExtent(b.s.extent.Load())
+		if !inPlace || seq == noSeq || held != 0 {
+			estimate += int(eb)
+		}
 		cands = append(cands, snapCand{b: b, gen: c >> genShift, seq: seq, last: last, bytes: int(eb)})
 	}
 	// Every buffer recycled before pass 1 looked at it did its accounting
@@ -210,6 +238,25 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
 			}
 			continue
 		}
+		off := int(b.s.index) * q.size
+		if inPlace && cd.seq != noSeq && held == 0 && b.sameGen(cd.gen) {
+			// Sealed in a Fill queue: final until Close (SnapshotInPlace).
+			// Held records are never sealed (the writer publishes them
+			// first), but they would be the bytes a Retract rewrites.
+			snap.Segments = append(snap.Segments, Segment{
+				Data:    q.arena[off : off+n : off+n],
+				Records: recs,
+				Seq:     cd.seq,
+				Index:   int(b.s.index),
+				Gen:     cd.gen,
+				InPlace: true,
+			})
+			snap.Bytes += n
+			if each != nil {
+				each(snap.Segments[len(snap.Segments)-1])
+			}
+			continue
+		}
 		if len(buf)+n > cap(buf) {
 			// Earlier segments keep pointing at the old array.
 			buf = make([]byte, 0, max(2*cap(buf), n, q.size))
@@ -219,7 +266,6 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
 		}
 		start := len(buf)
 		buf = buf[:start+n]
-		off := int(b.s.index) * q.size
 		copy(buf[start:], q.arena[off:off+n])
 		if afterCopyHook != nil {
 			afterCopyHook(b)
@@ -277,6 +323,9 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64) Snapshot {
 			Gen:     cd.gen,
 		})
 		snap.Bytes += n
+		if each != nil {
+			each(snap.Segments[len(snap.Segments)-1])
+		}
 	}
 	if snap.Discarded > 0 && limit == 0 {
 		q.discarded.Add(uint64(snap.Discarded))

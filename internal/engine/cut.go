@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/flush"
 )
 
@@ -13,12 +14,21 @@ import (
 // it uses it, so nobody else takes it meanwhile): a flight recorder flushed
 // now and then should not make the garbage collector chase 64 MiB each
 // time.
-func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
+//
+// Unless final, a Fill session's sealed buffers are not copied
+// (buffer.Queue.SnapshotInPlace): the segments are the arena itself, which
+// stays mapped as long as the caller holds flushMu (Stop closes the queue
+// under it). Flush keeps flushMu until its file is written. Stop's final
+// snapshot copies: the queue closes before the file is written.
+//
+// x, if not nil, is given every segment as soon as it is copied, to index
+// it while later ones are (flush.Indexer).
+func (s *session) snapshot(final bool, x *flush.Indexer) ([][]byte, flush.Params) {
 	var dst []byte
 	if p := s.scratch.Swap(nil); p != nil {
 		dst = *p
 	}
-	segs, p, buf := s.snapshotInto(dst, final, true)
+	segs, p, buf := s.snapshotFrom(dst, final, true, 0, !final, x)
 	s.scratch.Store(&buf)
 	return segs, p
 }
@@ -82,7 +92,7 @@ func (s *session) snapshot(final bool) ([][]byte, flush.Params) {
 // window, which no record in it mentions, get Entries at its start. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
-	return s.snapshotSince(dst, final, stacks, 0)
+	return s.snapshotFrom(dst, final, stacks, 0, false, nil)
 }
 
 // snapshotSince is snapshotInto that copies only the buffers that may
@@ -90,6 +100,13 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 // copies them all. The cut and After are the same: the buffers left out
 // hold only records < since.
 func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
+	return s.snapshotFrom(dst, final, stacks, since, false, nil)
+}
+
+// snapshotFrom is snapshotSince that, when inPlace, leaves a Fill
+// session's sealed buffers where they are and gives x every segment as
+// soon as it has it (see snapshot).
+func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
 	read := true
@@ -115,7 +132,16 @@ func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([
 	// which would empty the file.
 	lost := s.lostAt.Load()
 	lostG := s.lostSince()
-	sn := s.q.SnapshotSince(dst, since)
+	var sn buffer.Snapshot
+	if inPlace {
+		var each func(buffer.Segment)
+		if x != nil {
+			each = func(sg buffer.Segment) { x.Add(sg.Data) }
+		}
+		sn = s.q.SnapshotInPlace(dst, each)
+	} else {
+		sn = s.q.SnapshotSince(dst, since)
+	}
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
 		if len(sg.Data) > 0 {

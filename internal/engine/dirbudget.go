@@ -21,8 +21,8 @@ type dirBudget struct {
 
 // writeFile writes a flush's file, counts it, and keeps Dir within its
 // budget. Called with flushMu held.
-func (s *session) writeFile(snap [][]byte, p flush.Params) (string, error) {
-	path, res, err := writeFile(s.cfg, snap, p)
+func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (string, error) {
+	path, res, err := writeFile(s.cfg, snap, p, x)
 	s.account(res, err, path)
 	if err == nil {
 		s.writeGoTrace(path)

@@ -296,7 +296,7 @@ func stop() (string, func(string, ...any), *session, error) {
 		}
 		raceRelease(w)
 	}
-	snap, p := s.snapshot(true)
+	snap, p := s.snapshot(true, nil)
 	writers.Store(nil)
 	cur = nil
 	// Nobody may hold this session's writers when its arena goes: every
@@ -314,7 +314,7 @@ func stop() (string, func(string, ...any), *session, error) {
 		lastStats.Store(&st)
 		return "", nil, s, err
 	}
-	path, ferr := s.writeFile(snap, p)
+	path, ferr := s.writeFile(snap, p, nil)
 	s.stopGoTrace()
 	st := s.stats()
 	st.Running = false

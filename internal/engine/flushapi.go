@@ -24,9 +24,13 @@ func Flush() (string, error) {
 		mu.Unlock()
 		return "", ErrNotRunning
 	}
-	snap, p := s.snapshot(false)
+	// The segments are indexed as they are copied (flush.Indexer), on
+	// helpers that take no lock.
+	x := flush.StartIndex(s.q.Count(), s.q.Count()*s.q.BufferSize())
+	defer x.Release()
+	snap, p := s.snapshot(false, x)
 	mu.Unlock()
-	return s.writeFile(snap, p)
+	return s.writeFile(snap, p, x)
 }
 
 // lockSession takes flushMu, then mu, and returns the running session
@@ -90,14 +94,14 @@ func (c *countWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func writeFile(cfg Config, snap [][]byte, p flush.Params) (string, flush.Result, error) {
+func writeFile(cfg Config, snap [][]byte, p flush.Params, x *flush.Indexer) (string, flush.Result, error) {
 	var res flush.Result
 	start := time.Now()
 	// The map is built from the registry after the buffers were copied:
 	// every id in the copy was registered by then (ids only grow).
 	path, err := flush.WriteFiles(cfg.Dir, cfg.FilePrefix+cfg.Program+".", func(w io.Writer) error {
 		var err error
-		res, err = flush.Encode(w, snap, p)
+		res, err = flush.EncodeIndexed(w, snap, p, x)
 		return err
 	}, func(w io.Writer) error {
 		_, err := WriteMap(w)

@@ -21,5 +21,6 @@
 // Encode may be called from any goroutine on data nobody else writes; it
 // allocates memory proportional to the number of blocks and of calls open
 // at their ends, not to the number of records, and reuses its index from
-// call to call.
+// call to call. An Indexer given the segments while a snapshot copies
+// them indexes them meanwhile, for EncodeIndexed (pipeline.go).
 package flush

@@ -143,10 +143,16 @@ func Encode(w io.Writer, segs [][]byte, p Params) (Result, error) {
 }
 
 func encodeFile(w io.Writer, segs [][]byte, p Params, o v1Options) (Result, error) {
+	return encodeWith(w, segs, p, o, nil)
+}
+
+// encodeWith is encodeFile with the index x built while segs were copied
+// (see Indexer).
+func encodeWith(w io.Writer, segs [][]byte, p Params, o v1Options, x *Indexer) (Result, error) {
 	if v := p.Header.Version; v != 1 && v != 5 {
 		return Result{}, fmt.Errorf("flush: version %d: only versions 1 and 5 are written", v)
 	}
-	plans, segs, res, err := planFile(segs, p)
+	plans, segs, res, err := planFileWith(segs, p, x)
 	if err != nil {
 		return res, err
 	}

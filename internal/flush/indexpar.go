@@ -3,6 +3,7 @@ package flush
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // The index pass is a third of a large flush's CPU, and its segments are
@@ -38,42 +39,67 @@ func (ix *indexed) index(segs [][]byte) error {
 }
 
 // indexOn is index on w goroutines (at most one per segment).
+//
+// The segments are cut into more groups than goroutines, which take the
+// next group as they finish one: on a machine whose other work takes a
+// CPU away from one of them for a while, the others index what it would
+// have, instead of waiting for it at the end.
 func (ix *indexed) indexOn(segs [][]byte, w int) error {
 	w = max(1, min(w, len(segs)))
+	if w == 1 {
+		return ix.indexRange(segs, 0, len(segs))
+	}
 	total := 0
 	for _, s := range segs {
 		total += len(s)
 	}
-	if w == 1 {
-		return ix.indexRange(segs, 0, len(segs))
-	}
+	groups := min(len(segs), w*groupsPerWorker)
 	// Contiguous groups of about equal bytes: bounds[k] is group k's
 	// first segment.
-	bounds := make([]int, 0, w+1)
+	bounds := make([]int, 0, groups+1)
 	bounds = append(bounds, 0)
 	acc := 0
 	for i, s := range segs {
 		acc += len(s)
-		if len(bounds) < w && acc >= total*len(bounds)/w {
+		if len(bounds) < groups && acc >= total*len(bounds)/groups {
 			bounds = append(bounds, i+1)
 		}
 	}
-	for len(bounds) < w+1 {
+	for len(bounds) < groups+1 {
 		bounds = append(bounds, len(segs))
 	}
-	for len(ix.parts) < w-1 {
+	// Group 0 goes into ix itself, group k > 0 into parts[k-1].
+	for len(ix.parts) < groups-1 {
 		ix.parts = append(ix.parts, new(indexed))
 	}
-	errs := make([]error, w)
-	var wg sync.WaitGroup
-	for k := 1; k < w; k++ {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
+	errs := make([]error, groups)
+	var next atomic.Int32
+	next.Store(1) // group 0 is this goroutine's
+	work := func() {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= groups {
+				return
+			}
 			errs[k] = ix.parts[k-1].indexRange(segs, bounds[k], bounds[k+1])
-		}(k)
+		}
+	}
+	var wg sync.WaitGroup
+	for range w - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if indexHelperHook != nil {
+				indexHelperHook()
+			}
+			work()
+		}()
 	}
 	errs[0] = ix.indexRange(segs, bounds[0], bounds[1])
+	work()
+	if indexMainDoneHook != nil {
+		indexMainDoneHook()
+	}
 	wg.Wait()
 	defer func() {
 		for _, p := range ix.parts {
@@ -86,11 +112,22 @@ func (ix *indexed) indexOn(segs [][]byte, w int) error {
 			return err
 		}
 	}
-	for _, p := range ix.parts[:w-1] {
+	for _, p := range ix.parts[:groups-1] {
 		ix.appendPart(p)
 	}
 	return nil
 }
+
+// groupsPerWorker is how many groups of segments indexOn makes per
+// goroutine: enough that a goroutine held up for a while leaves the
+// others work to take, few enough that appending the parts stays a small
+// cost beside the pass.
+const groupsPerWorker = 4
+
+// Test hooks: indexHelperHook runs in each helper goroutine of indexOn
+// before it takes a group, indexMainDoneHook on the calling goroutine
+// once no group is left for it to take.
+var indexHelperHook, indexMainDoneHook func()
 
 // indexRange indexes segs[from:to], keeping their numbers in segs.
 func (ix *indexed) indexRange(segs [][]byte, from, to int) error {
@@ -103,17 +140,27 @@ func (ix *indexed) indexRange(segs [][]byte, from, to int) error {
 }
 
 // appendPart appends the index of later segments, p, to ix.
-func (ix *indexed) appendPart(p *indexed) {
+func (ix *indexed) appendPart(p *indexed) { ix.appendPartAs(p, -1) }
+
+// appendPartAs is appendPart that, if seg ≥ 0, renumbers p's one segment
+// seg (Indexer's parts are numbered in the order they came).
+func (ix *indexed) appendPartAs(p *indexed, seg int32) {
 	dr, di := int32(len(ix.runs)), int32(len(ix.ids))
 	for _, c := range p.chunks {
 		c.r0 += dr
 		c.r1 += dr
+		if seg >= 0 {
+			c.seg = seg
+		}
 		ix.chunks = append(ix.chunks, c)
 	}
 	for _, r := range p.runs {
 		r.pops += di
 		r.push += di
 		r.end += di
+		if seg >= 0 {
+			r.seg = seg
+		}
 		ix.runs = append(ix.runs, r)
 	}
 	ix.ids = append(ix.ids, p.ids...)

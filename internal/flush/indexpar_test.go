@@ -82,3 +82,38 @@ func TestIndexInParallelReportsFirstError(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexInParallelStalledHelper: a helper goroutine that gets no CPU
+// for a while holds nothing up. Here the helpers start only once the
+// calling goroutine has run out of groups to take: by then it has
+// indexed every group, and the index is the one a single pass builds.
+func TestIndexInParallelStalledHelper(t *testing.T) {
+	segs := benchSegments(8 << 20)
+	one := new(indexed)
+	if err := one.indexOn(segs, 1); err != nil {
+		t.Fatal(err)
+	}
+	par := new(indexed)
+	release := make(chan struct{})
+	indexHelperHook = func() { <-release }
+	indexMainDoneHook = func() {
+		// The helpers are waiting: every part indexed so far is the
+		// calling goroutine's.
+		for k, p := range par.parts {
+			if len(p.chunks) == 0 {
+				t.Errorf("group %d of %d was left for a stalled helper", k+1, len(par.parts)+1)
+			}
+		}
+		close(release)
+	}
+	defer func() { indexHelperHook, indexMainDoneHook = nil, nil }()
+	if err := par.indexOn(segs, 2); err != nil {
+		t.Fatal(err)
+	}
+	if len(par.parts) < 2 {
+		t.Fatalf("%d parts for %d segments on 2 goroutines: not split", len(par.parts), len(segs))
+	}
+	if !reflect.DeepEqual(one.chunks, par.chunks) || !reflect.DeepEqual(one.runs, par.runs) || !reflect.DeepEqual(one.ids, par.ids) {
+		t.Error("the index differs from one pass")
+	}
+}

@@ -41,13 +41,22 @@ import (
 // pieces refer to: segs, plus one segment of records the planner made up
 // (the reconstructed entries, see planGoroutine) when there are any.
 func planFile(segs [][]byte, p Params) ([]goPlan, [][]byte, Result, error) {
+	return planFileWith(segs, p, nil)
+}
+
+// planFileWith is planFile with the index x built while segs were copied,
+// when it has one (see Indexer).
+func planFileWith(segs [][]byte, p Params, x *Indexer) ([]goPlan, [][]byte, Result, error) {
 	ix := indexes.get()
 	defer func() {
 		ix.reset()
 		indexes.put(ix)
 	}()
-	if err := ix.index(segs); err != nil {
-		return nil, segs, Result{}, err
+	if !x.finish(ix, segs) {
+		ix.reset()
+		if err := ix.index(segs); err != nil {
+			return nil, segs, Result{}, err
+		}
 	}
 	plans, segs, res, err := plan(segs, ix, p)
 	if err == nil {
