@@ -129,9 +129,9 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 	for off < len(s) {
 		if cur >= 0 {
 			// The common case: plain function records.
-			n, mismatch := 0, false
-			off, t, st, n, mismatch = funcs(s, off, t, st)
-			if n > 0 {
+			from, mismatch := off, false
+			off, t, st, mismatch = funcs(s, off, t, st)
+			if n := (off - from) / fdr.FunctionSize; n > 0 {
 				recs += n
 				owner = off - fdr.FunctionSize
 			}
@@ -234,52 +234,62 @@ func (ix *indexed) indexSegment(si int32, s []byte) error {
 // funcs walks the plain function records of s from off, t being the TSC
 // before them, pushing Entries on st and popping the calls Exits close.
 // It stops before anything else: a metadata record, the end of s, an Exit
-// with no call open in st, an unknown action. It returns where it stopped,
-// the TSC there, st, the records it took, and whether an Exit did not
-// close the innermost open call (it is taken, st left as it was).
+// with no call open in st, an unknown action. It returns where it stopped
+// (the records it took are the bytes from off to there), the TSC there,
+// st, and whether an Exit did not close the innermost open call (it is
+// taken, st left as it was).
 //
-// This loop is the flush's cost per record for most records: it is kept
-// small so that its state lives in registers. The stack is written in
-// place up to its capacity and grown out of line (growIDs), so that the
-// common iteration calls nothing and nothing is spilled around a call;
-// the TSC is advanced before the switch and taken back on the two ways
-// out in it, so the record's word need not outlive the push.
-func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, int, bool) {
-	n, mismatch := 0, false
+// This loop is the flush's cost per record for most records, so each
+// record costs one load, one test of its low bits for the two ways out
+// (bit 0: metadata; bit 3: actions 4–7, which llvm-xray does not read),
+// one test for the action's direction, and the stack's push or pop. The
+// stack is written in place up to its capacity and grown out of line
+// (growIDs), so that the common iteration calls nothing and nothing is
+// spilled around a call.
+func funcs(s []byte, off int, t uint64, st []uint32) (int, uint64, []uint32, bool) {
+	if off < 0 {
+		return off, t, st, false
+	}
+	mismatch := false
 	k := len(st)
 	st = st[:cap(st)]
-	for off >= 0 && off <= len(s)-fdr.FunctionSize {
-		w := binary.LittleEndian.Uint64(s[off : off+fdr.FunctionSize])
-		if fdr.IsMetadata(byte(w)) {
+	i := off
+	for ; i <= len(s)-fdr.FunctionSize; i += fdr.FunctionSize {
+		w := binary.LittleEndian.Uint64(s[i : i+fdr.FunctionSize])
+		if w&funcStop != 0 {
 			break
 		}
-		a, id := fdr.FunctionFields(uint32(w))
-		d := uint64(fdr.FunctionDelta(w))
-		t += d
-		switch a {
-		case fdr.Enter, fdr.EnterArgs:
-			if k >= len(st) {
+		id := uint32(w) >> fdr.FunctionIDShift
+		// The low four bits are the action times two: Enter 0, Exit 2,
+		// TailExit 4, EnterArgs 6. Adding 2 sets bit 2 for the Exits
+		// only.
+		if (w+2)&4 == 0 {
+			if uint(k) < uint(len(st)) {
+				st[k] = id
+			} else {
 				st = growIDs(st)
+				st[k] = id
 			}
-			st[k] = id
 			k++
-		case fdr.Exit, fdr.TailExit:
-			if k <= 0 || k > len(st) {
-				return off, t - d, st[:0], n, mismatch
+		} else {
+			j := k - 1
+			if uint(j) >= uint(len(st)) {
+				break // no call open in st
 			}
-			if st[k-1] == id {
-				k--
+			if st[j] == id {
+				k = j
 			} else {
 				mismatch = true
 			}
-		default:
-			return off, t - d, st[:k], n, mismatch
 		}
-		off += fdr.FunctionSize
-		n++
+		t += w >> 32
 	}
-	return off, t, st[:k], n, mismatch
+	return i, t, st[:k], mismatch
 }
+
+// funcStop masks the bits of a function record's word that end funcs: bit
+// 0 (a metadata record) and the high bit of the action (4–7, not actions).
+const funcStop = 1 | 4<<fdr.FunctionActionShift
 
 // growIDs returns st, full to its length, with room for more, full to its
 // new capacity.
