@@ -121,9 +121,17 @@ func TestFuncsMatchesByField(t *testing.T) {
 }
 
 // BenchmarkIndex64MiB: the index pass alone, on one goroutine, over the
-// snapshot BenchmarkPlan64MiB plans.
-func BenchmarkIndex64MiB(b *testing.B) {
-	segs := benchSegments(64 << 20)
+// snapshot BenchmarkPlan64MiB plans. Its 64 MiB come from memory, as a
+// flush's do; BenchmarkIndexCached indexes one 1 MiB segment of the same
+// kind, which stays in the caches: the pass's own cost per record.
+func BenchmarkIndex64MiB(b *testing.B) { benchIndex(b, 64<<20) }
+
+// BenchmarkIndexCached: one segment (benchSegments makes segments of
+// about 1 MiB until it has the size asked for).
+func BenchmarkIndexCached(b *testing.B) { benchIndex(b, 1<<19) }
+
+func benchIndex(b *testing.B, size int) {
+	segs := benchSegments(size)
 	n := 0
 	for _, s := range segs {
 		n += len(s)
@@ -135,5 +143,29 @@ func BenchmarkIndex64MiB(b *testing.B) {
 		if err := ix.indexOn(segs, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkIndexReadFloor64MiB reads BenchmarkIndex64MiB's bytes a word at
+// a time and adds their deltas, and nothing else: one goroutine's rate of
+// reading a snapshot from memory, below which the index pass cannot go
+// however little it does per record.
+func BenchmarkIndexReadFloor64MiB(b *testing.B) {
+	segs := benchSegments(64 << 20)
+	n := 0
+	for _, s := range segs {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	var t uint64
+	for b.Loop() {
+		for _, s := range segs {
+			for i := 0; i <= len(s)-fdr.FunctionSize; i += fdr.FunctionSize {
+				t += le64(s[i:]) >> 32
+			}
+		}
+	}
+	if t == 0 {
+		b.Fatal("no deltas read")
 	}
 }
