@@ -29,7 +29,7 @@ run() {
   local config=$1 emu=$2 arch=$3; shift 3
   GOXRAY_EMULATOR="$emu" GOARCH=$arch GO=$GO scripts/gotest.sh "$config" -count=1 -timeout 30m -exec "$emu" "$@"
 }
-run arm64 "qemu-aarch64-static" arm64 ./internal/asm ./internal/engine ./internal/buffer ./internal/flush ./internal/glayout ./internal/gotrace ./internal/instrmap ./internal/registry ./internal/tsc .
+run arm64 "qemu-aarch64-static" arm64 ./internal/asm ./internal/stream ./internal/settings ./internal/engine ./internal/buffer ./internal/flush ./internal/glayout ./internal/gotrace ./internal/instrmap ./internal/registry ./internal/tsc .
 run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 ./internal/asm ./internal/engine ./internal/buffer ./internal/flush ./internal/glayout ./internal/gotrace ./internal/instrmap ./internal/registry ./internal/tsc
 run qemu-max "qemu-x86_64-static -cpu max" amd64 ./internal/asm ./internal/tsc ./internal/engine
 run qemu64 "qemu-x86_64-static -cpu qemu64" amd64 -run Interop .
