@@ -62,3 +62,28 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 		t.Errorf("unknown field: %+v %v", u, ok)
 	}
 }
+
+// FuzzParseUntraced: a file's untraced events come from anyone's writer;
+// whatever ParseUntraced accepts re-encodes to a payload that parses the
+// same, and no input makes it panic.
+func FuzzParseUntraced(f *testing.F) {
+	f.Add([]byte("goxray.untraced small=250 inlinable=60 leaf=2 func=leaf:p.sum func=small:p.F"))
+	f.Add([]byte("goxray.untraced func=inlinable:p.(*T).Get[...]"))
+	f.Add([]byte("goxray.untraced small=x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u, ok := ParseUntraced(data)
+		if !ok {
+			return
+		}
+		b := AppendUntracedPayload(nil, u)
+		got, ok := ParseUntraced(b)
+		if !ok || got.Small != u.Small || got.Inlinable != u.Inlinable || got.Leaf != u.Leaf || len(got.Funcs) != len(u.Funcs) {
+			t.Fatalf("%q parsed as %+v; re-encoded %q parsed as %+v, %v", data, u, b, got, ok)
+		}
+		for i := range u.Funcs {
+			if got.Funcs[i] != u.Funcs[i] {
+				t.Fatalf("%q: function %d is %+v, re-encoded %+v", data, i, u.Funcs[i], got.Funcs[i])
+			}
+		}
+	})
+}
