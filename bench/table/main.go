@@ -3,8 +3,8 @@
 // bench/README.md: the median of each benchmark over its runs and its
 // ratio to the hardware floor, all from one invocation.
 //
-//	go test -run '^$' -bench . -count 10 ./bench > new.txt
-//	go run ./bench/table < new.txt
+//	go test -C bench -run '^$' -bench . -count 10 . > new.txt
+//	go run -C bench ./table < new.txt
 package main
 
 import (
