@@ -30,7 +30,7 @@ func RegisterUntraced(pkg string, small, inlinable, leaves int, names string) st
 			break
 		}
 		r, name, ok := strings.Cut(l, "\t")
-		reason := map[string]string{"s": fdr.UntracedSmall, "i": fdr.UntracedInlinable, "l": fdr.UntracedLeaf}[r]
+		reason := untracedReasons[r]
 		if !ok || reason == "" || name == "" || strings.ContainsAny(name, " \t") {
 			panic(fmt.Sprintf("xray: untraced set of %s: bad entry %q", pkg, l))
 		}
@@ -39,3 +39,6 @@ func RegisterUntraced(pkg string, small, inlinable, leaves int, names string) st
 	xrt.RegisterUntraced(u)
 	return struct{}{}
 }
+
+// untracedReasons maps the generated list's one-letter reasons to fdr's.
+var untracedReasons = map[string]string{"s": fdr.UntracedSmall, "i": fdr.UntracedInlinable, "l": fdr.UntracedLeaf}
