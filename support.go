@@ -2,7 +2,6 @@ package xray
 
 import (
 	"io"
-	"strings"
 
 	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/glayout"
@@ -25,8 +24,7 @@ func CurrentGoroutine() uint64 { return glayout.Goid() }
 // goroutines a request spawned only where it does (not in the purego
 // build, where a request is the goroutine that started its span).
 func GoroutineParents() (recorded bool, how string) {
-	how = glayout.ParentSource()
-	return !strings.HasPrefix(how, "unknown"), how
+	return glayout.ParentKnown(), glayout.ParentSource()
 }
 
 // FuncName returns the name function id was registered under (Register,

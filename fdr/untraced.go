@@ -38,6 +38,19 @@ type UntracedFunc struct {
 	Name   string // linker symbol name, as the function table gives it
 }
 
+// UntracedRank orders the names a build lists and a file carries when
+// not all fit: call-free leaves first (they may be large, and only they
+// can hide loops), then inlinable bodies, then small ones.
+func UntracedRank(reason string) int {
+	switch reason {
+	case UntracedLeaf:
+		return 0
+	case UntracedInlinable:
+		return 1
+	}
+	return 2
+}
+
 // Total is the number of functions the build left untraced.
 func (u Untraced) Total() int { return u.Small + u.Inlinable + u.Leaf }
 

@@ -11,7 +11,8 @@
 //     read only in modeCNTVCT; the CPU is unknown (tsc.UnknownCPU);
 //   - g is in R28 (g), so no TLS load;
 //   - arm64 orders plain loads weakly: the words Go stores atomically
-//     (patches, state, fastOK, fastSet) are read with LDAR, and the
+//     (patches, fastOK, fastSet) are read with LDAR (fastOK stands for
+//     the state, as in fast_amd64.s: no state word is read), and the
 //     record is published with STLR on the extent word, as
 //     buffer.Publish's atomic store does, so a flusher that sees the new
 //     extent sees the record.
@@ -44,10 +45,6 @@ back: \
 	ISB	$15 \
 	MRS	CNTVCT_EL0, TS \
 	MOVD	$const_unknownCPU, CPU \
-	MOVD	$·state(SB), T1 \
-	LDARW	(T1), T1 \
-	CMPW	$const_stateOn, T1 \
-	BNE	slow \
 	MOVD	·fastGM(SB), T1 \
 	MOVD	(g)(T1), MP \
 	MOVD	·fastMP(SB), T1 \

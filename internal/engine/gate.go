@@ -43,7 +43,7 @@ var (
 // first call.
 func RegisterGates(ids []uint32, g []*atomic.Uint32) {
 	if len(ids) != len(g) {
-		panic("runtime: RegisterGates: ids and gates differ in length")
+		panic("xray: RegisterGates: ids and gates differ in length")
 	}
 	gateMu.Lock()
 	defer gateMu.Unlock()

@@ -39,9 +39,7 @@ type GoroutineSnapshot struct {
 	lin    map[uint64]lineage
 	first  map[uint64]uint64
 	params flush.Params
-	tsc0   uint64
-	wall0  time.Time
-	freq   uint64
+	clk    stream.Clock // the session's TSC-to-wall mapping
 	bufp   *[]byte
 	buf    []byte
 	// Goroutines are the ids of the goroutines kept, the root first, then
@@ -93,9 +91,7 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 	s, segs, p, bufp, buf := c.s, c.segs, c.p, c.bufp, c.buf
 	gs := &GoroutineSnapshot{
 		params: p,
-		tsc0:   s.tsc0,
-		wall0:  s.wall0,
-		freq:   s.info.Frequency,
+		clk:    s.clock(),
 		After:  max(p.After, p.AfterGoroutine[root]),
 		Now:    p.Now,
 		bufp:   bufp,
@@ -131,7 +127,7 @@ func SnapshotGoroutines(root, since uint64) (*GoroutineSnapshot, error) {
 		}
 		if err := wk.Err(); err != nil {
 			gs.Release()
-			return nil, fmt.Errorf("runtime: malformed buffer copy: %w", err)
+			return nil, fmt.Errorf("xray: malformed buffer copy: %w", err)
 		}
 	}
 	// The set: root and every goroutine under it (package request).
@@ -242,18 +238,14 @@ func Clock() uint64 {
 }
 
 // Frequency is the clock's ticks per second (the file header's).
-func (gs *GoroutineSnapshot) Frequency() uint64 { return gs.freq }
+func (gs *GoroutineSnapshot) Frequency() uint64 { return gs.clk.Freq }
 
 // Time maps a TSC to wall-clock time through the pair the session took at
 // Start, the mapping the files' WallClock records use.
-func (gs *GoroutineSnapshot) Time(t uint64) time.Time { return gs.clock().Time(t) }
+func (gs *GoroutineSnapshot) Time(t uint64) time.Time { return gs.clk.Time(t) }
 
 // TSC maps wall-clock time to the session's clock, the inverse of Time.
-func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 { return gs.clock().TSC(t) }
-
-func (gs *GoroutineSnapshot) clock() stream.Clock {
-	return stream.Clock{TSC0: gs.tsc0, Wall0: gs.wall0, Freq: gs.freq}
-}
+func (gs *GoroutineSnapshot) TSC(t time.Time) uint64 { return gs.clk.TSC(t) }
 
 // Lineage returns what the runtime recorded about kept goroutine g: the
 // goroutine that started it (0: unknown, or g is the root with no

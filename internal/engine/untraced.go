@@ -53,19 +53,6 @@ func UntracedSet() fdr.Untraced {
 	return u
 }
 
-// untracedRank orders the names a file lists: call-free leaves first
-// (they may be large, and only they can hide loops), then inlinable
-// bodies, then small ones.
-func untracedRank(reason string) int {
-	switch reason {
-	case fdr.UntracedLeaf:
-		return 0
-	case fdr.UntracedInlinable:
-		return 1
-	}
-	return 2
-}
-
 // untracedPayloads returns the payloads of the untraced events every
 // file starts with (none for a program instrumented by hand).
 func untracedPayloads() [][]byte {
@@ -77,7 +64,7 @@ func untracedPayloads() [][]byte {
 	u := untraced.set
 	u.Funcs = slices.Clone(u.Funcs)
 	slices.SortStableFunc(u.Funcs, func(a, b fdr.UntracedFunc) int {
-		return cmp.Compare(untracedRank(a.Reason), untracedRank(b.Reason))
+		return cmp.Compare(fdr.UntracedRank(a.Reason), fdr.UntracedRank(b.Reason))
 	})
 	u.Funcs = u.Funcs[:min(len(u.Funcs), maxUntracedNames)]
 	for _, part := range fdr.SplitUntraced(u) {

@@ -145,21 +145,20 @@ func shedSet(plans []goPlan, p Params, res *Result, syn *synthetic) []goPlan {
 	sheds := slices.Clone(p.Shed)
 	slices.SortFunc(sheds, func(a, b fdr.Shed) int { return cmp.Compare(a.FuncID, b.FuncID) })
 	off := len(syn.b)
-	for _, sh := range sheds {
+	add := func(payload []byte) {
 		ev := len(syn.b)
-		syn.b = fdr.AppendCustomEvent(syn.b, 0, fdr.AppendShedPayload(nil, sh))
+		syn.b = fdr.AppendCustomEvent(syn.b, 0, payload)
 		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
 	}
+	for _, sh := range sheds {
+		add(fdr.AppendShedPayload(nil, sh))
+	}
 	for _, u := range p.Untraced {
-		ev := len(syn.b)
-		syn.b = fdr.AppendCustomEvent(syn.b, 0, u)
-		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+		add(u)
 		res.Records++
 	}
 	if p.OpenUnknown {
-		ev := len(syn.b)
-		syn.b = fdr.AppendCustomEvent(syn.b, 0, []byte(fdr.OpenUnknownPayload))
-		gp.maxRec = max(gp.maxRec, len(syn.b)-ev)
+		add([]byte(fdr.OpenUnknownPayload))
 		res.Records++
 	}
 	n := len(syn.b) - off

@@ -26,7 +26,6 @@ type Indexer struct {
 	jobs  chan int // k, once data[k] is set
 	wg    sync.WaitGroup
 	n     int  // segments added
-	over  bool // more segments than StartIndex was told: the index is not used
 	ended bool // jobs closed and the helpers done
 }
 
@@ -49,7 +48,7 @@ func StartIndex(count, total int) *Indexer {
 	}
 	x.data, x.errs = x.data[:count], x.errs[:count]
 	x.jobs = make(chan int, count)
-	x.n, x.over, x.ended = 0, false, false
+	x.n, x.ended = 0, false
 	for range w - 1 {
 		x.wg.Add(1)
 		go func() {
@@ -73,8 +72,7 @@ func (x *Indexer) Add(seg []byte) {
 		return
 	}
 	if x.n == len(x.data) {
-		x.over = true
-		return
+		return // more segments than StartIndex was told: finish sees the count differ
 	}
 	x.data[x.n] = seg
 	x.jobs <- x.n
@@ -104,7 +102,7 @@ func (x *Indexer) finish(ix *indexed, segs [][]byte) bool {
 		return false
 	}
 	x.end()
-	if x.over || len(segs) != x.n {
+	if len(segs) != x.n {
 		return false
 	}
 	for i, s := range segs {

@@ -23,6 +23,10 @@ func ParentGoid() uint64 {
 	return *(*uint64)(unsafe.Add(asm.Getg(), off))
 }
 
+// ParentKnown reports whether ParentGoid reads the parent (Calibrate found
+// its offset) rather than returning 0.
+func ParentKnown() bool { return atomic.LoadUintptr(&parentOffset) != 0 }
+
 // ParentSource describes how ParentGoid works: "g+0x118 (calibrated)" or
 // "unknown (<reason>)".
 func ParentSource() string { return lineageSource(&parentSource) }

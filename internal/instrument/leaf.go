@@ -3,7 +3,6 @@ package instrument
 import (
 	"go/ast"
 	"go/token"
-	"strings"
 )
 
 // Call-free leaves. A function that calls nothing compiles, in a plain
@@ -132,13 +131,5 @@ func (in *inlineInfo) leafCall(call *ast.CallExpr) bool {
 // too costly to inline.
 func keepsCall(doc *ast.CommentGroup) bool {
 	_, always, _ := directives(doc)
-	if always || doc == nil {
-		return always
-	}
-	for _, c := range doc.List {
-		if c.Text == "//go:noinline" || strings.HasPrefix(c.Text, "//go:noinline ") {
-			return true
-		}
-	}
-	return false
+	return always || hasNoinline(doc)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // What the selection leaves out. A function left uninstrumented records
@@ -42,8 +44,12 @@ type Untraced struct {
 	Reason string // SkipThreshold, SkipInlinable or SkipLeaf
 }
 
-// untracedLetter is the reason's code in the registration's names.
-var untracedLetter = map[string]string{SkipThreshold: "s", SkipInlinable: "i", SkipLeaf: "l"}
+// untracedLetter is the reason's code in the registration's names, and
+// untracedReason the reason a trace file gives for it.
+var (
+	untracedLetter = map[string]string{SkipThreshold: "s", SkipInlinable: "i", SkipLeaf: "l"}
+	untracedReason = map[string]string{SkipThreshold: fdr.UntracedSmall, SkipInlinable: fdr.UntracedInlinable, SkipLeaf: fdr.UntracedLeaf}
+)
 
 // untracedRegistration is the call that registers what the files of
 // states (the test files, or the others) left out, "" when nothing.
@@ -62,8 +68,9 @@ func untracedRegistration(importPath string, states []*fileState, test bool) str
 	if len(all) == 0 {
 		return ""
 	}
-	rank := map[string]int{SkipLeaf: 0, SkipInlinable: 1, SkipThreshold: 2}
-	slices.SortStableFunc(all, func(a, b Untraced) int { return cmp.Compare(rank[a.Reason], rank[b.Reason]) })
+	slices.SortStableFunc(all, func(a, b Untraced) int {
+		return cmp.Compare(fdr.UntracedRank(untracedReason[a.Reason]), fdr.UntracedRank(untracedReason[b.Reason]))
+	})
 	var names strings.Builder
 	for _, u := range all[:min(len(all), MaxUntracedNames)] {
 		names.WriteString(untracedLetter[u.Reason] + "\t" + u.Name + "\n")

@@ -78,34 +78,19 @@ func ParseMicros(v string) (time.Duration, string) {
 	return time.Duration(n) * time.Microsecond, ""
 }
 
-// boolField is the bool setting id of v.
-func boolField(v *Values, id ID) *bool {
-	switch id {
-	case NoFinalFile:
-		return &v.NoFinalFile
-	case FlushOnExit:
-		return &v.FlushOnExit
-	case FastClock:
-		return &v.FastClock
-	case GoTrace:
-		return &v.GoTrace
-	}
-	panic("settings: no bool setting")
-}
-
 func boolParser(id ID) func(*Values, string) string {
 	return func(v *Values, s string) string {
 		b, ok := ParseBool(s)
 		if !ok {
 			return WantBool
 		}
-		*boolField(v, id) = b
+		field(v, id).SetBool(b)
 		return ""
 	}
 }
 
 func boolFormat(id ID) func(*Values) string {
-	return func(v *Values) string { return strconv.FormatBool(*boolField(v, id)) }
+	return func(v *Values) string { return strconv.FormatBool(field(v, id).Bool()) }
 }
 
 const wantSize = "a decimal integer ≥ 0"

@@ -50,7 +50,9 @@ type Preamble struct {
 	TSC       uint64 // NewCPUId: the base of the body's first delta
 }
 
-// PutPreamble writes p into dst[:PreambleSize]. A SpawnPC that does not fit
+// PutPreamble writes p into dst[:PreambleSize]: the WallClock and
+// NewCPUId as files have them (fdr), the NewBuffer and PID with the
+// in-memory fields files do not carry. A SpawnPC that does not fit
 // 56 bits, which holds any user-space address on amd64 and arm64, is
 // stored as 0 (unknown) rather than cut.
 func PutPreamble(dst []byte, p Preamble) {
@@ -61,9 +63,9 @@ func PutPreamble(dst []byte, p Preamble) {
 	}
 	g := p.Goroutine
 	put(dst[offNewBuffer:], uint64(fdr.IntroducerNewBuffer)|g<<8, g>>56|pc<<8)
-	put(dst[offWallClock:], uint64(fdr.IntroducerWallClock)|p.Sec<<8, p.Sec>>56|uint64(p.Usec)<<8)
+	fdr.PutWallClock(dst[offWallClock:], p.Sec, p.Usec)
 	put(dst[offPID:], uint64(fdr.IntroducerPID)|uint64(uint32(p.PID))<<8|p.Parent<<40, p.Parent>>24)
-	put(dst[offNewCPUId:], uint64(fdr.IntroducerNewCPUId)|uint64(p.CPU)<<8|p.TSC<<24, p.TSC>>40)
+	fdr.PutNewCPUId(dst[offNewCPUId:], p.CPU, p.TSC)
 }
 
 // put stores a 16-byte record given as two little-endian words.
