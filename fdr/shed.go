@@ -12,8 +12,8 @@ import (
 // decimal, 0..1). goxray's overhead governor writes one when it stops
 // tracing new calls of a function, and the flusher repeats the whole shed
 // set at the start of every file, with the optional fields " at=<TSC when
-// it was shed>", " callers=<ids,...>" and " callees=<ids,...>" (see the
-// package documentation).
+// it was shed>", " callers=<ids,...>", " callees=<ids,...>" and " with=<id
+// of the caller it was shed with>" (see the package documentation).
 const ShedPrefix = "goxray.shed id="
 
 // MaxShedNeighbours bounds the callers and callees a shed payload lists.
@@ -31,6 +31,12 @@ type Shed struct {
 	// path may skip. nil: not known (any function may be one); empty and
 	// not nil: none was seen.
 	Callers, Callees []uint32
+	// With is the caller the function was shed with, 0 when the governor
+	// chose it for its own records: a function recorded only through its
+	// callers' traced copies (a dispatched leaf of goxray build) has no
+	// gate of its own, and its calls from a shed caller are not recorded,
+	// so it is shed with that caller.
+	With uint32
 }
 
 // AppendShedPayload appends the payload of the shed event for s.
@@ -48,7 +54,12 @@ func AppendShedPayload(b []byte, s Shed) []byte {
 		b = strconv.AppendUint(b, s.At, 10)
 	}
 	b = appendIDs(b, " callers=", s.Callers)
-	return appendIDs(b, " callees=", s.Callees)
+	b = appendIDs(b, " callees=", s.Callees)
+	if s.With != 0 {
+		b = append(b, " with="...)
+		b = strconv.AppendUint(b, uint64(s.With), 10)
+	}
+	return b
 }
 
 // appendIDs appends key and the ids, comma-separated (at most
@@ -118,6 +129,13 @@ func ParseShed(data []byte) (Shed, bool) {
 			if s.At, err = strconv.ParseUint(string(v), 10, 64); err != nil {
 				return Shed{}, false
 			}
+			continue
+		case "with":
+			w, err := strconv.ParseUint(string(v), 10, 32)
+			if err != nil || w == 0 || w > MaxFuncID {
+				return Shed{}, false
+			}
+			s.With = uint32(w)
 			continue
 		case "callers", "callees":
 			ids, ok := parseIDs(v)

@@ -12,13 +12,15 @@ func TestShedPayloadRoundTrip(t *testing.T) {
 		{FuncID: 7, Share: 0.5, Cost: 0.09, Budget: 0.02},
 		{FuncID: 7, Share: 0.5, Budget: 0.02, At: 123456789, Callers: []uint32{1, 2}, Callees: []uint32{}},
 		{FuncID: MaxFuncID, At: 1, Callees: []uint32{3}},
+		{FuncID: 8, Share: 0.1, Cost: 0.09, Budget: 0.02, With: 7},
+		{FuncID: 8, At: 2, Callers: []uint32{7}, Callees: []uint32{}, With: MaxFuncID},
 	} {
 		got, ok := ParseShed(AppendShedPayload(nil, s))
 		if !ok || !reflect.DeepEqual(got, s) {
 			t.Errorf("%+v: parsed %+v, %v", s, got, ok)
 		}
 	}
-	for _, bad := range []string{"goxray.shed id=7 at=x", "goxray.shed id=7 callers=1,0", "goxray.shed id=7 callees=1,,2"} {
+	for _, bad := range []string{"goxray.shed id=7 at=x", "goxray.shed id=7 callers=1,0", "goxray.shed id=7 callees=1,,2", "goxray.shed id=7 with=0", "goxray.shed id=7 with=x"} {
 		if _, ok := ParseShed([]byte(bad)); ok {
 			t.Errorf("%q parsed", bad)
 		}

@@ -55,6 +55,9 @@ func mergeShed(sheds []Shed, sh Shed) []Shed {
 		if o.Callees == nil {
 			o.Callees = sh.Callees
 		}
+		if o.With == 0 {
+			o.With = sh.With
+		}
 		return sheds
 	}
 	return append(sheds, sh)
@@ -161,6 +164,9 @@ func shedNote(sh Shed, m *Map, since func(tsc uint64) string) string {
 	}
 	if len(cost) > 0 {
 		parts = append(parts, strings.Join(cost, ", "))
+	}
+	if sh.With != 0 {
+		parts = append(parts, "shed with its caller "+m.Name(sh.With)+": recorded only through its callers' traced copies")
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no details")
