@@ -96,12 +96,14 @@ func gateValue(id uint32) uint32 {
 }
 
 // shedIDs closes the gates of ids until session s ends, and returns
-// those that had a gate and were not shed yet (the rest are ignored).
+// those that had a gate and were not shed yet (the rest are ignored);
+// with, nil or as long as ids, names the caller each was shed with (0:
+// none; see dispatch.go), which the shed set keeps.
 // Before it closes any, it calls said (which writes the decision into
 // the trace) — nothing at all when s no longer owns the gates.
 // The shed set's notes (shedNotes) are stored with the close, so every
 // file that shows a function shed says when and by whom it was called.
-func shedIDs(s *session, ids []uint32, said func()) []uint32 {
+func shedIDs(s *session, ids, with []uint32, said func()) []uint32 {
 	notes := shedNotes(s, ids)
 	gateMu.Lock()
 	defer gateMu.Unlock()
@@ -113,7 +115,7 @@ func shedIDs(s *session, ids []uint32, said func()) []uint32 {
 	}
 	at, _ := now()
 	var done []uint32
-	for _, id := range ids {
+	for k, id := range ids {
 		if int(id) >= len(gates) || gates[id] == nil || isShed(id) {
 			continue
 		}
@@ -126,6 +128,9 @@ func shedIDs(s *session, ids []uint32, said func()) []uint32 {
 		}
 		sh := notes[id]
 		sh.FuncID, sh.At = id, at
+		if with != nil {
+			sh.With = with[k]
+		}
 		shedInfo[id] = sh
 	}
 	return done

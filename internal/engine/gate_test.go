@@ -37,10 +37,10 @@ func TestGatesFollowTheSession(t *testing.T) {
 	if x, y := open(); !x || !y {
 		t.Fatalf("after Start: gates %v %v, want open", x, y)
 	}
-	if got := shedIDs(curSession(), []uint32{a, 4242}, nil); len(got) != 1 || got[0] != a {
+	if got := shedIDs(curSession(), []uint32{a, 4242}, nil, nil); len(got) != 1 || got[0] != a {
 		t.Fatalf("shedIDs(a, an id without a gate) = %v, want [a]", got)
 	}
-	if got := shedIDs(curSession(), []uint32{a}, nil); len(got) != 0 {
+	if got := shedIDs(curSession(), []uint32{a}, nil, nil); len(got) != 0 {
 		t.Fatalf("shedding a twice: %v", got)
 	}
 	if x, y := open(); x || !y {
@@ -123,7 +123,7 @@ func TestUnpatchClosesTheGate(t *testing.T) {
 	if isOpen(&gs[0]) || !isOpen(&gs[1]) {
 		t.Fatalf("after Patch(b): gates %v %v, want closed, open", isOpen(&gs[0]), isOpen(&gs[1]))
 	}
-	shedIDs(curSession(), []uint32{b}, nil)
+	shedIDs(curSession(), []uint32{b}, nil, nil)
 	PatchAll()
 	if !isOpen(&gs[0]) || isOpen(&gs[1]) {
 		t.Fatalf("after PatchAll with b shed: gates %v %v, want open, closed", isOpen(&gs[0]), isOpen(&gs[1]))

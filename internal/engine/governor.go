@@ -36,6 +36,15 @@ import (
 // is the user's explicit choice — and only functions with a gate
 // (xrayauto.RegisterTable) are candidates.
 //
+// A dispatched leaf (dispatch.go), one that goxray build records only
+// through its callers' traced copies, is shed with each of its callers:
+// once a caller's gate is closed, that caller runs its plain body, which
+// calls the plain leaf, and those calls leave no record. Had the leaf
+// stayed listed as traced, the calls it still recorded from other callers
+// would pass for all of them; shed with the caller, it is counted,
+// logged and written into the trace like any shed function, its event
+// naming the caller it went with.
+//
 // A function stays shed until the session ends (the next Start readmits it):
 // re-admitting when load falls would flip functions on and off faster
 // than anyone reading a flushed window could tell why calls vanish.
@@ -69,11 +78,13 @@ const (
 // that take the ticker away.
 var governEvery = 100 * time.Millisecond
 
-// choice is one shed decision: the ids to shed and their shares of the
-// recent records.
+// choice is one shed decision: the ids to shed, their shares of the
+// recent records and, for a dispatched leaf shed with its caller, that
+// caller (with: nil or 0 for the functions decide chose).
 type choice struct {
 	ids    []uint32
 	shares []float64
+	with   []uint32
 }
 
 // decide picks what to shed when recording costs cost (a share of the
@@ -202,27 +213,7 @@ func (s *session) govern(done, exited chan struct{}) {
 		if governHook != nil {
 			governHook(false)
 		}
-		// Said (log line, trace event) before done, so whoever sees a
-		// function shed also finds why; nothing said or done once the
-		// session has ended (shedIDs checks again, under its lock).
-		applied := false
-		if s.owns() {
-			var names []string
-			for i, id := range c.ids {
-				name := registry.NameOf(id)
-				if name == "" {
-					name = fmt.Sprint(id)
-				}
-				names = append(names, fmt.Sprintf("%s (%.0f%% of records)", name, c.shares[i]*100))
-			}
-			s.logf("overhead budget %.3g%% of the process's CPU time: recording cost about %.3g%% (at %.3g ns a record); %d functions shed until the session ends, these %d now: %s",
-				pct, cost*100, rc, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
-			applied = len(shedIDs(s, c.ids, func() {
-				for i, id := range c.ids {
-					customEventSlow(fdr.AppendShedPayload(nil, fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: budget}))
-				}
-			})) > 0
-		}
+		applied := s.shed(c, counts, pct, cost, rc)
 		if governHook != nil {
 			governHook(applied)
 		}
@@ -231,6 +222,55 @@ func (s *session) govern(done, exited chan struct{}) {
 		w.reset(time.Since(start), last, processCPU())
 		hold = time.Now().Add(2 * time.Millisecond)
 	}
+}
+
+// shed sheds c's functions and, with each, its dispatched leaves
+// (dispatch.go), at recording cost cost (0: not judged) against a budget
+// of pct percent, counts being the sample c was decided on (nil: none). It
+// says so (log line, trace event) before it closes any gate, so whoever
+// sees a function shed also finds why, and says and does nothing once s
+// no longer owns the gates (shedIDs checks again, under its lock). It
+// reports whether it shed any.
+func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
+	if !s.owns() {
+		return false
+	}
+	c = c.withLeaves(counts)
+	if len(c.ids) == 0 {
+		return false
+	}
+	name := func(id uint32) string {
+		if n := registry.NameOf(id); n != "" {
+			return n
+		}
+		return fmt.Sprint(id)
+	}
+	var names []string
+	for i, id := range c.ids {
+		var why []string
+		if c.shares[i] > 0 || counts != nil {
+			why = append(why, fmt.Sprintf("%.0f%% of records", c.shares[i]*100))
+		}
+		if c.with != nil && c.with[i] != 0 {
+			why = append(why, "shed with its caller "+name(c.with[i])+": it is recorded only through its callers' traced copies")
+		}
+		names = append(names, name(id)+" ("+strings.Join(why, "; ")+")")
+	}
+	judged := ""
+	if cost > 0 {
+		judged = fmt.Sprintf(": recording cost about %.3g%% (at %.3g ns a record)", cost*100, rc)
+	}
+	s.logf("overhead budget %.3g%% of the process's CPU time%s; %d functions shed until the session ends, these %d now: %s",
+		pct, judged, len(ShedFuncs())+len(c.ids), len(c.ids), strings.Join(names, ", "))
+	return len(shedIDs(s, c.ids, c.with, func() {
+		for i, id := range c.ids {
+			sh := fdr.Shed{FuncID: id, Share: c.shares[i], Cost: cost, Budget: pct / 100}
+			if c.with != nil {
+				sh.With = c.with[i]
+			}
+			customEventSlow(fdr.AppendShedPayload(nil, sh))
+		}
+	})) > 0
 }
 
 // wakeGovernor asks the governor to look now; it never blocks. Writers
