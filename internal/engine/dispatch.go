@@ -7,9 +7,10 @@ import (
 	"github.com/goxray/xray/internal/registry"
 )
 
-// Dispatched leaves. goxray build gives some small call-free leaves no
-// gate of their own: the traced copies of their callers call a gated
-// helper of the leaf, their plain bodies the plain leaf. Such a leaf is
+// Dispatched leaves. goxray build leaves the body of some small
+// call-free leaves without a gate test: the traced copies of their
+// callers call a helper that tests the leaf's gate and records the call,
+// their plain bodies the plain leaf. Such a leaf is
 // recorded only when a caller's traced copy runs, so when the governor
 // sheds a caller, that caller's calls of the leaf stop being recorded
 // too. A file that still showed the leaf as traced would present the
