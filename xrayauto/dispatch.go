@@ -8,9 +8,10 @@ import (
 )
 
 // RegisterDispatch records the dispatched leaves of one package: small
-// call-free leaves that the build gave no gate of their own, whose calls
-// are recorded only from their callers' traced copies (through a gated
-// helper), while the callers' plain bodies call the plain leaf. edges
+// call-free leaves whose own body the build left without a gate test,
+// whose calls are recorded only from their callers' traced copies
+// (through a helper that tests the leaf's gate), while the callers' plain
+// bodies call the plain leaf. edges
 // holds one line per leaf, "leaf\tcaller\tcaller...\n", every name a full
 // function name as RegisterTable's tables spell it. When the overhead
 // governor sheds a caller, its calls of the leaf stop being recorded, so
