@@ -87,6 +87,10 @@ type Result struct {
 	// only counted in Skipped). The package's first file registers them
 	// with xrayauto.RegisterUntraced (see untraced.go).
 	Untraced []Untraced
+	// Dispatched are the file's leaves that keep no gate of their own:
+	// they are recorded when their caller's traced copy calls them (see
+	// dispatch.go). They are among Funcs.
+	Dispatched []Func
 	// UntypedRanges counts the range loops of the package (reported on
 	// its first file) whose literals may be misnamed because the type of
 	// what they range over could not be told (see rangefunc.go).

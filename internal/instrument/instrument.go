@@ -65,10 +65,12 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			return true
 		})
 	}
+	p.dispatch = p.findDispatch(afs)
 	states := make([]*fileState, len(files))
 	for i, f := range files {
 		states[i] = p.file(fset, afs[i], f)
 	}
+	p.dispatch.reconcile(states)
 	// The id arrays and their gates are declared in the first file of
 	// the package (and of its test files), right after its imports (and
 	// the import of xrayauto goes in afterwards, so that the host has it
@@ -93,7 +95,8 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			}
 		}
 		reg := untracedRegistration(importPath, states, test)
-		if len(tables) > 0 || reg != "" && host != -1 {
+		disp := p.dispatch.registration(importPath, test)
+		if len(tables) > 0 || (reg != "" || disp != "") && host != -1 {
 			h, af := states[host], afs[host]
 			// Each table's gates before it: the table's initializer
 			// refers to them, and a variable is initialized only after
@@ -104,8 +107,10 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			for _, t := range tables {
 				decls = append(decls, fmt.Sprintf("var %s [%d]%s.Gate; var %s = %s_init()", t.gates(), len(t.funcs), h.xr, t.ids, t.ids))
 			}
-			if reg != "" {
-				decls = append(decls, "var _ = "+h.xr+"."+reg)
+			for _, r := range []string{reg, disp} {
+				if r != "" {
+					decls = append(decls, "var _ = "+h.xr+"."+r)
+				}
 			}
 			at := af.Name.End()
 			for _, d := range af.Decls {
@@ -150,6 +155,7 @@ type pkgState struct {
 	// rangeFuncs are the range-over-func loops that scope the names of
 	// the literals in their bodies (see rangefunc.go).
 	rangeFuncs map[*ast.RangeStmt]bool
+	dispatch   *dispatch // leaves dispatched by their callers (dispatch.go)
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -196,6 +202,8 @@ type fileState struct {
 	// untraced are the functions the selection left alone (see
 	// untraced.go).
 	untraced []Untraced
+	// dispatched are the file's leaves dispatched by their callers.
+	dispatched []Func
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -290,7 +298,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
-	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves, Untraced: s.untraced}
+	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves, Untraced: s.untraced, Dispatched: s.dispatched}
 	name := f.Name
 	if name == "" {
 		name = f.Path

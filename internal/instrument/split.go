@@ -70,6 +70,7 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 		return false
 	}
 	params, args := s.forward(ft.Params)
+	recv, rcv := "", "" // a method's receiver, as the copies declare it
 	results := ""
 	if ft.Results != nil {
 		results = " " + s.text(ft.Results.Pos(), ft.Results.End())
@@ -101,7 +102,6 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 		if decl.Recv == nil {
 			s.used[name] = true
 		}
-		recv := ""
 		if decl.Recv != nil {
 			f := decl.Recv.List[0]
 			rname := ""
@@ -117,7 +117,7 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 			default:
 				rname = f.Names[0].Name
 			}
-			recv = "(" + rname + " " + s.text(f.Type.Pos(), f.Type.End()) + ") "
+			recv, rcv = "("+rname+" "+s.text(f.Type.Pos(), f.Type.End())+") ", rname
 			call = rname + "." + name + targs + "(" + args + ")"
 		} else {
 			call = name + targs + "(" + args + ")"
@@ -125,10 +125,25 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 		sib = s.lineAt(decl.Type.Func) + "func " + recv + name + tparams + "(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied
 	}
 	stmt := "if " + s.traceCheck(id) + " { return " + call + " };"
-	if ft.Results == nil || len(ft.Results.List) == 0 {
+	noResults := ft.Results == nil || len(ft.Results.List) == 0
+	if noResults {
 		stmt = "if " + s.traceCheck(id) + " { " + call + "; return };"
 	}
-	s.insert(s.tf.Offset(body.Lbrace)+1, stmt)
+	if k := s.dispatch.candidate(decl); k >= 0 {
+		// The leaf keeps its body as written; the gate goes into the
+		// helper its callers' traced copies call (dispatch.go).
+		plain := decl.Name.Name + "(" + args + ")"
+		if recv != "" {
+			plain = rcv + "." + plain
+		}
+		if !noResults {
+			plain = "return " + plain
+		}
+		helper := s.lineAt(decl.Type.Func) + "func " + recv + s.dispatch.helper[k] + "(" + params + ")" + results + " { " + stmt + " " + plain + " }"
+		s.dispatch.leaves[k] = append(s.dispatch.leaves[k], pendingLeaf{s: s, off: s.tf.Offset(body.Lbrace) + 1, gate: stmt, helper: helper, fn: s.funcs[id]})
+	} else {
+		s.insert(s.tf.Offset(body.Lbrace)+1, stmt)
+	}
 	if sib != "" {
 		s.siblings = append(s.siblings, sib)
 	}
@@ -191,6 +206,7 @@ func (s *fileState) render(body *ast.BlockStmt, id slot) string {
 		}
 	}
 	in = append(in, edit{off: from + 1, text: s.enterExit(id) + s.lineBack(from+1, true), seq: -1})
+	in = append(in, s.copyEdits(from, to, id)...)
 	sort.SliceStable(in, func(i, j int) bool {
 		if in[i].off != in[j].off {
 			return in[i].off < in[j].off

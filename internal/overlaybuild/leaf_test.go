@@ -85,3 +85,50 @@ func TestLeavesReported(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchedLeafTraced: testdata/dispatch's leaf scan, called only
+// from walk, is built without a gate of its own (its gated helper is
+// linked, walk's traced copy calls it), while count, which the untraced
+// main calls too, keeps its gate; traced, both llvm-xray releases count
+// every call of each: scan's 15 through walk's copy, count's from walk
+// and from main.
+func TestDispatchedLeafTraced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatch")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatch")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatch", true)
+	bin := filepath.Join(t.TempDir(), "dispatch")
+	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-o", bin, ".")
+	if code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	if !strings.Contains(e, " main.(*sc).scan (size ") || strings.Count(e, "without a gate of its own") != 1 {
+		t.Errorf("-xray.v does not name scan, and only scan, as dispatched:\n%s", e)
+	}
+	nm, err := exec.Command("go", "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sym, want := range map[string]bool{
+		"main.(*sc).__xray_gated_scan": true, "main.(*sc).__xray_scan": true,
+		"main.__xray_gated_count": false, "main.__xray_count": true, "main.(*sc).__xray_walk": true,
+	} {
+		if got := strings.Contains(string(nm), " "+sym+"\n"); got != want {
+			t.Errorf("%s linked: %v, want %v", sym, got, want)
+		}
+	}
+	trace := modfixture.Trace(t, dir, bin)
+	for tool, rows := range modfixture.Account(t, trace) {
+		for name, want := range map[string]int{"main.(*sc).scan": 15, "main.(*sc).walk": 1, "main.count": 2} {
+			if got := rows[name].Count; got != want {
+				t.Errorf("%s: %s called %d times, want %d", tool, name, got, want)
+			}
+		}
+	}
+}

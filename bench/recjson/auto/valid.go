@@ -13,7 +13,8 @@ package auto
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
-var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/auto", 2, 2, 0, "i\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/auto.Valid\ns\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).space\n") /*line :7:13*/
+var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/auto", 2, 2, 0, "i\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/auto.Valid\ns\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).space\n")
+var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/auto", "github.com/goxray/xray/bench/recjson/auto.(*scanner).number\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\n") /*line :7:13*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.
@@ -143,9 +144,6 @@ func (s *scanner) array(depth int) bool {
 }
 
 func (s *scanner) str() bool {
-	if __xray_ids_valid_52b94823_on[3].On() {
-		return s.__xray_str()
-	} /*line :127:31*/
 	s.i++ // '"'
 	for s.i < len(s.b) {
 		c := s.b[s.i]
@@ -183,9 +181,6 @@ func (s *scanner) str() bool {
 }
 
 func (s *scanner) number() bool {
-	if __xray_ids_valid_52b94823_on[4].On() {
-		return s.__xray_number()
-	} /*line :164:34*/
 	if s.b[s.i] == '-' {
 		s.i++
 	}
@@ -243,9 +238,9 @@ func (s *scanner) __xray_value(depth int) bool /*line :39:41*/ {
 	case c == '[':
 		return s.array(depth + 1)
 	case c == '"':
-		return s.str()
+		return s.__xray_gated_str()
 	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
+		return s.__xray_gated_number()
 	case c == 't':
 		return s.lit("true")
 	case c == 'f':
@@ -268,7 +263,7 @@ func (s *scanner) __xray_object(depth int) bool /*line :62:42*/ {
 	}
 	for {
 		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.__xray_gated_str() {
 			return false
 		}
 		s.space()
@@ -396,6 +391,22 @@ func (s *scanner) __xray_number() bool /*line :164:33*/ {
 		}
 	}
 	return true
+}
+
+/*line :164:1*/
+func (s *scanner) __xray_gated_number() bool {
+	if __xray_ids_valid_52b94823_on[4].On() {
+		return s.__xray_number()
+	}
+	return s.number()
+}
+
+/*line :127:1*/
+func (s *scanner) __xray_gated_str() bool {
+	if __xray_ids_valid_52b94823_on[3].On() {
+		return s.__xray_str()
+	}
+	return s.str()
 }
 
 func __xray_ids_valid_52b94823_init() (ids [5]__xray.ID) {

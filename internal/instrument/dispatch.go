@@ -1,0 +1,345 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/token"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Leaves dispatched by their callers. A call-free leaf that goxray build
+// traces (one with a loop, by default) pays for its gate more than other
+// functions do: the call of its traced copy gives it a stack check, a
+// frame and a jump over that call that its plain build does not have
+// (leaf.go), several percent of a leaf of a few nanoseconds. So where the
+// package's source shows every call of such a leaf, the leaf keeps no gate:
+// its callers' traced copies call a gated helper instead,
+//
+//	func (s *T) leaf(a A) R { <body> }                        // as written
+//	func (s *T) __xray_gated_leaf(a A) R { if <gate> { return s.__xray_leaf(a) }; return s.leaf(a) }
+//	func (s *T) __xray_caller(…) { Enter; defer Exit; … s.__xray_gated_leaf(a) … }
+//
+// while the callers' plain bodies call the plain leaf. With tracing off
+// the leaf costs what it costs unbuilt; with tracing on, a call of the
+// leaf is recorded when its caller's call is, and the leaf's own gate
+// (governor, Unpatch) is still asked there. A caller that is shed or
+// unpatched runs its plain body, whose calls of the leaf are then not
+// recorded: the runtime sheds a dispatched leaf with any of its callers
+// (xrayauto.RegisterDispatch, generated beside the tables), so the
+// trace says so.
+//
+// Without types, "every call" is decided by name, which an unexported name
+// makes sound: only the package can spell it. A name qualifies when every
+// function or method declared under it is a call-free leaf (loops
+// allowed) that is not generic and names all its parameters, and every
+// other occurrence of the name in the package's files is the function of
+// a call (f(…) for a function, x.f(…) for a method): a method value, a
+// field, an interface method, a variable or a key of that name
+// disqualifies it. After the files are rewritten, a name is dispatched
+// only if every declaration was instrumented in the split shape and every
+// call was copied into a traced copy (a call in a function left
+// uninstrumented, in the conditional shape or in a cgo file keeps the
+// leaf gated as usual); otherwise its leaves get their gates back and the
+// copies call the leaf itself.
+
+// dispatch is the package's state of the leaves dispatched by callers.
+type dispatch struct {
+	names  []string       // candidate names; index k is marker k
+	index  map[string]int // name → k
+	helper []string       // k → the gated helper's name
+	sites  map[token.Pos]int
+	counts []int // k → calls of the name in the package
+	// copied: the calls seen in traced copies, with the function whose
+	// copy it is.
+	copied map[token.Pos]caller
+	decls  []int           // k → declarations of the name
+	leaves [][]pendingLeaf // k → the declarations instrumented so far
+	ok     []bool          // k → dispatched (after reconcile)
+}
+
+type caller struct {
+	name string
+	test bool
+}
+
+// pendingLeaf is a dispatched declaration: its file, the gate it gets if
+// the name is not dispatched after all, and its helper.
+type pendingLeaf struct {
+	s      *fileState
+	off    int
+	gate   string
+	helper string
+	fn     Func
+}
+
+// marker stands for the name k in a traced copy until reconcile knows
+// whether it is the helper's or the leaf's: a NUL, which no Go source
+// holds.
+func marker(k int) string { return "\x00" + strconv.Itoa(k) + "\x00" }
+
+// findDispatch finds the candidate names of afs (see above).
+func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
+	loops := newInlineInfo(afs)
+	loops.leafLoops = true
+	decls := map[string][]*ast.FuncDecl{}
+	for _, af := range afs {
+		for _, d := range af.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				decls[fd.Name.Name] = append(decls[fd.Name.Name], fd)
+			}
+		}
+	}
+	cand := map[string]bool{}
+	for name, ds := range decls {
+		if ast.IsExported(name) || name == "_" || name == "init" || name == "main" {
+			continue
+		}
+		ok := true
+		for _, d := range ds {
+			ok = ok && d.Body != nil && d.Type.TypeParams == nil && !genericRecv(d) &&
+				allNamed(d.Type.Params) && loops.callFreeLeaf(d.Body, bodySize(d.Body))
+		}
+		cand[name] = ok
+	}
+	sites := map[token.Pos]string{}
+	count := map[string]int{}
+	for _, af := range afs {
+		var stack []ast.Node
+		ast.Inspect(af, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			stack = append(stack, n)
+			id, ok := n.(*ast.Ident)
+			if !ok || !cand[id.Name] {
+				return true
+			}
+			if !callSite(id, stack, decls[id.Name]) {
+				cand[id.Name] = false
+				return true
+			}
+			if _, isDecl := stack[len(stack)-2].(*ast.FuncDecl); !isDecl {
+				sites[id.Pos()] = id.Name
+				count[id.Name]++
+			}
+			return true
+		})
+	}
+	dp := &dispatch{index: map[string]int{}, sites: map[token.Pos]int{}, copied: map[token.Pos]caller{}}
+	var names []string
+	for name, ok := range cand {
+		// A leaf the package never calls is called from elsewhere
+		// (go:linkname) or not at all: only its own gate can trace it.
+		if ok && count[name] > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for k, name := range names {
+		dp.names = append(dp.names, name)
+		dp.index[name] = k
+		h := p.fresh("__xray_gated_" + name)
+		p.used[h] = true
+		dp.helper = append(dp.helper, h)
+		dp.counts = append(dp.counts, count[name])
+		dp.decls = append(dp.decls, len(decls[name]))
+	}
+	for pos, name := range sites {
+		if k, ok := dp.index[name]; ok {
+			dp.sites[pos] = k
+		}
+	}
+	dp.leaves = make([][]pendingLeaf, len(names))
+	dp.ok = make([]bool, len(names))
+	return dp
+}
+
+// callSite reports whether id, the last node of stack, is where the
+// declarations ds allow the name: a declaration's own name, the function
+// of a call of a function (f(…)), or the selector of a call of a method
+// (x.f(…)).
+func callSite(id *ast.Ident, stack []ast.Node, ds []*ast.FuncDecl) bool {
+	parent := stack[len(stack)-2]
+	if d, ok := parent.(*ast.FuncDecl); ok {
+		return d.Name == id
+	}
+	method := false
+	fun := ast.Node(id)
+	if sel, ok := parent.(*ast.SelectorExpr); ok {
+		if sel.Sel != id {
+			return false
+		}
+		method, fun = true, sel
+	}
+	// Skip the parentheses around the function of the call.
+	i := len(stack) - 2
+	if method {
+		i--
+	}
+	for i >= 0 {
+		pe, ok := stack[i].(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		fun = pe
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	if call, ok := stack[i].(*ast.CallExpr); !ok || call.Fun != fun {
+		return false
+	}
+	for _, d := range ds {
+		if (d.Recv != nil) == method {
+			return true
+		}
+	}
+	return false
+}
+
+func genericRecv(d *ast.FuncDecl) bool {
+	if d.Recv == nil || len(d.Recv.List) == 0 {
+		return false
+	}
+	t := d.Recv.List[0].Type
+	if st, ok := t.(*ast.StarExpr); ok {
+		t = st.X
+	}
+	_, ok := ast.Unparen(t).(*ast.Ident)
+	return !ok
+}
+
+// allNamed reports whether every parameter has a name other than _: the
+// helper passes them all on to the leaf.
+func allNamed(fl *ast.FieldList) bool {
+	for _, f := range fl.List {
+		if len(f.Names) == 0 {
+			return false
+		}
+		for _, n := range f.Names {
+			if n.Name == "_" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// candidate returns the marker index of decl's name if it may be
+// dispatched, else -1.
+func (dp *dispatch) candidate(decl *ast.FuncDecl) int {
+	if dp == nil || decl == nil {
+		return -1
+	}
+	if k, ok := dp.index[decl.Name.Name]; ok {
+		return k
+	}
+	return -1
+}
+
+// copyEdits are the edits that make a traced copy of the function id,
+// whose body spans from to to, call the gated helpers: each call of a
+// candidate in it gets the name's marker.
+func (s *fileState) copyEdits(from, to int, id slot) []edit {
+	dp := s.dispatch
+	if dp == nil {
+		return nil
+	}
+	var in []edit
+	for pos, k := range dp.sites {
+		if s.tf.Base() > int(pos) || int(pos) > s.tf.Base()+s.tf.Size() {
+			continue
+		}
+		off := s.tf.Offset(pos)
+		if off <= from || off >= to {
+			continue
+		}
+		in = append(in, edit{off: off, del: len(dp.names[k]), text: marker(k), seq: len(s.edits) + len(in)})
+		dp.copied[pos] = caller{name: s.funcs[id].Name, test: s.isTest}
+	}
+	return in
+}
+
+// reconcile decides each candidate (see above), gives the leaves of
+// those not dispatched their gates back and replaces the markers.
+func (dp *dispatch) reconcile(states []*fileState) {
+	if dp == nil {
+		return
+	}
+	copied := make([]int, len(dp.names))
+	for pos := range dp.copied {
+		copied[dp.sites[pos]]++
+	}
+	repl := make([]string, 0, 2*len(dp.names))
+	for k, name := range dp.names {
+		dp.ok[k] = len(dp.leaves[k]) == dp.decls[k] && copied[k] == dp.counts[k]
+		with := name
+		if dp.ok[k] {
+			with = dp.helper[k]
+		}
+		repl = append(repl, marker(k), with)
+		for _, l := range dp.leaves[k] {
+			if dp.ok[k] {
+				l.s.siblings = append(l.s.siblings, l.helper)
+				l.s.dispatched = append(l.s.dispatched, l.fn)
+			} else {
+				l.s.insert(l.off, l.gate)
+			}
+		}
+	}
+	if len(repl) == 0 {
+		return
+	}
+	r := strings.NewReplacer(repl...)
+	for _, s := range states {
+		for i := range s.siblings {
+			s.siblings[i] = r.Replace(s.siblings[i])
+		}
+		for i := range s.edits {
+			s.edits[i].text = r.Replace(s.edits[i].text)
+		}
+	}
+}
+
+// registration is the call that registers the dispatched leaves of the
+// package with the callers in its test files or in the others, "" when
+// none.
+func (dp *dispatch) registration(importPath string, test bool) string {
+	if dp == nil {
+		return ""
+	}
+	by := map[string]map[string]bool{} // leaf's trace name → callers
+	for pos, c := range dp.copied {
+		k := dp.sites[pos]
+		if !dp.ok[k] || c.test != test {
+			continue
+		}
+		for _, l := range dp.leaves[k] {
+			if by[l.fn.Name] == nil {
+				by[l.fn.Name] = map[string]bool{}
+			}
+			by[l.fn.Name][c.name] = true
+		}
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	var leaves []string
+	for l := range by {
+		leaves = append(leaves, l)
+	}
+	sort.Strings(leaves)
+	var b strings.Builder
+	for _, l := range leaves {
+		var cs []string
+		for c := range by[l] {
+			cs = append(cs, c)
+		}
+		sort.Strings(cs)
+		b.WriteString(l + "\t" + strings.Join(cs, "\t") + "\n")
+	}
+	return "RegisterDispatch(" + strconv.Quote(importPath) + ", " + strconv.Quote(b.String()) + ")"
+}
