@@ -51,30 +51,33 @@ func RegisterDispatch(leaf string, callers []string) {
 }
 
 // dispatchedLeaves returns the dispatched leaves of ids that have a gate
-// and are neither shed nor among ids, each once, and with[i], the first
-// of ids (in their order) that calls leaves[i].
+// and are neither shed nor among ids, each once, and with[i], the caller
+// that leaves[i] is shed with: the first of ids (in their order) that
+// calls it, or a leaf found before it. The search follows leaves to the
+// functions they dispatch in turn (a function that only its own recursion
+// calls goes without a gate too, and sheds with the member that calls it).
 func dispatchedLeaves(ids []uint32) (leaves, with []uint32) {
-	type edge struct {
-		leaf   string
-		caller uint32
-	}
-	var es []edge
 	dispatch.Lock()
-	if len(dispatch.leaves) > 0 {
-		for _, id := range ids {
-			for _, l := range dispatch.leaves[registry.NameOf(id)] {
-				es = append(es, edge{l, id})
-			}
-		}
-	}
+	none := len(dispatch.leaves) == 0
 	dispatch.Unlock()
-	for _, e := range es {
-		id, ok := registry.ID(e.leaf)
-		if !ok || slices.Contains(ids, id) || slices.Contains(leaves, id) || !sheddable(id) {
-			continue
+	if none {
+		return nil, nil
+	}
+	queue := slices.Clone(ids)
+	for i := 0; i < len(queue); i++ {
+		caller := queue[i]
+		dispatch.Lock()
+		ls := slices.Clone(dispatch.leaves[registry.NameOf(caller)])
+		dispatch.Unlock()
+		for _, l := range ls {
+			id, ok := registry.ID(l)
+			if !ok || slices.Contains(ids, id) || slices.Contains(leaves, id) || !sheddable(id) {
+				continue
+			}
+			leaves = append(leaves, id)
+			with = append(with, caller)
+			queue = append(queue, id)
 		}
-		leaves = append(leaves, id)
-		with = append(with, e.caller)
 	}
 	return leaves, with
 }

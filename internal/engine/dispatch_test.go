@@ -150,6 +150,40 @@ func TestShedCallerShedsDispatchedLeaves(t *testing.T) {
 	}
 }
 
+// TestShedFollowsDispatchedChains: a function dispatched by a dispatched
+// function (object, which only value's recursion calls, dispatching its
+// leaf key) is shed with the first one, naming it; shedding the last one
+// sheds nothing above it.
+func TestShedFollowsDispatchedChains(t *testing.T) {
+	pkg := testPkg("dispatchchain")
+	value, object, key := registry.Register(pkg+"value"), registry.Register(pkg+"object"), registry.Register(pkg+"key")
+	RegisterDispatch(pkg+"object", []string{pkg + "value"})
+	RegisterDispatch(pkg+"key", []string{pkg + "object"})
+	testGates(value, object, key)
+	for _, tc := range []struct {
+		caller uint32
+		want   []uint32
+		with   map[uint32]uint32
+	}{
+		{value, []uint32{value, object, key}, map[uint32]uint32{object: value, key: object}},
+		{key, []uint32{key}, nil},
+	} {
+		startT(t, config(t))
+		curSession().shed(choice{ids: []uint32{tc.caller}, shares: []float64{1}}, nil, 2, 0.09, 12)
+		if got := ShedFuncs(); !slices.Equal(got, tc.want) {
+			t.Errorf("shedding %d: shed %v, want %v", tc.caller, got, tc.want)
+		}
+		for _, sh := range ShedSet() {
+			if sh.With != tc.with[sh.FuncID] {
+				t.Errorf("shedding %d: %d shed with %d, want %d", tc.caller, sh.FuncID, sh.With, tc.with[sh.FuncID])
+			}
+		}
+		if err := Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLateDispatchShedsLeafOfShedCaller: edges registered after their
 // caller was shed shed the leaf at once, saying so.
 func TestLateDispatchShedsLeafOfShedCaller(t *testing.T) {

@@ -87,8 +87,9 @@ type Result struct {
 	// only counted in Skipped). The package's first file registers them
 	// with xrayauto.RegisterUntraced (see untraced.go).
 	Untraced []Untraced
-	// Dispatched are the file's leaves that keep no gate of their own:
-	// they are recorded when their caller's traced copy calls them (see
+	// Dispatched are the file's functions that keep no gate of their own
+	// (call-free leaves, functions only their own recursion calls): they
+	// are recorded when a caller's traced copy calls them (see
 	// dispatch.go). They are among Funcs.
 	Dispatched []Func
 	// UntypedRanges counts the range loops of the package (reported on

@@ -8,13 +8,13 @@ import (
 	"strings"
 )
 
-// Leaves dispatched by their callers. A call-free leaf that goxray build
-// traces (one with a loop, by default) pays for its gate more than other
-// functions do: the call of its traced copy gives it a stack check, a
-// frame and a jump over that call that its plain build does not have
+// Functions dispatched by their callers. A call-free leaf that goxray
+// build traces (one with a loop, by default) pays for its gate more than
+// other functions do: the call of its traced copy gives it a stack check,
+// a frame and a jump over that call that its plain build does not have
 // (leaf.go), several percent of a leaf of a few nanoseconds. So where the
-// package's source shows every call of such a leaf, the leaf keeps no gate:
-// its callers' traced copies call a gated helper instead,
+// package's source shows every call of such a leaf, the leaf keeps no
+// gate: its callers' traced copies call a gated helper instead,
 //
 //	func (s *T) leaf(a A) R { <body> }                        // as written
 //	func (s *T) __xray_gated_leaf(a A) R { if <gate> { return s.__xray_leaf(a) }; return s.leaf(a) }
@@ -23,27 +23,43 @@ import (
 // while the callers' plain bodies call the plain leaf. With tracing off
 // the leaf costs what it costs unbuilt; with tracing on, a call of the
 // leaf is recorded when its caller's call is, and the leaf's own gate
-// (governor, Unpatch) is still asked there. A caller that is shed or
-// unpatched runs its plain body, whose calls of the leaf are then not
-// recorded: the runtime sheds a dispatched leaf with any of its callers
-// (xrayauto.RegisterDispatch, generated beside the tables), so the
-// trace says so.
+// (governor, Unpatch) is still asked there.
+//
+// The same holds for a function that only its own recursion calls: in a
+// recursive descent, object and array are called only by value, which
+// they call, so value's gate decides for the recursion on entering it and
+// theirs would only be asked again on every nested container. Such a
+// function (every call of it in the body of a member of its strongly
+// connected component of the package's call graph, which is a cycle)
+// goes without a gate too. A leaf of a long-running loop is the price of
+// the rule: a caller whose call began before tracing started runs its
+// plain body until it returns, and its calls of a dispatched function are
+// not recorded meanwhile, as its own call is not; a recursion's members
+// other than its entries follow the call that entered it.
+//
+// A caller that is shed or unpatched runs its plain body, whose calls of
+// a dispatched function are then not recorded: the runtime sheds a
+// dispatched function with any of its callers, and what that one
+// dispatches in turn (xrayauto.RegisterDispatch, generated beside the
+// tables), so the trace says so.
 //
 // Without types, "every call" is decided by name, which an unexported name
 // makes sound: only the package can spell it. A name qualifies when every
-// function or method declared under it is a call-free leaf (loops
-// allowed) that is not generic and names all its parameters, and every
-// other occurrence of the name in the package's files is the function of
-// a call (f(…) for a function, x.f(…) for a method): a method value, a
-// field, an interface method, a variable or a key of that name
-// disqualifies it. After the files are rewritten, a name is dispatched
-// only if every declaration was instrumented in the split shape and every
-// call was copied into a traced copy (a call in a function left
-// uninstrumented, in the conditional shape or in a cgo file keeps the
-// leaf gated as usual); otherwise its leaves get their gates back and the
-// copies call the leaf itself.
+// function or method declared under it is not generic and names all its
+// parameters, every other occurrence of the name in the package's files
+// is the function of a call (f(…) for a function, x.f(…) for a method):
+// a method value, a field, an interface method, a variable or a key of
+// that name disqualifies it; and its declarations are call-free leaves
+// (loops allowed), or it is declared once and called only from its own
+// recursion (cycleOnly). After the files are rewritten, a name is
+// dispatched only if every declaration was instrumented in the split
+// shape and every call was copied into a traced copy (a call in a
+// function left uninstrumented, in the conditional shape or in a cgo file
+// keeps the function gated as usual); otherwise its declarations get
+// their gates back and the copies call them directly.
 
-// dispatch is the package's state of the leaves dispatched by callers.
+// dispatch is the package's state of the functions dispatched by their
+// callers.
 type dispatch struct {
 	names  []string       // candidate names; index k is marker k
 	index  map[string]int // name → k
@@ -90,20 +106,27 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 			}
 		}
 	}
-	cand := map[string]bool{}
+	// cand: the name's declarations have the shape a helper can forward
+	// to, and (after the walk) every use of the name is a call; leaf: they
+	// are call-free leaves.
+	cand, leaf := map[string]bool{}, map[string]bool{}
 	for name, ds := range decls {
 		if ast.IsExported(name) || name == "_" || name == "init" || name == "main" {
 			continue
 		}
-		ok := true
+		ok, isLeaf := true, true
 		for _, d := range ds {
-			ok = ok && d.Body != nil && d.Type.TypeParams == nil && !genericRecv(d) &&
-				allNamed(d.Type.Params) && loops.callFreeLeaf(d.Body, bodySize(d.Body))
+			ok = ok && d.Body != nil && d.Type.TypeParams == nil && !genericRecv(d) && allNamed(d.Type.Params)
+			isLeaf = isLeaf && ok && loops.callFreeLeaf(d.Body, bodySize(d.Body))
 		}
-		cand[name] = ok
+		cand[name], leaf[name] = ok, isLeaf
 	}
 	sites := map[token.Pos]string{}
 	count := map[string]int{}
+	// callers[name]: the declarations whose bodies call name, outside
+	// function literals; loose[name]: a call outside any declaration's
+	// own body (a literal, a package-level initializer).
+	callers, loose := map[string]map[string]bool{}, map[string]bool{}
 	for _, af := range afs {
 		var stack []ast.Node
 		ast.Inspect(af, func(n ast.Node) bool {
@@ -120,19 +143,30 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 				cand[id.Name] = false
 				return true
 			}
-			if _, isDecl := stack[len(stack)-2].(*ast.FuncDecl); !isDecl {
-				sites[id.Pos()] = id.Name
-				count[id.Name]++
+			if _, isDecl := stack[len(stack)-2].(*ast.FuncDecl); isDecl {
+				return true
 			}
+			sites[id.Pos()] = id.Name
+			count[id.Name]++
+			from := enclosingDecl(stack)
+			if from == nil {
+				loose[id.Name] = true
+				return true
+			}
+			if callers[id.Name] == nil {
+				callers[id.Name] = map[string]bool{}
+			}
+			callers[id.Name][from.Name.Name] = true
 			return true
 		})
 	}
+	inCycle := cycleOnly(decls, callers, loose)
 	dp := &dispatch{index: map[string]int{}, sites: map[token.Pos]int{}, copied: map[token.Pos]caller{}}
 	var names []string
 	for name, ok := range cand {
 		// A leaf the package never calls is called from elsewhere
 		// (go:linkname) or not at all: only its own gate can trace it.
-		if ok && count[name] > 0 {
+		if ok && count[name] > 0 && (leaf[name] || inCycle[name]) {
 			names = append(names, name)
 		}
 	}
@@ -154,6 +188,99 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 	dp.leaves = make([][]pendingLeaf, len(names))
 	dp.ok = make([]bool, len(names))
 	return dp
+}
+
+// enclosingDecl is the declaration whose own body holds the last node
+// of stack, nil if it is in a function literal or outside every
+// declaration.
+func enclosingDecl(stack []ast.Node) *ast.FuncDecl {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *ast.FuncLit:
+			return nil
+		case *ast.FuncDecl:
+			return n
+		}
+	}
+	return nil
+}
+
+// cycleOnly reports, by name, the functions called only from within
+// their own recursion: every call of the name is in the body of a
+// declaration of its strongly connected component of the package's call
+// graph (by name), which is a cycle. Such a function is reached from
+// outside only through another member, whose gate decides for the
+// recursion. Names declared more than once (methods of several types)
+// would join cycles that no call follows, so a component that holds one
+// does not count.
+func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]bool, loose map[string]bool) map[string]bool {
+	callees := map[string][]string{}
+	var names []string
+	for callee, cs := range callers {
+		for c := range cs {
+			callees[c] = append(callees[c], callee)
+		}
+	}
+	for name := range decls {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	// Tarjan's algorithm.
+	index, low, comp := map[string]int{}, map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var ncomp int
+	var visit func(v string)
+	visit = func(v string) {
+		index[v] = len(index)
+		low[v] = index[v]
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range callees[v] {
+			if _, seen := index[w]; !seen {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp[w] = ncomp
+				if w == v {
+					break
+				}
+			}
+			ncomp++
+		}
+	}
+	for _, v := range names {
+		if _, seen := index[v]; !seen {
+			visit(v)
+		}
+	}
+	size, unique := map[int]int{}, map[int]bool{}
+	for _, v := range names {
+		c := comp[v]
+		if size[c] == 0 {
+			unique[c] = true
+		}
+		size[c]++
+		unique[c] = unique[c] && len(decls[v]) == 1
+	}
+	out := map[string]bool{}
+	for _, v := range names {
+		c := comp[v]
+		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && (size[c] > 1 || callers[v][v])
+		for from := range callers[v] {
+			ok = ok && comp[from] == c
+		}
+		out[v] = ok
+	}
+	return out
 }
 
 // callSite reports whether id, the last node of stack, is where the

@@ -183,3 +183,86 @@ func TestDispatchAccepted(t *testing.T) {
 		}
 	})
 }
+
+// recSrc is a recursive descent: Valid (exported) enters value, which
+// calls object and array, which call value; extra is appended.
+func recSrc(extra string) string {
+	return `package q
+
+type p struct {
+	b []byte
+	i int
+}
+
+func Valid(b []byte) bool { s := &p{b: b}; return s.value(0) && s.i == len(s.b) }
+
+func (s *p) value(d int) bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '[':
+		return s.array(d + 1)
+	case '{':
+		return s.object(d + 1)
+	}
+	s.i++
+	return true
+}
+
+func (s *p) object(d int) bool {
+	s.i++
+	for s.i < len(s.b) && s.b[s.i] != '}' {
+		if !s.value(d) {
+			return false
+		}
+	}
+	s.i++
+	return true
+}
+
+func (s *p) array(d int) bool {
+	s.i++
+	for s.i < len(s.b) && s.b[s.i] != ']' {
+		if !s.value(d) {
+			return false
+		}
+	}
+	s.i++
+	return true
+}
+` + extra
+}
+
+// TestDispatchRecursion: object and array, called only from value, which
+// they call, go without gates and value's copy calls their helpers;
+// value, which Valid enters, keeps its gate. A call from outside the
+// recursion, from a literal, or a name declared twice in the recursion
+// keeps the gates.
+func TestDispatchRecursion(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": recSrc("")}, Config{})
+	if leafGated(t, out, "object") || leafGated(t, out, "array") || !leafGated(t, out, "value") || !leafGated(t, out, "Valid") {
+		t.Errorf("gates: object %v array %v value %v Valid %v, want only value's and Valid's:\n%s",
+			leafGated(t, out, "object"), leafGated(t, out, "array"), leafGated(t, out, "value"), leafGated(t, out, "Valid"), out)
+	}
+	for _, want := range []string{
+		"\t\treturn s.array(d + 1)\n", "\t\treturn s.__xray_gated_array(d + 1)\n",
+		`q.(*p).array\tq.(*p).value\nq.(*p).object\tq.(*p).value\n`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	for _, c := range []struct{ name, extra string }{
+		{"outside caller", "func (s *p) first() bool { return s.object(0) }\n"},
+		{"literal", "func (s *p) later() func() bool { return func() bool { return s.object(0) } }\n"},
+		{"name declared twice", "type q2 struct{ p }\n\nfunc (s *q2) value(d int) bool { return s.object(d) }\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := dispatchOut(t, map[string]string{"q.go": recSrc(c.extra)}, Config{})
+			if !leafGated(t, out, "object") {
+				t.Errorf("object dispatched:\n%s", out)
+			}
+		})
+	}
+}

@@ -155,7 +155,7 @@ type pkgState struct {
 	// rangeFuncs are the range-over-func loops that scope the names of
 	// the literals in their bodies (see rangefunc.go).
 	rangeFuncs map[*ast.RangeStmt]bool
-	dispatch   *dispatch // leaves dispatched by their callers (dispatch.go)
+	dispatch   *dispatch // functions dispatched by their callers (dispatch.go)
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -202,7 +202,7 @@ type fileState struct {
 	// untraced are the functions the selection left alone (see
 	// untraced.go).
 	untraced []Untraced
-	// dispatched are the file's leaves dispatched by their callers.
+	// dispatched are the file's functions dispatched by their callers.
 	dispatched []Func
 }
 

@@ -108,7 +108,7 @@ func TestDispatchedLeafTraced(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("goxray build: exit %d\n%s", code, e)
 	}
-	if !strings.Contains(e, " main.(*sc).scan (size ") || strings.Count(e, "without a gate of its own") != 1 {
+	if !strings.Contains(e, " main.(*sc).scan (size ") || strings.Count(e, "no gate of its own") != 1 {
 		t.Errorf("-xray.v does not name scan, and only scan, as dispatched:\n%s", e)
 	}
 	nm, err := exec.Command("go", "tool", "nm", bin).Output()

@@ -69,7 +69,7 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d)\n", r.Path, f.Line, f.Name, f.Size)
 				}
 				for _, f := range r.Dispatched {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): a call-free leaf without a gate of its own, traced where its callers' traced copies call it\n", r.Path, f.Line, f.Name, f.Size)
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): no gate of its own, traced where its callers' traced copies call it\n", r.Path, f.Line, f.Name, f.Size)
 				}
 			}
 		}

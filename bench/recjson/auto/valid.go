@@ -14,7 +14,7 @@ import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
 var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/auto", 2, 2, 0, "i\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/auto.Valid\ns\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).space\n")
-var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/auto", "github.com/goxray/xray/bench/recjson/auto.(*scanner).number\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\n") /*line :7:13*/
+var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/auto", "github.com/goxray/xray/bench/recjson/auto.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\n") /*line :7:13*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.
@@ -73,9 +73,6 @@ func (s *scanner) value(depth int) bool {
 }
 
 func (s *scanner) object(depth int) bool {
-	if __xray_ids_valid_52b94823_on[1].On() {
-		return s.__xray_object(depth)
-	} /*line :62:43*/
 	s.i++ // '{'
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -113,9 +110,6 @@ func (s *scanner) object(depth int) bool {
 }
 
 func (s *scanner) array(depth int) bool {
-	if __xray_ids_valid_52b94823_on[2].On() {
-		return s.__xray_array(depth)
-	} /*line :99:42*/
 	s.i++ // '['
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -234,9 +228,9 @@ func (s *scanner) __xray_value(depth int) bool /*line :39:41*/ {
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
-		return s.object(depth + 1)
+		return s.__xray_gated_object(depth + 1)
 	case c == '[':
-		return s.array(depth + 1)
+		return s.__xray_gated_array(depth + 1)
 	case c == '"':
 		return s.__xray_gated_str()
 	case c == '-' || c >= '0' && c <= '9':
@@ -393,12 +387,28 @@ func (s *scanner) __xray_number() bool /*line :164:33*/ {
 	return true
 }
 
+/*line :99:1*/
+func (s *scanner) __xray_gated_array(depth int) bool {
+	if __xray_ids_valid_52b94823_on[2].On() {
+		return s.__xray_array(depth)
+	}
+	return s.array(depth)
+}
+
 /*line :164:1*/
 func (s *scanner) __xray_gated_number() bool {
 	if __xray_ids_valid_52b94823_on[4].On() {
 		return s.__xray_number()
 	}
 	return s.number()
+}
+
+/*line :62:1*/
+func (s *scanner) __xray_gated_object(depth int) bool {
+	if __xray_ids_valid_52b94823_on[1].On() {
+		return s.__xray_object(depth)
+	}
+	return s.object(depth)
 }
 
 /*line :127:1*/

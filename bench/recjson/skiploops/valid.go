@@ -13,7 +13,8 @@ package skiploops
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:18*/
 var __xray_ids_valid_52b94823_on [3]__xray.Gate
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
-var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/skiploops", 2, 2, 2, "l\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).str\nl\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).number\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.Valid\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).space\n") /*line :7:18*/
+var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/skiploops", 2, 2, 2, "l\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).str\nl\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).number\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.Valid\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).space\n")
+var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/skiploops", "github.com/goxray/xray/bench/recjson/skiploops.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\n") /*line :7:18*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // surrounding white space, nested at most maxDepth deep.
@@ -72,9 +73,6 @@ func (s *scanner) value(depth int) bool {
 }
 
 func (s *scanner) object(depth int) bool {
-	if __xray_ids_valid_52b94823_on[1].On() {
-		return s.__xray_object(depth)
-	} /*line :62:43*/
 	s.i++ // '{'
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -112,9 +110,6 @@ func (s *scanner) object(depth int) bool {
 }
 
 func (s *scanner) array(depth int) bool {
-	if __xray_ids_valid_52b94823_on[2].On() {
-		return s.__xray_array(depth)
-	} /*line :99:42*/
 	s.i++ // '['
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -233,9 +228,9 @@ func (s *scanner) __xray_value(depth int) bool /*line :39:41*/ {
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
-		return s.object(depth + 1)
+		return s.__xray_gated_object(depth + 1)
 	case c == '[':
-		return s.array(depth + 1)
+		return s.__xray_gated_array(depth + 1)
 	case c == '"':
 		return s.str()
 	case c == '-' || c >= '0' && c <= '9':
@@ -319,6 +314,22 @@ func (s *scanner) __xray_array(depth int) bool /*line :99:41*/ {
 			return false
 		}
 	}
+}
+
+/*line :99:1*/
+func (s *scanner) __xray_gated_array(depth int) bool {
+	if __xray_ids_valid_52b94823_on[2].On() {
+		return s.__xray_array(depth)
+	}
+	return s.array(depth)
+}
+
+/*line :62:1*/
+func (s *scanner) __xray_gated_object(depth int) bool {
+	if __xray_ids_valid_52b94823_on[1].On() {
+		return s.__xray_object(depth)
+	}
+	return s.object(depth)
 }
 
 func __xray_ids_valid_52b94823_init() (ids [3]__xray.ID) {
