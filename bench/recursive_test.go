@@ -10,6 +10,7 @@ import (
 
 	"github.com/goxray/xray/bench/recjson/auto"
 	"github.com/goxray/xray/bench/recjson/plain"
+	"github.com/goxray/xray/bench/recjson/plaincopy"
 	"github.com/goxray/xray/bench/recjson/skiploops"
 )
 
@@ -65,6 +66,9 @@ func TestRecursiveValidatorsAgree(t *testing.T) {
 		if got := skiploops.Valid([]byte(in)); got != want {
 			t.Errorf("skiploops.Valid(%.40q) = %v, encoding/json says %v", in, got, want)
 		}
+		if got := plaincopy.Valid([]byte(in)); got != want {
+			t.Errorf("plaincopy.Valid(%.40q) = %v, encoding/json says %v", in, got, want)
+		}
 	}
 	for _, d := range recDocs {
 		if !plain.Valid(d.doc) {
@@ -109,6 +113,15 @@ func BenchmarkRecursiveOffRatio(b *testing.B) {
 // (bench/README.md, "Recursive descent").
 func BenchmarkRecursiveSkipLoopsOffRatio(b *testing.B) {
 	offRatio(b, skiploops.Valid)
+}
+
+// BenchmarkRecursivePlainCopyRatio is the A/A control of the two rows
+// above: plain against a copy of itself in another package, measured the
+// same way. Its distance from 1 is what code placement and the machine
+// make of identical code, the resolution of the other two rows in the same
+// binary.
+func BenchmarkRecursivePlainCopyRatio(b *testing.B) {
+	offRatio(b, plaincopy.Valid)
 }
 
 func offRatio(b *testing.B, instrumented func([]byte) bool) {
