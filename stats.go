@@ -100,8 +100,19 @@ type Statistics struct {
 	GoTrace GoTraceStats
 }
 
-// GoTraceStats is Statistics.GoTrace.
-type GoTraceStats = xrt.GoTraceStats
+// GoTraceStats is Statistics.GoTrace: the Go execution trace that
+// Options.GoTrace keeps beside the session.
+type GoTraceStats struct {
+	// On: Go's flight recorder runs beside the session; MaxBytes is the
+	// window it keeps (about; Go treats it as a hint).
+	On       bool
+	MaxBytes uint64
+	// Files counts the Go traces written beside FDR files, Bytes their
+	// size; Errors the flushes whose FDR file has no Go trace beside it,
+	// LastError why the last one failed.
+	Files, Bytes, Errors uint64
+	LastError            string
+}
 
 // Drops counts records that were not written, by reason.
 type Drops struct {
