@@ -49,7 +49,9 @@ import (
 // parameters, every other occurrence of the name in the package's files
 // is the function of a call (f(…) for a function, x.f(…) for a method):
 // a method value, a field, an interface method, a variable or a key of
-// that name disqualifies it; and its declarations are call-free leaves
+// that name disqualifies it, and so does any occurrence outside the test
+// files of a function a test file declares (a builtin there); and its
+// declarations are call-free leaves
 // (loops allowed), or it is declared once and called only from its own
 // recursion (cycleOnly). After the files are rewritten, a name is
 // dispatched only if every declaration was instrumented in the split
@@ -95,14 +97,21 @@ type pendingLeaf struct {
 func marker(k int) string { return "\x00" + strconv.Itoa(k) + "\x00" }
 
 // findDispatch finds the candidate names of afs (see above).
-func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
+func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 	loops := newInlineInfo(afs)
 	loops.leafLoops = true
 	decls := map[string][]*ast.FuncDecl{}
-	for _, af := range afs {
+	// testFunc: the name of a function (not a method) that a test file
+	// declares. The package's other files are compiled without the test
+	// files too, with the same rewritten text, and there the name is
+	// not that function: it is a builtin (a test's own max or min), the
+	// only thing both compiles accept.
+	testFunc := map[string]bool{}
+	for i, af := range afs {
 		for _, d := range af.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok {
 				decls[fd.Name.Name] = append(decls[fd.Name.Name], fd)
+				testFunc[fd.Name.Name] = testFunc[fd.Name.Name] || fd.Recv == nil && isTestFile(files[i].Path)
 			}
 		}
 	}
@@ -127,7 +136,8 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 	// function literals; loose[name]: a call outside any declaration's
 	// own body (a literal, a package-level initializer).
 	callers, loose := map[string]map[string]bool{}, map[string]bool{}
-	for _, af := range afs {
+	for i, af := range afs {
+		test := isTestFile(files[i].Path)
 		var stack []ast.Node
 		ast.Inspect(af, func(n ast.Node) bool {
 			if n == nil {
@@ -139,7 +149,7 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 			if !ok || !cand[id.Name] {
 				return true
 			}
-			if !callSite(id, stack, decls[id.Name]) {
+			if !test && testFunc[id.Name] || !callSite(id, stack, decls[id.Name]) {
 				cand[id.Name] = false
 				return true
 			}

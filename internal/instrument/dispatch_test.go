@@ -266,3 +266,29 @@ func TestDispatchRecursion(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchTestFileFunc: a test file's max shadows the builtin only
+// in the compile with the tests; the package's other files, compiled
+// without them too (with the same rewritten text), call the builtin
+// there, so they must not call a helper that only the test file
+// declares, and max keeps its gate.
+func TestDispatchTestFileFunc(t *testing.T) {
+	out := dispatchOut(t, map[string]string{
+		"q.go":      "package q\n\nfunc walk(b []int) int {\n\tt := 0\n\tfor i := range b {\n\t\tt += max(b[i], i)\n\t}\n\treturn t\n}\n",
+		"q_test.go": "package q\n\nfunc max(xs ...int) int {\n\tm := xs[0]\n\tfor _, x := range xs {\n\t\tif x > m {\n\t\t\tm = x\n\t\t}\n\t}\n\treturn m\n}\n",
+	}, Config{})
+	if strings.Contains(out, "__xray_gated_max") || !leafGated(t, out, "max") {
+		t.Errorf("max dispatched:\n%s", out)
+	}
+}
+
+// TestDispatchBlankTypeParam: a generic caller with a blank type
+// parameter gets the conditional shape, whose body calls scan as
+// written: scan keeps its gate, so that the traced caller's calls of it
+// are recorded.
+func TestDispatchBlankTypeParam(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": dispatchBase + "\nfunc g[_ any](s *sc) int {\n\tt := 0\n\tfor s.i < len(s.b) {\n\t\tt += s.scan()\n\t\ts.i++\n\t}\n\treturn t\n}\n"}, Config{})
+	if !leafGated(t, out, "scan") || strings.Contains(out, "RegisterDispatch") {
+		t.Errorf("scan dispatched though g's traced calls of it do not ask its gate:\n%s", out)
+	}
+}

@@ -65,7 +65,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			return true
 		})
 	}
-	p.dispatch = p.findDispatch(afs)
+	p.dispatch = p.findDispatch(afs, files)
 	states := make([]*fileState, len(files))
 	for i, f := range files {
 		states[i] = p.file(fset, afs[i], f)
@@ -210,7 +210,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s := &fileState{
 		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
 		skipped: map[string]int{},
-		isTest:  strings.HasSuffix(f.Path, "_test.go"),
+		isTest:  isTestFile(f.Path),
 		active:  true,
 	}
 	pkgName := af.Name.Name
@@ -295,6 +295,10 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	}
 	return s
 }
+
+// isTestFile reports whether the file at path is a test file, which the
+// go command compiles only into the package's test variant.
+func isTestFile(path string) bool { return strings.HasSuffix(path, "_test.go") }
 
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
