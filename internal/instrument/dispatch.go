@@ -57,7 +57,8 @@ import (
 // dispatched only if every declaration was instrumented in the split
 // shape and every call was copied into a traced copy (a call in a
 // function left uninstrumented, in the conditional shape or in a cgo file
-// keeps the function gated as usual); otherwise its declarations get
+// keeps the function gated as usual; a package with files the rewrite
+// is not given, Config.Unseen, dispatches nothing); otherwise its declarations get
 // their gates back and the copies call them directly.
 
 // dispatch is the package's state of the functions dispatched by their
@@ -98,6 +99,9 @@ func marker(k int) string { return "\x00" + strconv.Itoa(k) + "\x00" }
 
 // findDispatch finds the candidate names of afs (see above).
 func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
+	if p.cfg.Unseen {
+		return nil
+	}
 	loops := newInlineInfo(afs)
 	loops.leafLoops = true
 	decls := map[string][]*ast.FuncDecl{}

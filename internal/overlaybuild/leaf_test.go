@@ -132,3 +132,36 @@ func TestDispatchedLeafTraced(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchCgoPackage: in a package with a cgo file, which the rewrite
+// is not given, a method of the cgo file's type may share the name of a
+// leaf (and the file may call the leaf): nothing is dispatched there, so
+// walk's traced copy calls u.scan as written and the package builds and
+// runs as it does unbuilt.
+func TestDispatchCgoPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Skip("cgo is not enabled")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchcgo")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchcgo")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchcgo", true)
+	bin := filepath.Join(t.TempDir(), "dispatchcgo")
+	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
+	if code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	if strings.Contains(e, "no gate of its own") {
+		t.Errorf("a function of a package with a cgo file is dispatched:\n%s", e)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "DISPATCHCGO 23" {
+		t.Errorf("run: %q, %v; want DISPATCHCGO 23", out, err)
+	}
+}
