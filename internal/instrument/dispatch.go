@@ -51,9 +51,9 @@ import (
 // a method value, a field, an interface method, a variable or a key of
 // that name disqualifies it, and so does any occurrence outside the test
 // files of a function a test file declares (a builtin there); and its
-// declarations are call-free leaves
-// (loops allowed), or it is declared once and called only from its own
-// recursion (cycleOnly). After the files are rewritten, a name is
+// declarations are call-free leaves (loops allowed), or it is declared
+// once and called only from its own recursion, which the package enters
+// (cycleOnly). After the files are rewritten, a name is
 // dispatched only if every declaration was instrumented in the split
 // shape and every call was copied into a traced copy (a call in a
 // function left uninstrumented, in the conditional shape or in a cgo file
@@ -222,9 +222,9 @@ func enclosingDecl(stack []ast.Node) *ast.FuncDecl {
 // cycleOnly reports, by name, the functions called only from within
 // their own recursion: every call of the name is in the body of a
 // declaration of its strongly connected component of the package's call
-// graph (by name), which is a cycle. Such a function is reached from
-// outside only through another member, whose gate decides for the
-// recursion. Names declared more than once (methods of several types)
+// graph (by name), which is a cycle the package enters from outside
+// it. Such a function is reached from outside only through another
+// member, whose gate decides for the recursion. Names declared more than once (methods of several types)
 // would join cycles that no call follows, so a component that holds one
 // does not count.
 func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]bool, loose map[string]bool) map[string]bool {
@@ -285,10 +285,20 @@ func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]b
 		size[c]++
 		unique[c] = unique[c] && len(decls[v]) == 1
 	}
+	// entered: a component that the package calls into from outside it.
+	// One it never does is called from elsewhere (go:linkname) or not at
+	// all, and only its members' own gates can trace it.
+	entered := map[int]bool{}
+	for _, v := range names {
+		entered[comp[v]] = entered[comp[v]] || loose[v]
+		for from := range callers[v] {
+			entered[comp[v]] = entered[comp[v]] || comp[from] != comp[v]
+		}
+	}
 	out := map[string]bool{}
 	for _, v := range names {
 		c := comp[v]
-		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && (size[c] > 1 || callers[v][v])
+		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && entered[c] && (size[c] > 1 || callers[v][v])
 		for from := range callers[v] {
 			ok = ok && comp[from] == c
 		}

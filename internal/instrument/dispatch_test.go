@@ -292,3 +292,38 @@ func TestDispatchBlankTypeParam(t *testing.T) {
 		t.Errorf("scan dispatched though g's traced calls of it do not ask its gate:\n%s", out)
 	}
 }
+
+// TestDispatchClosedRecursion: a recursion that no function of the
+// package enters (rec calls only itself; even and odd only each other)
+// is called from elsewhere (go:linkname) or not at all, as a leaf the
+// package never calls is: only the members' own gates can trace it.
+func TestDispatchClosedRecursion(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": `package q
+
+func rec(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return rec(n-1) + n%3
+}
+
+func even(n int) bool {
+	if n == 0 {
+		return true
+	}
+	return odd(n - 1)
+}
+
+func odd(n int) bool {
+	if n == 0 {
+		return false
+	}
+	return even(n - 1)
+}
+`}, Config{Threshold: 1})
+	for _, name := range []string{"rec", "even", "odd"} {
+		if !leafGated(t, out, name) {
+			t.Errorf("%s lost its gate:\n%s", name, out)
+		}
+	}
+}
