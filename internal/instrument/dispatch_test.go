@@ -327,3 +327,25 @@ func odd(n int) bool {
 		}
 	}
 }
+
+// TestDispatchLeafAlone: a file whose only function is a dispatched leaf
+// gets no edit in its text, yet it must be rewritten: it declares the
+// leaf's traced copy, its gated helper and its id table, which the
+// callers' file refers to.
+func TestDispatchLeafAlone(t *testing.T) {
+	rs, err := Package("q", []File{
+		{Path: "q.go", Src: []byte("package q\n\nfunc walk(b []byte) int {\n\tt := 0\n\tfor i := range b {\n\t\tt += count(b[i:])\n\t}\n\treturn t\n}\n")},
+		{Path: "r.go", Src: []byte("package q\n\nfunc count(b []byte) (n int) {\n\tfor _, c := range b {\n\t\tif c == ' ' {\n\t\t\tn++\n\t\t}\n\t}\n\treturn\n}\n")},
+	}, Config{Threshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rs[0].Src), "__xray_gated_count(b[i:])") {
+		t.Fatalf("count is not dispatched:\n%s", rs[0].Src)
+	}
+	for _, want := range []string{"func __xray_gated_count(b []byte) (n int) {", "func __xray_count(b []byte) (n int) ", "_init() (ids [1]", "import __xray "} {
+		if !strings.Contains(string(rs[1].Src), want) {
+			t.Errorf("r.go lacks %q:\n%s", want, rs[1].Src)
+		}
+	}
+}

@@ -165,3 +165,37 @@ func TestDispatchCgoPackage(t *testing.T) {
 		t.Errorf("run: %q, %v; want DISPATCHCGO 23", out, err)
 	}
 }
+
+// TestDispatchLeafOwnFile: testdata/dispatchalone's leaf count is the
+// only function of its file, which no edit changes when count is
+// dispatched; the file still carries count's traced copy, helper and id
+// table, so the package builds, and traced, both llvm-xray releases
+// count count's 5 calls from walk.
+func TestDispatchLeafOwnFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchalone")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchalone")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchalone", true)
+	bin := filepath.Join(t.TempDir(), "dispatchalone")
+	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
+	if code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	if !strings.Contains(e, " main.count (size ") || !strings.Contains(e, "no gate of its own") {
+		t.Errorf("-xray.v does not name count as dispatched:\n%s", e)
+	}
+	trace := modfixture.Trace(t, dir, bin)
+	for tool, rows := range modfixture.Account(t, trace) {
+		for name, want := range map[string]int{"main.count": 5, "main.walk": 1} {
+			if got := rows[name].Count; got != want {
+				t.Errorf("%s: %s called %d times, want %d", tool, name, got, want)
+			}
+		}
+	}
+}
