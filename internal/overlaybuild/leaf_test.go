@@ -199,3 +199,24 @@ func TestDispatchLeafOwnFile(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchTestFileFunc: testdata/dispatchtestfunc's test file
+// declares max, which its other file calls, and which is the builtin
+// where that file is compiled without the tests (for package user):
+// goxray test builds and passes both packages.
+func TestDispatchTestFileFunc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchtestfunc")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchtestfunc")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchtestfunc", true)
+	out, e, code := modfixture.Run(t, dir, nil, tool, "test", "-xray.threshold=0", "./...")
+	if code != 0 {
+		t.Fatalf("goxray test: exit %d\n%s%s", code, out, e)
+	}
+}
