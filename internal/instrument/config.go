@@ -44,6 +44,11 @@ type Config struct {
 	// test binary that way, under its import path, so its symbols are
 	// path.F, not main.F.
 	Library bool
+	// Unseen says the package has files the rewrite is not given, which
+	// the go command lists apart from its Go files: cgo files and
+	// assembly. They may declare, call or take the value of any of its
+	// names, so no function is dispatched by its callers (dispatch.go).
+	Unseen bool
 	// Importer loads the package's imports when naming function literals
 	// needs types (see rangefunc.go); with none, only the package's own
 	// declarations are typed.

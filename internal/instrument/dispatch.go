@@ -49,13 +49,16 @@ import (
 // parameters, every other occurrence of the name in the package's files
 // is the function of a call (f(…) for a function, x.f(…) for a method):
 // a method value, a field, an interface method, a variable or a key of
-// that name disqualifies it; and its declarations are call-free leaves
-// (loops allowed), or it is declared once and called only from its own
-// recursion (cycleOnly). After the files are rewritten, a name is
+// that name disqualifies it, and so does any occurrence outside the test
+// files of a function a test file declares (a builtin there); and its
+// declarations are call-free leaves (loops allowed), or it is declared
+// once and called only from its own recursion, which the package enters
+// (cycleOnly). After the files are rewritten, a name is
 // dispatched only if every declaration was instrumented in the split
 // shape and every call was copied into a traced copy (a call in a
 // function left uninstrumented, in the conditional shape or in a cgo file
-// keeps the function gated as usual); otherwise its declarations get
+// keeps the function gated as usual; a package with files the rewrite
+// is not given, Config.Unseen, dispatches nothing); otherwise its declarations get
 // their gates back and the copies call them directly.
 
 // dispatch is the package's state of the functions dispatched by their
@@ -95,14 +98,24 @@ type pendingLeaf struct {
 func marker(k int) string { return "\x00" + strconv.Itoa(k) + "\x00" }
 
 // findDispatch finds the candidate names of afs (see above).
-func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
+func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
+	if p.cfg.Unseen {
+		return nil
+	}
 	loops := newInlineInfo(afs)
 	loops.leafLoops = true
 	decls := map[string][]*ast.FuncDecl{}
-	for _, af := range afs {
+	// testFunc: the name of a function (not a method) that a test file
+	// declares. The package's other files are compiled without the test
+	// files too, with the same rewritten text, and there the name is
+	// not that function: it is a builtin (a test's own max or min), the
+	// only thing both compiles accept.
+	testFunc := map[string]bool{}
+	for i, af := range afs {
 		for _, d := range af.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok {
 				decls[fd.Name.Name] = append(decls[fd.Name.Name], fd)
+				testFunc[fd.Name.Name] = testFunc[fd.Name.Name] || fd.Recv == nil && isTestFile(files[i].Path)
 			}
 		}
 	}
@@ -127,7 +140,8 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 	// function literals; loose[name]: a call outside any declaration's
 	// own body (a literal, a package-level initializer).
 	callers, loose := map[string]map[string]bool{}, map[string]bool{}
-	for _, af := range afs {
+	for i, af := range afs {
+		test := isTestFile(files[i].Path)
 		var stack []ast.Node
 		ast.Inspect(af, func(n ast.Node) bool {
 			if n == nil {
@@ -139,7 +153,7 @@ func (p *pkgState) findDispatch(afs []*ast.File) *dispatch {
 			if !ok || !cand[id.Name] {
 				return true
 			}
-			if !callSite(id, stack, decls[id.Name]) {
+			if !test && testFunc[id.Name] || !callSite(id, stack, decls[id.Name]) {
 				cand[id.Name] = false
 				return true
 			}
@@ -208,9 +222,9 @@ func enclosingDecl(stack []ast.Node) *ast.FuncDecl {
 // cycleOnly reports, by name, the functions called only from within
 // their own recursion: every call of the name is in the body of a
 // declaration of its strongly connected component of the package's call
-// graph (by name), which is a cycle. Such a function is reached from
-// outside only through another member, whose gate decides for the
-// recursion. Names declared more than once (methods of several types)
+// graph (by name), which is a cycle the package enters from outside
+// it. Such a function is reached from outside only through another
+// member, whose gate decides for the recursion. Names declared more than once (methods of several types)
 // would join cycles that no call follows, so a component that holds one
 // does not count.
 func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]bool, loose map[string]bool) map[string]bool {
@@ -271,10 +285,20 @@ func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]b
 		size[c]++
 		unique[c] = unique[c] && len(decls[v]) == 1
 	}
+	// entered: a component that the package calls into from outside it.
+	// One it never does is called from elsewhere (go:linkname) or not at
+	// all, and only its members' own gates can trace it.
+	entered := map[int]bool{}
+	for _, v := range names {
+		entered[comp[v]] = entered[comp[v]] || loose[v]
+		for from := range callers[v] {
+			entered[comp[v]] = entered[comp[v]] || comp[from] != comp[v]
+		}
+	}
 	out := map[string]bool{}
 	for _, v := range names {
 		c := comp[v]
-		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && (size[c] > 1 || callers[v][v])
+		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && entered[c] && (size[c] > 1 || callers[v][v])
 		for from := range callers[v] {
 			ok = ok && comp[from] == c
 		}

@@ -266,3 +266,86 @@ func TestDispatchRecursion(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchTestFileFunc: a test file's max shadows the builtin only
+// in the compile with the tests; the package's other files, compiled
+// without them too (with the same rewritten text), call the builtin
+// there, so they must not call a helper that only the test file
+// declares, and max keeps its gate.
+func TestDispatchTestFileFunc(t *testing.T) {
+	out := dispatchOut(t, map[string]string{
+		"q.go":      "package q\n\nfunc walk(b []int) int {\n\tt := 0\n\tfor i := range b {\n\t\tt += max(b[i], i)\n\t}\n\treturn t\n}\n",
+		"q_test.go": "package q\n\nfunc max(xs ...int) int {\n\tm := xs[0]\n\tfor _, x := range xs {\n\t\tif x > m {\n\t\t\tm = x\n\t\t}\n\t}\n\treturn m\n}\n",
+	}, Config{})
+	if strings.Contains(out, "__xray_gated_max") || !leafGated(t, out, "max") {
+		t.Errorf("max dispatched:\n%s", out)
+	}
+}
+
+// TestDispatchBlankTypeParam: a generic caller with a blank type
+// parameter gets the conditional shape, whose body calls scan as
+// written: scan keeps its gate, so that the traced caller's calls of it
+// are recorded.
+func TestDispatchBlankTypeParam(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": dispatchBase + "\nfunc g[_ any](s *sc) int {\n\tt := 0\n\tfor s.i < len(s.b) {\n\t\tt += s.scan()\n\t\ts.i++\n\t}\n\treturn t\n}\n"}, Config{})
+	if !leafGated(t, out, "scan") || strings.Contains(out, "RegisterDispatch") {
+		t.Errorf("scan dispatched though g's traced calls of it do not ask its gate:\n%s", out)
+	}
+}
+
+// TestDispatchClosedRecursion: a recursion that no function of the
+// package enters (rec calls only itself; even and odd only each other)
+// is called from elsewhere (go:linkname) or not at all, as a leaf the
+// package never calls is: only the members' own gates can trace it.
+func TestDispatchClosedRecursion(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": `package q
+
+func rec(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return rec(n-1) + n%3
+}
+
+func even(n int) bool {
+	if n == 0 {
+		return true
+	}
+	return odd(n - 1)
+}
+
+func odd(n int) bool {
+	if n == 0 {
+		return false
+	}
+	return even(n - 1)
+}
+`}, Config{Threshold: 1})
+	for _, name := range []string{"rec", "even", "odd"} {
+		if !leafGated(t, out, name) {
+			t.Errorf("%s lost its gate:\n%s", name, out)
+		}
+	}
+}
+
+// TestDispatchLeafAlone: a file whose only function is a dispatched leaf
+// gets no edit in its text, yet it must be rewritten: it declares the
+// leaf's traced copy, its gated helper and its id table, which the
+// callers' file refers to.
+func TestDispatchLeafAlone(t *testing.T) {
+	rs, err := Package("q", []File{
+		{Path: "q.go", Src: []byte("package q\n\nfunc walk(b []byte) int {\n\tt := 0\n\tfor i := range b {\n\t\tt += count(b[i:])\n\t}\n\treturn t\n}\n")},
+		{Path: "r.go", Src: []byte("package q\n\nfunc count(b []byte) (n int) {\n\tfor _, c := range b {\n\t\tif c == ' ' {\n\t\t\tn++\n\t\t}\n\t}\n\treturn\n}\n")},
+	}, Config{Threshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rs[0].Src), "__xray_gated_count(b[i:])") {
+		t.Fatalf("count is not dispatched:\n%s", rs[0].Src)
+	}
+	for _, want := range []string{"func __xray_gated_count(b []byte) (n int) {", "func __xray_count(b []byte) (n int) ", "_init() (ids [1]", "import __xray "} {
+		if !strings.Contains(string(rs[1].Src), want) {
+			t.Errorf("r.go lacks %q:\n%s", want, rs[1].Src)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 			return true
 		})
 	}
-	p.dispatch = p.findDispatch(afs)
+	p.dispatch = p.findDispatch(afs, files)
 	states := make([]*fileState, len(files))
 	for i, f := range files {
 		states[i] = p.file(fset, afs[i], f)
@@ -122,7 +122,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		}
 	}
 	for i, s := range states {
-		if len(s.edits) > 0 {
+		if s.rewritten() {
 			// The import goes on the package clause's line (no line
 			// moves), before the tables when they go there too.
 			s.insertFirst(s.tf.Offset(afs[i].Name.End()), `; import `+s.xr+` "`+ImportPath+`"`)
@@ -210,7 +210,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s := &fileState{
 		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
 		skipped: map[string]int{},
-		isTest:  strings.HasSuffix(f.Path, "_test.go"),
+		isTest:  isTestFile(f.Path),
 		active:  true,
 	}
 	pkgName := af.Name.Name
@@ -296,6 +296,15 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	return s
 }
 
+// rewritten reports whether the file's text changes: it has edits, or
+// traced copies to append. A file whose only functions are dispatched
+// has copies (and their helpers) but no edit in its text (dispatch.go).
+func (s *fileState) rewritten() bool { return len(s.edits) > 0 || len(s.siblings) > 0 }
+
+// isTestFile reports whether the file at path is a test file, which the
+// go command compiles only into the package's test variant.
+func isTestFile(path string) bool { return strings.HasSuffix(path, "_test.go") }
+
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
 	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves, Untraced: s.untraced, Dispatched: s.dispatched}
@@ -303,7 +312,7 @@ func (s *fileState) result(af *ast.File, f File) Result {
 	if name == "" {
 		name = f.Path
 	}
-	if len(s.edits) == 0 && s.cfg.Lang == "" {
+	if !s.rewritten() && s.cfg.Lang == "" {
 		return res
 	}
 	if s.cfg.Lang != "" {

@@ -75,6 +75,12 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 	if ft.Results != nil {
 		results = " " + s.text(ft.Results.Pos(), ft.Results.End())
 	}
+	if decl != nil && blankTypeParam(decl.Type.TypeParams) {
+		// Checked before render, which records the calls the copy
+		// makes of dispatched functions (dispatch.go): a copy made and
+		// dropped would count calls that no traced copy makes.
+		return false
+	}
 	copied := s.render(body, id)
 	var call, sib string
 	if lit != nil {
@@ -86,9 +92,6 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 			var names []string
 			for _, f := range tp.List {
 				for _, n := range f.Names {
-					if n.Name == "_" {
-						return false
-					}
 					names = append(names, n.Name)
 				}
 			}
@@ -148,6 +151,22 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 		s.siblings = append(s.siblings, sib)
 	}
 	return true
+}
+
+// blankTypeParam reports whether a type parameter of tp is blank: a
+// copy could not pass it on.
+func blankTypeParam(tp *ast.FieldList) bool {
+	if tp == nil {
+		return false
+	}
+	for _, f := range tp.List {
+		for _, n := range f.Names {
+			if n.Name == "_" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // forward returns the parameter list of a sibling, the parameters the

@@ -293,7 +293,7 @@ func (d *driver) listDeps(listFlags, pkgs []string, extra ...string) []string {
 // test) and returns those to instrument, and the packages the command line
 // names that none of them is (see untraced).
 func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, []listPackage, error) {
-	list, err := goJSON[listPackage](d, d.listDeps(listFlags, pkgs, "-json=ImportPath,Name,Dir,ForTest,Standard,DepOnly,GoFiles,TestGoFiles,XTestGoFiles,Module,Error")...)
+	list, err := goJSON[listPackage](d, d.listDeps(listFlags, pkgs, "-json=ImportPath,Name,Dir,ForTest,Standard,DepOnly,GoFiles,TestGoFiles,XTestGoFiles,CgoFiles,SFiles,Module,Error")...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -132,3 +132,91 @@ func TestDispatchedLeafTraced(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchCgoPackage: in a package with a cgo file, which the rewrite
+// is not given, a method of the cgo file's type may share the name of a
+// leaf (and the file may call the leaf): nothing is dispatched there, so
+// walk's traced copy calls u.scan as written and the package builds and
+// runs as it does unbuilt.
+func TestDispatchCgoPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Skip("cgo is not enabled")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchcgo")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchcgo")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchcgo", true)
+	bin := filepath.Join(t.TempDir(), "dispatchcgo")
+	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
+	if code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	if strings.Contains(e, "no gate of its own") {
+		t.Errorf("a function of a package with a cgo file is dispatched:\n%s", e)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "DISPATCHCGO 23" {
+		t.Errorf("run: %q, %v; want DISPATCHCGO 23", out, err)
+	}
+}
+
+// TestDispatchLeafOwnFile: testdata/dispatchalone's leaf count is the
+// only function of its file, which no edit changes when count is
+// dispatched; the file still carries count's traced copy, helper and id
+// table, so the package builds, and traced, both llvm-xray releases
+// count count's 5 calls from walk.
+func TestDispatchLeafOwnFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchalone")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchalone")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchalone", true)
+	bin := filepath.Join(t.TempDir(), "dispatchalone")
+	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
+	if code != 0 {
+		t.Fatalf("goxray build: exit %d\n%s", code, e)
+	}
+	if !strings.Contains(e, " main.count (size ") || !strings.Contains(e, "no gate of its own") {
+		t.Errorf("-xray.v does not name count as dispatched:\n%s", e)
+	}
+	trace := modfixture.Trace(t, dir, bin)
+	for tool, rows := range modfixture.Account(t, trace) {
+		for name, want := range map[string]int{"main.count": 5, "main.walk": 1} {
+			if got := rows[name].Count; got != want {
+				t.Errorf("%s: %s called %d times, want %d", tool, name, got, want)
+			}
+		}
+	}
+}
+
+// TestDispatchTestFileFunc: testdata/dispatchtestfunc's test file
+// declares max, which its other file calls, and which is the builtin
+// where that file is compiled without the tests (for package user):
+// goxray test builds and passes both packages.
+func TestDispatchTestFileFunc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "dispatchtestfunc")
+	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchtestfunc")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchtestfunc", true)
+	out, e, code := modfixture.Run(t, dir, nil, tool, "test", "-xray.threshold=0", "./...")
+	if code != 0 {
+		t.Fatalf("goxray test: exit %d\n%s%s", code, out, e)
+	}
+}

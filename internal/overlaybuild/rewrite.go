@@ -36,6 +36,7 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		}
 		ucfg := cfg
 		ucfg.Library = u.library
+		ucfg.Unseen = u.unseen
 		if u.mod != nil && u.mod.Main {
 			ucfg.Lang = d.langPin
 		}

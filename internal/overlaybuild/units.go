@@ -23,6 +23,7 @@ type listPackage struct {
 	DepOnly                        bool // not named on the command line
 	GoFiles, TestGoFiles           []string
 	XTestGoFiles                   []string
+	CgoFiles, SFiles               []string // not given to the rewrite
 	Module                         *listModule
 	Error                          *struct{ Err string }
 }
@@ -94,6 +95,9 @@ type unit struct {
 	// library: a command compiled into its test binary, which the go
 	// command compiles as a library, under its import path.
 	library bool
+	// unseen: the package has cgo or assembly files, which the rewrite
+	// is not given (instrument.Config.Unseen).
+	unseen bool
 }
 
 func selected(p listPackage, extra map[string]bool) bool {
@@ -143,6 +147,7 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 			byPath[path] = u
 			order = append(order, path)
 		}
+		u.unseen = u.unseen || len(p.CgoFiles) > 0 || len(p.SFiles) > 0
 		have := map[string]bool{}
 		for _, f := range u.files {
 			have[f] = true

@@ -1,0 +1,5 @@
+package user
+
+import "testing"
+
+func TestU(t *testing.T) { _ = U() }
