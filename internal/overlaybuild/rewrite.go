@@ -76,7 +76,7 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		}
 		if d.verb == "test" && cfg.ExitHooks && u.needsTestMain {
 			name := filepath.Join(u.dir, "zz_goxray_testmain_test.go")
-			p, err := storeOverlay(name, fmt.Appendf(nil, testMainSrc, u.pkgName))
+			p, err := storeOverlay(name, fmt.Appendf(nil, testMainSrc, u.testMainPackage()))
 			if err != nil {
 				return nil, err
 			}

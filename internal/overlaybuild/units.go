@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -193,6 +194,17 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 		}
 	}
 	return out
+}
+
+// testMainPackage is the package the added TestMain joins: the package
+// under test, or, when it has no files of its own (a directory of external
+// tests only, whose package name may then be a keyword such as interface),
+// its external test package.
+func (u *unit) testMainPackage() string {
+	if len(u.files) == 0 || token.IsKeyword(u.pkgName) {
+		return u.pkgName + "_test"
+	}
+	return u.pkgName
 }
 
 func declaresTestMain(path string) bool {
