@@ -31,11 +31,11 @@ import (
 // theirs would only be asked again on every nested container. Such a
 // function (every call of it in the body of a member of its strongly
 // connected component of the package's call graph, which is a cycle)
-// goes without a gate too. A leaf of a long-running loop is the price of
-// the rule: a caller whose call began before tracing started runs its
-// plain body until it returns, and its calls of a dispatched function are
-// not recorded meanwhile, as its own call is not; a recursion's members
-// other than its entries follow the call that entered it.
+// goes without a gate too. The price of both rules is paid by a
+// long-running loop: a caller whose call began before tracing started
+// runs its plain body until it returns, and its calls of a dispatched
+// function are not recorded meanwhile, as its own call is not; the members
+// of a recursion other than its entries follow the call that entered it.
 //
 // A caller that is shed or unpatched runs its plain body, whose calls of
 // a dispatched function are then not recorded: the runtime sheds a
@@ -53,12 +53,12 @@ import (
 // files of a function a test file declares (a builtin there); and its
 // declarations are call-free leaves (loops allowed), or it is declared
 // once and called only from its own recursion, which the package enters
-// (cycleOnly). After the files are rewritten, a name is
-// dispatched only if every declaration was instrumented in the split
-// shape and every call was copied into a traced copy (a call in a
-// function left uninstrumented, in the conditional shape or in a cgo file
-// keeps the function gated as usual; a package with files the rewrite
-// is not given, Config.Unseen, dispatches nothing); otherwise its declarations get
+// (cycleOnly). After the files are rewritten, a name is dispatched only
+// if every declaration was instrumented in the split shape and every call
+// was copied into a traced copy (a call in a function left
+// uninstrumented or in the conditional shape keeps the function gated as
+// usual; a package with files the rewrite is not given, cgo or assembly,
+// dispatches nothing: Config.Unseen); otherwise its declarations get
 // their gates back and the copies call them directly.
 
 // dispatch is the package's state of the functions dispatched by their
