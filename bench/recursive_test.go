@@ -142,8 +142,8 @@ func offRatio(b *testing.B, instrumented func([]byte) bool) {
 
 // BenchmarkRecursiveOn: the instrumented validator with tracing on (the
 // governor off, so that every call is recorded): what a traced recursive
-// descent costs per document, the dispatched functions' helpers (one
-// frame more under each traced caller) included.
+// descent costs per document, the dispatched functions' gated helpers
+// included.
 func BenchmarkRecursiveOn(b *testing.B) {
 	for _, d := range recDocs {
 		b.Run(d.name, func(b *testing.B) {

@@ -238,10 +238,8 @@
 // budget=0.02 at=88123456 callers=1017 callees=1031,1032". A missing list
 // means unknown (any function may be one), an empty one that none was
 // seen. A last optional field, " with=" a function id, says the function
-// was shed with that caller rather than for its own records: goxray build
-// gives some small leaves no gate of their own and records their calls
-// only from their callers' traced copies, so once a caller is shed its
-// calls of them leave no record, and the leaf is shed with it (Shed.With). Readers merge the events of one function; the one with at= says
+// was shed with that caller rather than for its own records (Shed.With).
+// Readers merge the events of one function; the one with at= says
 // when, the governor's own says what recording cost. A caller's self time
 // may include a shed function's later calls, and a record of a callee
 // directly under a caller may in fact be a call made by the shed function

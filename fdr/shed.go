@@ -33,9 +33,8 @@ type Shed struct {
 	Callers, Callees []uint32
 	// With is the caller the function was shed with, 0 when the governor
 	// chose it for its own records: a function recorded only through its
-	// callers' traced copies (a dispatched leaf of goxray build) has no
-	// gate of its own, and its calls from a shed caller are not recorded,
-	// so it is shed with that caller.
+	// callers' traced copies (one goxray build dispatches from its
+	// callers) is shed with each caller that is.
 	With uint32
 }
 

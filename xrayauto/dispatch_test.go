@@ -19,7 +19,7 @@ func TestRegisterDispatchRejectsBadEdges(t *testing.T) {
 	for _, bad := range []string{"p.leaf\n", "\tp.F\n", "p.leaf\tp.F\t\n", "p.leaf\t\n", "p.a\tp.F\n\np.b\tp.F\n", "p.leaf\tp.F G\n"} {
 		func() {
 			defer func() {
-				if r, _ := recover().(string); !strings.Contains(r, "dispatched leaves of example.com/bad") {
+				if r, _ := recover().(string); !strings.Contains(r, "dispatched functions of example.com/bad") {
 					t.Errorf("edges %q: recover() = %q", bad, r)
 				}
 			}()

@@ -7,27 +7,30 @@ import (
 	"github.com/goxray/xray/internal/registry"
 )
 
-// Dispatched leaves. goxray build leaves the body of some small
-// call-free leaves without a gate test: the traced copies of their
-// callers call a helper that tests the leaf's gate and records the call,
-// their plain bodies the plain leaf. Such a leaf is
-// recorded only when a caller's traced copy runs, so when the governor
-// sheds a caller, that caller's calls of the leaf stop being recorded
-// too. A file that still showed the leaf as traced would present the
-// calls it kept as all of them; so whenever a caller is shed, its
-// dispatched leaves are shed with it (governor.go), and the shed event
-// names the caller (fdr.Shed.With).
+// Dispatched functions. goxray build leaves some functions without a gate
+// test of their own (internal/instrument's dispatch.go: call-free leaves
+// and functions that only their own recursion calls): their callers'
+// traced copies call a helper that tests the function's gate and records
+// the call, their plain bodies call the function as written. Such a
+// function is recorded only when a caller's traced copy runs, so when the
+// governor sheds a caller, that caller's calls of it stop being recorded
+// too. A file that still showed it as traced would present the calls it
+// kept as all of them; so whenever a caller is shed, the functions it
+// dispatches are shed with it, and those they dispatch in turn
+// (governor.go's shed), each shed event naming the caller it went with
+// (fdr.Shed.With). Unpatch passes nothing on: unpatching is the user's
+// choice, and docs/automatic-instrumentation.md says what it hides.
 //
 // Edges are kept by name, not id: the generated code registers them from
 // a package-level initializer that may run before or after the id tables
 // of the same package, so names are resolved when a caller is shed, off
-// every hot path. A leaf not registered by then has no gate either, and
-// nothing records it.
+// every hot path. A function not registered by then has no gate either,
+// and nothing records it.
 
 var dispatch struct {
 	sync.Mutex
-	// leaves maps a caller's name to the dispatched leaves it calls.
-	leaves map[string][]string
+	// callees maps a caller's name to the functions it dispatches.
+	callees map[string][]string
 }
 
 // RegisterDispatch records that leaf (a full function name, as the id
@@ -38,27 +41,25 @@ var dispatch struct {
 // it first), the leaf is shed at once.
 func RegisterDispatch(leaf string, callers []string) {
 	dispatch.Lock()
-	if dispatch.leaves == nil {
-		dispatch.leaves = map[string][]string{}
+	if dispatch.callees == nil {
+		dispatch.callees = map[string][]string{}
 	}
 	for _, c := range callers {
-		if !slices.Contains(dispatch.leaves[c], leaf) {
-			dispatch.leaves[c] = append(dispatch.leaves[c], leaf)
+		if !slices.Contains(dispatch.callees[c], leaf) {
+			dispatch.callees[c] = append(dispatch.callees[c], leaf)
 		}
 	}
 	dispatch.Unlock()
-	shedLateLeaves()
+	shedLateDispatched()
 }
 
-// dispatchedLeaves returns the dispatched leaves of ids that have a gate
-// and are neither shed nor among ids, each once, and with[i], the caller
-// that leaves[i] is shed with: the first of ids (in their order) that
-// calls it, or a leaf found before it. The search follows leaves to the
-// functions they dispatch in turn (a function that only its own recursion
-// calls goes without a gate too, and sheds with the member that calls it).
-func dispatchedLeaves(ids []uint32) (leaves, with []uint32) {
+// dispatchedBy returns the functions that ids dispatch, and those
+// dispatch in turn, that have a gate and are neither shed nor among ids,
+// each once, and with[i], the caller fns[i] is shed with: the first of
+// ids (in their order) that calls it, or a function found before it.
+func dispatchedBy(ids []uint32) (fns, with []uint32) {
 	dispatch.Lock()
-	none := len(dispatch.leaves) == 0
+	none := len(dispatch.callees) == 0
 	dispatch.Unlock()
 	if none {
 		return nil, nil
@@ -67,27 +68,27 @@ func dispatchedLeaves(ids []uint32) (leaves, with []uint32) {
 	for i := 0; i < len(queue); i++ {
 		caller := queue[i]
 		dispatch.Lock()
-		ls := slices.Clone(dispatch.leaves[registry.NameOf(caller)])
+		ls := slices.Clone(dispatch.callees[registry.NameOf(caller)])
 		dispatch.Unlock()
 		for _, l := range ls {
 			id, ok := registry.ID(l)
-			if !ok || slices.Contains(ids, id) || slices.Contains(leaves, id) || !sheddable(id) {
+			if !ok || slices.Contains(ids, id) || slices.Contains(fns, id) || !sheddable(id) {
 				continue
 			}
-			leaves = append(leaves, id)
+			fns = append(fns, id)
 			with = append(with, caller)
 			queue = append(queue, id)
 		}
 	}
-	return leaves, with
+	return fns, with
 }
 
-// withLeaves adds to c the dispatched leaves of its functions, with the
+// withDispatched adds to c the functions its functions dispatch, with the
 // caller each is shed with and its share of the records in counts (the
 // governor's sample; nil: unknown).
-func (c choice) withLeaves(counts []uint32) choice {
-	leaves, with := dispatchedLeaves(c.ids)
-	if len(leaves) == 0 {
+func (c choice) withDispatched(counts []uint32) choice {
+	fns, with := dispatchedBy(c.ids)
+	if len(fns) == 0 {
 		return c
 	}
 	if c.with == nil {
@@ -97,7 +98,7 @@ func (c choice) withLeaves(counts []uint32) choice {
 	for _, n := range counts {
 		total += int(n)
 	}
-	for i, id := range leaves {
+	for i, id := range fns {
 		share := 0.0
 		if int(id) < len(counts) && total > 0 {
 			share = float64(counts[id]) / float64(total)
@@ -109,18 +110,18 @@ func (c choice) withLeaves(counts []uint32) choice {
 	return c
 }
 
-// shedLateLeaves sheds the dispatched leaves of functions already shed:
+// shedLateDispatched sheds the functions dispatched by functions already shed:
 // edges registered after their caller was shed.
-func shedLateLeaves() {
+func shedLateDispatched() {
 	gateMu.Lock()
 	s, ids := gateOwner, slices.Clone(shed)
 	gateMu.Unlock()
 	if s == nil || len(ids) == 0 {
 		return
 	}
-	leaves, with := dispatchedLeaves(ids)
-	if len(leaves) == 0 {
+	fns, with := dispatchedBy(ids)
+	if len(fns) == 0 {
 		return
 	}
-	s.shed(choice{ids: leaves, shares: make([]float64, len(leaves)), with: with}, nil, s.budget.Load(), 0, 0)
+	s.shed(choice{ids: fns, shares: make([]float64, len(fns)), with: with}, nil, s.budget.Load(), 0, 0)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -36,14 +37,7 @@ import (
 // is the user's explicit choice — and only functions with a gate
 // (xrayauto.RegisterTable) are candidates.
 //
-// A dispatched leaf (dispatch.go), one that goxray build records only
-// through its callers' traced copies, is shed with each of its callers:
-// once a caller's gate is closed, that caller runs its plain body, which
-// calls the plain leaf, and those calls leave no record. Had the leaf
-// stayed listed as traced, the calls it still recorded from other callers
-// would pass for all of them; shed with the caller, it is counted,
-// logged and written into the trace like any shed function, its event
-// naming the caller it went with.
+// A dispatched function is shed with each of its callers (dispatch.go).
 //
 // A function stays shed until the session ends (the next Start readmits it):
 // re-admitting when load falls would flip functions on and off faster
@@ -224,7 +218,7 @@ func (s *session) govern(done, exited chan struct{}) {
 	}
 }
 
-// shed sheds c's functions and, with each, its dispatched leaves
+// shed sheds c's functions and, with each, the functions it dispatches
 // (dispatch.go), at recording cost cost (0: not judged) against a budget
 // of pct percent, counts being the sample c was decided on (nil: none). It
 // says so (log line, trace event) before it closes any gate, so whoever
@@ -232,10 +226,16 @@ func (s *session) govern(done, exited chan struct{}) {
 // no longer owns the gates (shedIDs checks again, under its lock). It
 // reports whether it shed any.
 func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
+	shedMu.Lock()
+	defer shedMu.Unlock()
 	if !s.owns() {
 		return false
 	}
-	c = c.withLeaves(counts)
+	c = c.stillSheddable()
+	if c.with == nil {
+		// A choice that names callers is complete already (shedLateDispatched).
+		c = c.withDispatched(counts)
+	}
 	if len(c.ids) == 0 {
 		return false
 	}
@@ -271,6 +271,27 @@ func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
 			customEventSlow(fdr.AppendShedPayload(nil, sh))
 		}
 	})) > 0
+}
+
+// shedMu makes sheds one at a time: the governor's and those of edges
+// registered late (shedLateDispatched) would otherwise both choose a function
+// and both say they shed it.
+var shedMu sync.Mutex
+
+// stillSheddable is c without the functions shed since it was chosen.
+func (c choice) stillSheddable() choice {
+	var out choice
+	for i, id := range c.ids {
+		if !sheddable(id) {
+			continue
+		}
+		out.ids = append(out.ids, id)
+		out.shares = append(out.shares, c.shares[i])
+		if c.with != nil {
+			out.with = append(out.with, c.with[i])
+		}
+	}
+	return out
 }
 
 // wakeGovernor asks the governor to look now; it never blocks. Writers

@@ -3,6 +3,7 @@ package instrument
 import (
 	"go/ast"
 	"go/token"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,10 +39,12 @@ import (
 // of a recursion other than its entries follow the call that entered it.
 //
 // A caller that is shed or unpatched runs its plain body, whose calls of
-// a dispatched function are then not recorded: the runtime sheds a
-// dispatched function with any of its callers, and what that one
-// dispatches in turn (xrayauto.RegisterDispatch, generated beside the
-// tables), so the trace says so.
+// a dispatched function are then not recorded. For the governor's sheds
+// the trace says so: the build registers each dispatched function's
+// callers (xrayauto.RegisterDispatch, beside the tables) and the runtime
+// sheds it with any of them. Unpatch passes nothing on. Nor can the source
+// show a call that another package makes through go:linkname; a function
+// so pulled must say //go:linkname itself, which keeps it uninstrumented.
 //
 // Without types, "every call" is decided by name, which an unexported name
 // makes sound: only the package can spell it. A name qualifies when every
@@ -68,7 +71,8 @@ type dispatch struct {
 	index  map[string]int // name → k
 	helper []string       // k → the gated helper's name
 	sites  map[token.Pos]int
-	counts []int // k → calls of the name in the package
+	order  []token.Pos // the keys of sites, ascending
+	counts []int       // k → calls of the name in the package
 	// copied: the calls seen in traced copies, with the function whose
 	// copy it is.
 	copied map[token.Pos]caller
@@ -82,8 +86,8 @@ type caller struct {
 	test bool
 }
 
-// pendingLeaf is a dispatched declaration: its file, the gate it gets if
-// the name is not dispatched after all, and its helper.
+// pendingLeaf is a declaration that may be dispatched: its file, the gate
+// it gets if the name is not dispatched after all, and its helper.
 type pendingLeaf struct {
 	s      *fileState
 	off    int
@@ -102,8 +106,9 @@ func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 	if p.cfg.Unseen {
 		return nil
 	}
-	loops := newInlineInfo(afs)
-	loops.leafLoops = true
+	// Only the leaf memo depends on leafLoops.
+	loops := *p.inline
+	loops.leafLoops, loops.leaf = true, map[*ast.BlockStmt]bool{}
 	decls := map[string][]*ast.FuncDecl{}
 	// testFunc: the name of a function (not a method) that a test file
 	// declares. The package's other files are compiled without the test
@@ -199,112 +204,13 @@ func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 			dp.sites[pos] = k
 		}
 	}
+	for pos := range dp.sites {
+		dp.order = append(dp.order, pos)
+	}
+	slices.Sort(dp.order)
 	dp.leaves = make([][]pendingLeaf, len(names))
 	dp.ok = make([]bool, len(names))
 	return dp
-}
-
-// enclosingDecl is the declaration whose own body holds the last node
-// of stack, nil if it is in a function literal or outside every
-// declaration.
-func enclosingDecl(stack []ast.Node) *ast.FuncDecl {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return nil
-		case *ast.FuncDecl:
-			return n
-		}
-	}
-	return nil
-}
-
-// cycleOnly reports, by name, the functions called only from within
-// their own recursion: every call of the name is in the body of a
-// declaration of its strongly connected component of the package's call
-// graph (by name), which is a cycle the package enters from outside
-// it. Such a function is reached from outside only through another
-// member, whose gate decides for the recursion. Names declared more than once (methods of several types)
-// would join cycles that no call follows, so a component that holds one
-// does not count.
-func cycleOnly(decls map[string][]*ast.FuncDecl, callers map[string]map[string]bool, loose map[string]bool) map[string]bool {
-	callees := map[string][]string{}
-	var names []string
-	for callee, cs := range callers {
-		for c := range cs {
-			callees[c] = append(callees[c], callee)
-		}
-	}
-	for name := range decls {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	// Tarjan's algorithm.
-	index, low, comp := map[string]int{}, map[string]int{}, map[string]int{}
-	onStack := map[string]bool{}
-	var stack []string
-	var ncomp int
-	var visit func(v string)
-	visit = func(v string) {
-		index[v] = len(index)
-		low[v] = index[v]
-		stack = append(stack, v)
-		onStack[v] = true
-		for _, w := range callees[v] {
-			if _, seen := index[w]; !seen {
-				visit(w)
-				low[v] = min(low[v], low[w])
-			} else if onStack[w] {
-				low[v] = min(low[v], index[w])
-			}
-		}
-		if low[v] == index[v] {
-			for {
-				w := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				onStack[w] = false
-				comp[w] = ncomp
-				if w == v {
-					break
-				}
-			}
-			ncomp++
-		}
-	}
-	for _, v := range names {
-		if _, seen := index[v]; !seen {
-			visit(v)
-		}
-	}
-	size, unique := map[int]int{}, map[int]bool{}
-	for _, v := range names {
-		c := comp[v]
-		if size[c] == 0 {
-			unique[c] = true
-		}
-		size[c]++
-		unique[c] = unique[c] && len(decls[v]) == 1
-	}
-	// entered: a component that the package calls into from outside it.
-	// One it never does is called from elsewhere (go:linkname) or not at
-	// all, and only its members' own gates can trace it.
-	entered := map[int]bool{}
-	for _, v := range names {
-		entered[comp[v]] = entered[comp[v]] || loose[v]
-		for from := range callers[v] {
-			entered[comp[v]] = entered[comp[v]] || comp[from] != comp[v]
-		}
-	}
-	out := map[string]bool{}
-	for _, v := range names {
-		c := comp[v]
-		ok := !loose[v] && len(callers[v]) > 0 && unique[c] && entered[c] && (size[c] > 1 || callers[v][v])
-		for from := range callers[v] {
-			ok = ok && comp[from] == c
-		}
-		out[v] = ok
-	}
-	return out
 }
 
 // callSite reports whether id, the last node of stack, is where the
@@ -400,15 +306,12 @@ func (s *fileState) copyEdits(from, to int, id slot) []edit {
 		return nil
 	}
 	var in []edit
-	for pos, k := range dp.sites {
-		if s.tf.Base() > int(pos) || int(pos) > s.tf.Base()+s.tf.Size() {
-			continue
-		}
-		off := s.tf.Offset(pos)
-		if off <= from || off >= to {
-			continue
-		}
-		in = append(in, edit{off: off, del: len(dp.names[k]), text: marker(k), seq: len(s.edits) + len(in)})
+	lo, hi := token.Pos(s.tf.Base()+from), token.Pos(s.tf.Base()+to)
+	i, _ := slices.BinarySearch(dp.order, lo+1)
+	for ; i < len(dp.order) && dp.order[i] < hi; i++ {
+		pos := dp.order[i]
+		k := dp.sites[pos]
+		in = append(in, edit{off: s.tf.Offset(pos), del: len(dp.names[k]), text: marker(k), seq: len(s.edits) + len(in)})
 		dp.copied[pos] = caller{name: s.funcs[id].Name, test: s.isTest}
 	}
 	return in
@@ -455,7 +358,7 @@ func (dp *dispatch) reconcile(states []*fileState) {
 	}
 }
 
-// registration is the call that registers the dispatched leaves of the
+// registration is the call that registers the dispatched functions of the
 // package with the callers in its test files or in the others, "" when
 // none.
 func (dp *dispatch) registration(importPath string, test bool) string {

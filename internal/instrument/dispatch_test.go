@@ -349,3 +349,13 @@ func TestDispatchLeafAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchUnseen: a package with files the rewrite is not given (cgo,
+// assembly: Config.Unseen) dispatches nothing, since those files may use
+// or declare the names.
+func TestDispatchUnseen(t *testing.T) {
+	out := dispatchOut(t, map[string]string{"q.go": recSrc("")}, Config{Unseen: true})
+	if strings.Contains(out, "__xray_gated_") || strings.Contains(out, "RegisterDispatch") || !leafGated(t, out, "object") {
+		t.Errorf("dispatched with Unseen:\n%s", out)
+	}
+}

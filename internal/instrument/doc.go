@@ -41,7 +41,10 @@
 // whose parameters hide a name its signature uses, as in func(item *item):
 // its copy lives in its body), get `if __xray_ids_F_on[i].On() { Enter; defer
 // Exit }` instead, and init functions, main.main and TestMain the
-// unconditional Enter and deferred Exit. The array's initializer
+// unconditional Enter and deferred Exit. A function its callers dispatch
+// (dispatch.go: call-free leaves, functions only their own recursion
+// calls) has no test in its body: its callers' traced copies call a helper
+// that holds it. The array's initializer
 // registers the file's table with xrayauto.RegisterTable;
 // since every instrumented function reads the array, Go's package
 // initialization order computes it before any initializer that can reach

@@ -39,8 +39,8 @@ import (
 // time. A loop's trip count is not in the source: a leaf that scans its
 // input takes as long as its input, which is what a trace is for, so by
 // default leaves with loops stay traced, where they can without their
-// gate (dispatch.go). Config.LeafLoops leaves them out
-// too, for code whose hot path is such leaves called once per short item
+// gate (dispatch.go). Config.LeafLoops leaves them out too, for code
+// whose hot path is such leaves called once per short item
 // (a recursive-descent parser, as in bench/recjson). The build names each
 // leaf it leaves out (Result.Leaves; `goxray build -xray.v`);
 // //xray:always traces one anyway.

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/internal/modfixture"
 )
 
 // TestCollectUnits checks which packages of a `go list -deps -test`
@@ -168,5 +170,30 @@ func TestUntraced(t *testing.T) {
 	}
 	if err := untraced(nil, mm, cache); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestXTestOnlyKeywordDir: goxray test runs a directory whose only files
+// are an external test package named after a keyword (interface_test):
+// the TestMain it adds goes into that package, since the package under
+// test has no files and could not be named interface.
+func TestXTestOnlyKeywordDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool := goxrayBin(t)
+	dir := filepath.Join(t.TempDir(), "xtestonly")
+	if err := os.CopyFS(dir, os.DirFS("testdata/xtestonly")); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/xtestonly", true)
+	traces := t.TempDir()
+	out, e, code := modfixture.Run(t, dir, modfixture.XrayEnv(traces), tool, "test", "./...")
+	if code != 0 {
+		t.Fatalf("goxray test: exit %d\n%s%s", code, out, e)
+	}
+	if ts := modfixture.Traces(t, traces); len(ts) != 1 {
+		t.Errorf("want the final trace its TestMain writes, got %v", ts)
 	}
 }

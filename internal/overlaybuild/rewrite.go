@@ -66,11 +66,16 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 			files++
 			total += len(r.Funcs)
 			if d.opts.verbose {
-				for _, f := range r.Funcs {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d)\n", r.Path, f.Line, f.Name, f.Size)
-				}
+				dispatched := map[string]bool{}
 				for _, f := range r.Dispatched {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): no gate of its own, traced where its callers' traced copies call it\n", r.Path, f.Line, f.Name, f.Size)
+					dispatched[f.Name] = true
+				}
+				for _, f := range r.Funcs {
+					note := ""
+					if dispatched[f.Name] {
+						note = ": no gate of its own, traced where its callers' traced copies call it"
+					}
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d)%s\n", r.Path, f.Line, f.Name, f.Size, note)
 				}
 			}
 		}

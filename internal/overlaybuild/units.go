@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -201,7 +200,7 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 // tests only, whose package name may then be a keyword such as interface),
 // its external test package.
 func (u *unit) testMainPackage() string {
-	if len(u.files) == 0 || token.IsKeyword(u.pkgName) {
+	if len(u.files) == 0 {
 		return u.pkgName + "_test"
 	}
 	return u.pkgName
