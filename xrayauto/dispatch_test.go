@@ -2,7 +2,6 @@ package xrayauto
 
 import (
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -68,21 +67,8 @@ func TestDispatchedLeavesAreShedWithTheirCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xraytool.Check(t, xraytool.Bin(t), path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fdr.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ths, err := f.Threads()
-	if err != nil {
-		t.Fatal(err)
-	}
 	with := map[ID]ID{}
-	for _, th := range ths {
+	for _, th := range xraytool.Threads(t, xraytool.Bin(t), path) {
 		for _, e := range th.Events {
 			if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom && sh.At != 0 {
 				with[ID(sh.FuncID)] = ID(sh.With)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -47,21 +46,8 @@ func flushedSheds(t *testing.T) []fdr.Shed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xraytool.Check(t, xraytool.Bin(t), path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fdr.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ths, err := f.Threads()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []fdr.Shed
-	for _, th := range ths {
+	for _, th := range xraytool.Threads(t, xraytool.Bin(t), path) {
 		for _, e := range th.Events {
 			if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom {
 				out = append(out, sh)

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -124,21 +123,8 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xraytool.Check(t, bin, path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fdr.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ths, err := f.Threads()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sheds := 0
-	for _, th := range ths {
+	for _, th := range xraytool.Threads(t, bin, path) {
 		var stack []uint32
 		for _, e := range th.Events {
 			switch e.Type {
