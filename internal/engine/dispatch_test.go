@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/registry"
@@ -206,17 +205,7 @@ func TestGovernorShedsLeafWithItsCaller(t *testing.T) {
 	c := config(t)
 	c.OverheadBudget = 1e-6
 	startT(t, c)
-	for deadline := time.Now().Add(60 * time.Second); isOpen(&gs[0]) && time.Now().Before(deadline); {
-		for range 1000 {
-			if isOpen(&gs[0]) {
-				Enter(hot)
-				Exit(hot)
-			}
-		}
-	}
-	if isOpen(&gs[0]) {
-		t.Fatal("the hot function was not shed in 60 s")
-	}
+	recordUntilShed(t, &gs[0], hot)
 	// The leaf's gate closes in the critical section that closed hot's:
 	// wait for it to end.
 	ShedFuncs()

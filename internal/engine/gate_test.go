@@ -20,6 +20,23 @@ func testGates(ids ...uint32) []atomic.Uint32 {
 
 func isOpen(g *atomic.Uint32) bool { return g.Load() != 0 }
 
+// recordUntilShed calls id, as generated code does while its gate g is
+// open, until the governor closes it, and fails t if that takes over 60 s.
+func recordUntilShed(t *testing.T, g *atomic.Uint32, id uint32) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); isOpen(g) && time.Now().Before(deadline); {
+		for range 1000 {
+			if isOpen(g) {
+				Enter(id)
+				Exit(id)
+			}
+		}
+	}
+	if isOpen(g) {
+		t.Fatalf("%d, recording at full speed, was not shed in 60 s", id)
+	}
+}
+
 // TestGatesFollowTheSession: a gate is open exactly while a session runs
 // and its function is not shed: closed before Start, open after, closed
 // by a shed (the others stay open), closed at Stop, open again at the
@@ -86,17 +103,7 @@ func TestHotBufferWakesGovernor(t *testing.T) {
 	c.OverheadBudget = 0.01
 	c.BufferSize, c.BufferCount = 16<<10, 16
 	startT(t, c)
-	for deadline := time.Now().Add(60 * time.Second); isOpen(&gs[0]) && time.Now().Before(deadline); {
-		for range 1000 {
-			if isOpen(&gs[0]) {
-				Enter(hot)
-				Exit(hot)
-			}
-		}
-	}
-	if isOpen(&gs[0]) {
-		t.Fatal("a function recording at full speed was not shed in 60 s without the ticker")
-	}
+	recordUntilShed(t, &gs[0], hot)
 	if st := ReadStats(); len(st.ShedFuncs) != 1 || st.ShedFuncs[0] != hot {
 		t.Fatalf("ShedFuncs = %v, want [%d]", st.ShedFuncs, hot)
 	}

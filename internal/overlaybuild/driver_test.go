@@ -178,16 +178,7 @@ func TestUntraced(t *testing.T) {
 // the TestMain it adds goes into that package, since the package under
 // test has no files and could not be named interface.
 func TestXTestOnlyKeywordDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "xtestonly")
-	if err := os.CopyFS(dir, os.DirFS("testdata/xtestonly")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/xtestonly", true)
+	tool, dir := testdataModule(t, "xtestonly")
 	traces := t.TempDir()
 	out, e, code := modfixture.Run(t, dir, modfixture.XrayEnv(traces), tool, "test", "./...")
 	if code != 0 {

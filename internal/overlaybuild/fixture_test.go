@@ -714,3 +714,22 @@ func TestAutoInlinedIterators(t *testing.T) {
 	}
 	matchProbes(t, modfixture.OnlyTrace(t, dir), probes)
 }
+
+// testdataModule copies testdata/name into a new module example.com/name
+// that requires this goxray, and returns the goxray binary and the
+// module's directory; with -short it skips t, since the tests that use it
+// build modules.
+func testdataModule(t *testing.T, name string) (tool, dir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds modules")
+	}
+	root := modfixture.RepoRoot(t)
+	tool = goxrayBin(t)
+	dir = filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS("testdata/"+name)); err != nil {
+		t.Fatal(err)
+	}
+	modfixture.WriteGoMod(t, root, dir, "example.com/"+name, true)
+	return tool, dir
+}

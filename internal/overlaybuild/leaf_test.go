@@ -2,7 +2,6 @@ package overlaybuild
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,16 +17,7 @@ import (
 // neither. What is instrumented is read from the binary's symbols: a
 // traced function links its traced copy.
 func TestLeavesReported(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "leaf")
-	if err := os.CopyFS(dir, os.DirFS("testdata/leaf")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/leaf", true)
+	tool, dir := testdataModule(t, "leaf")
 	for _, c := range []struct {
 		flags            []string
 		classify, scan   bool // instrumented
@@ -93,16 +83,7 @@ func TestLeavesReported(t *testing.T) {
 // every call of each: scan's 15 through walk's copy, count's from walk
 // and from main.
 func TestDispatchedLeafTraced(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "dispatch")
-	if err := os.CopyFS(dir, os.DirFS("testdata/dispatch")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/dispatch", true)
+	tool, dir := testdataModule(t, "dispatch")
 	bin := filepath.Join(t.TempDir(), "dispatch")
 	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-o", bin, ".")
 	if code != 0 {
@@ -139,19 +120,10 @@ func TestDispatchedLeafTraced(t *testing.T) {
 // walk's traced copy calls u.scan as written and the package builds and
 // runs as it does unbuilt.
 func TestDispatchCgoPackage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
 	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
 		t.Skip("cgo is not enabled")
 	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "dispatchcgo")
-	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchcgo")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchcgo", true)
+	tool, dir := testdataModule(t, "dispatchcgo")
 	bin := filepath.Join(t.TempDir(), "dispatchcgo")
 	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
 	if code != 0 {
@@ -172,16 +144,7 @@ func TestDispatchCgoPackage(t *testing.T) {
 // table, so the package builds, and traced, both llvm-xray releases
 // count count's 5 calls from walk.
 func TestDispatchLeafOwnFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "dispatchalone")
-	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchalone")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchalone", true)
+	tool, dir := testdataModule(t, "dispatchalone")
 	bin := filepath.Join(t.TempDir(), "dispatchalone")
 	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-xray.threshold=0", "-o", bin, ".")
 	if code != 0 {
@@ -205,16 +168,7 @@ func TestDispatchLeafOwnFile(t *testing.T) {
 // where that file is compiled without the tests (for package user):
 // goxray test builds and passes both packages.
 func TestDispatchTestFileFunc(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules")
-	}
-	root := modfixture.RepoRoot(t)
-	tool := goxrayBin(t)
-	dir := filepath.Join(t.TempDir(), "dispatchtestfunc")
-	if err := os.CopyFS(dir, os.DirFS("testdata/dispatchtestfunc")); err != nil {
-		t.Fatal(err)
-	}
-	modfixture.WriteGoMod(t, root, dir, "example.com/dispatchtestfunc", true)
+	tool, dir := testdataModule(t, "dispatchtestfunc")
 	out, e, code := modfixture.Run(t, dir, nil, tool, "test", "-xray.threshold=0", "./...")
 	if code != 0 {
 		t.Fatalf("goxray test: exit %d\n%s%s", code, out, e)
