@@ -9,6 +9,7 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -68,7 +69,7 @@ func TestDispatchedLeavesAreShedWithTheirCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	with := map[ID]ID{}
-	for _, th := range xraytool.Threads(t, xraytool.Bin(t), path) {
+	for _, th := range modfixture.Threads(t, xraytool.Bin(t), path) {
 		for _, e := range th.Events {
 			if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom && sh.At != 0 {
 				with[ID(sh.FuncID)] = ID(sh.With)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/registry"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -46,7 +47,7 @@ func flushedSheds(t *testing.T) []fdr.Shed {
 		t.Fatal(err)
 	}
 	var out []fdr.Shed
-	for _, th := range xraytool.Threads(t, xraytool.Bin(t), path) {
+	for _, th := range modfixture.Threads(t, xraytool.Bin(t), path) {
 		for _, e := range th.Events {
 			if sh, ok := fdr.ParseShed(e.Data); ok && e.Type == fdr.EventCustom {
 				out = append(out, sh)

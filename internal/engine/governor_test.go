@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -124,7 +125,7 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	sheds := 0
-	for _, th := range xraytool.Threads(t, bin, path) {
+	for _, th := range modfixture.Threads(t, bin, path) {
 		var stack []uint32
 		for _, e := range th.Events {
 			switch e.Type {

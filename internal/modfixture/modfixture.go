@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -224,4 +225,25 @@ func OnlyTrace(t testing.TB, dir string) string {
 		t.Fatalf("want one trace in %s, got %v", dir, ts)
 	}
 	return ts[0]
+}
+
+// Threads checks path with the loaders of bin (Check) and returns its
+// threads as package fdr reads them: what a test asserts on after
+// llvm-xray has accepted the file.
+func Threads(t testing.TB, bin, path string) []fdr.Thread {
+	t.Helper()
+	xraytool.Check(t, bin, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fdr.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ths, err := f.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ths
 }

@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/goxray/xray/fdr"
 )
 
 // RequireToolsVar names the environment variable that turns a missing tool
@@ -365,27 +363,6 @@ func Check(t testing.TB, bin, path string) *Trace {
 		}
 	}
 	return tr
-}
-
-// Threads checks path with the loaders of bin (Check) and returns its
-// threads as package fdr reads them: what a test asserts on after
-// llvm-xray has accepted the file.
-func Threads(t testing.TB, bin, path string) []fdr.Thread {
-	t.Helper()
-	Check(t, bin, path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fdr.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ths, err := f.Threads()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ths
 }
 
 func tail(s string) string {
