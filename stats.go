@@ -2,7 +2,6 @@ package xray
 
 import (
 	"reflect"
-	"strconv"
 	"time"
 
 	xrt "github.com/goxray/xray/internal/engine"
@@ -182,9 +181,7 @@ func shedNames(ids []uint32) []string {
 	}
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		if out[i] = registry.NameOf(id); out[i] == "" {
-			out[i] = strconv.FormatUint(uint64(id), 10)
-		}
+		out[i] = registry.NameOrID(id)
 	}
 	return out
 }

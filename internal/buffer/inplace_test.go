@@ -10,14 +10,7 @@ import (
 // sealed buffers' own bytes (no copy, nothing of dst used for them) and
 // copies the live ones; the segments, order and totals are Snapshot's.
 func TestSnapshotInPlaceFill(t *testing.T) {
-	q := mustNew(t, 4096, 5, Fill)
-	a, b, c, d := mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q)
-	fill(a, 100, 10, 0xa)
-	fill(b, 4096, 512, 0xb)
-	fill(c, 24, 3, 0xc)
-	fill(d, 64, 8, 0xd)
-	q.Seal(c, 3)
-	q.Seal(a, 1)
+	q, a, b, c, d := fourBuffers(t, Fill)
 	// d stays live, b too, full.
 
 	want := q.Snapshot(nil)

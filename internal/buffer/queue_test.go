@@ -287,15 +287,24 @@ func TestSealPanicsOnMisuse(t *testing.T) {
 	q.Seal(b, 2)
 }
 
-func TestSnapshotOrderAndCopy(t *testing.T) {
-	q := mustNew(t, 4096, 5, FlightRecorder)
-	a, b, c, d := mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q)
+// fourBuffers is a queue of mode with five 4 KiB buffers, four of them
+// taken and filled: a (100 bytes) and c (24) sealed, c first; b full and
+// d (64 bytes) still held.
+func fourBuffers(t *testing.T, mode Mode) (q *Queue, a, b, c, d *Buffer) {
+	t.Helper()
+	q = mustNew(t, 4096, 5, mode)
+	a, b, c, d = mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q), mustAcquire(t, q)
 	fill(a, 100, 10, 0xa)
 	fill(b, 4096, 512, 0xb)
 	fill(c, 24, 3, 0xc)
 	fill(d, 64, 8, 0xd)
 	q.Seal(c, 3)
 	q.Seal(a, 1)
+	return q, a, b, c, d
+}
+
+func TestSnapshotOrderAndCopy(t *testing.T) {
+	q, a, b, c, d := fourBuffers(t, FlightRecorder)
 	// b and d stay live; b is full, d partly written beyond its extent.
 	d.Bytes()[64] = 0xff
 	e := mustAcquire(t, q) // live but empty: not in the snapshot

@@ -73,8 +73,8 @@ const (
 var governEvery = 100 * time.Millisecond
 
 // choice is one shed decision: the ids to shed, their shares of the
-// recent records and, for a dispatched leaf shed with its caller, that
-// caller (with: nil or 0 for the functions decide chose).
+// recent records and, for a dispatched function shed with its caller,
+// that caller (with: nil or 0 for the functions decide chose).
 type choice struct {
 	ids    []uint32
 	shares []float64
@@ -239,12 +239,6 @@ func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
 	if len(c.ids) == 0 {
 		return false
 	}
-	name := func(id uint32) string {
-		if n := registry.NameOf(id); n != "" {
-			return n
-		}
-		return fmt.Sprint(id)
-	}
 	var names []string
 	for i, id := range c.ids {
 		var why []string
@@ -252,9 +246,9 @@ func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
 			why = append(why, fmt.Sprintf("%.0f%% of records", c.shares[i]*100))
 		}
 		if c.with != nil && c.with[i] != 0 {
-			why = append(why, "shed with its caller "+name(c.with[i])+": it is recorded only through its callers' traced copies")
+			why = append(why, "shed with its caller "+registry.NameOrID(c.with[i])+": it is recorded only through its callers' traced copies")
 		}
-		names = append(names, name(id)+" ("+strings.Join(why, "; ")+")")
+		names = append(names, registry.NameOrID(id)+" ("+strings.Join(why, "; ")+")")
 	}
 	judged := ""
 	if cost > 0 {

@@ -1,8 +1,10 @@
 package instrument
 
 import (
+	"cmp"
 	"go/ast"
 	"go/token"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -70,9 +72,8 @@ type dispatch struct {
 	names  []string       // candidate names; index k is marker k
 	index  map[string]int // name → k
 	helper []string       // k → the gated helper's name
-	sites  map[token.Pos]int
-	order  []token.Pos // the keys of sites, ascending
-	counts []int       // k → calls of the name in the package
+	sites  []site         // the calls of the candidates, by position
+	counts []int          // k → calls of the name in the package
 	// copied: the calls seen in traced copies, with the function whose
 	// copy it is.
 	copied map[token.Pos]caller
@@ -81,7 +82,13 @@ type dispatch struct {
 	ok     []bool          // k → dispatched (after reconcile)
 }
 
+type site struct {
+	pos token.Pos
+	k   int
+}
+
 type caller struct {
+	k    int // the name called
 	name string
 	test bool
 }
@@ -180,7 +187,7 @@ func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 		})
 	}
 	inCycle := cycleOnly(decls, callers, loose)
-	dp := &dispatch{index: map[string]int{}, sites: map[token.Pos]int{}, copied: map[token.Pos]caller{}}
+	dp := &dispatch{index: map[string]int{}, copied: map[token.Pos]caller{}}
 	var names []string
 	for name, ok := range cand {
 		// A leaf the package never calls is called from elsewhere
@@ -201,13 +208,10 @@ func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 	}
 	for pos, name := range sites {
 		if k, ok := dp.index[name]; ok {
-			dp.sites[pos] = k
+			dp.sites = append(dp.sites, site{pos, k})
 		}
 	}
-	for pos := range dp.sites {
-		dp.order = append(dp.order, pos)
-	}
-	slices.Sort(dp.order)
+	slices.SortFunc(dp.sites, func(a, b site) int { return cmp.Compare(a.pos, b.pos) })
 	dp.leaves = make([][]pendingLeaf, len(names))
 	dp.ok = make([]bool, len(names))
 	return dp
@@ -261,11 +265,11 @@ func genericRecv(d *ast.FuncDecl) bool {
 	if d.Recv == nil || len(d.Recv.List) == 0 {
 		return false
 	}
-	t := d.Recv.List[0].Type
+	t := ast.Unparen(d.Recv.List[0].Type)
 	if st, ok := t.(*ast.StarExpr); ok {
-		t = st.X
+		t = ast.Unparen(st.X)
 	}
-	_, ok := ast.Unparen(t).(*ast.Ident)
+	_, ok := t.(*ast.Ident)
 	return !ok
 }
 
@@ -307,12 +311,11 @@ func (s *fileState) copyEdits(from, to int, id slot) []edit {
 	}
 	var in []edit
 	lo, hi := token.Pos(s.tf.Base()+from), token.Pos(s.tf.Base()+to)
-	i, _ := slices.BinarySearch(dp.order, lo+1)
-	for ; i < len(dp.order) && dp.order[i] < hi; i++ {
-		pos := dp.order[i]
-		k := dp.sites[pos]
-		in = append(in, edit{off: s.tf.Offset(pos), del: len(dp.names[k]), text: marker(k), seq: len(s.edits) + len(in)})
-		dp.copied[pos] = caller{name: s.funcs[id].Name, test: s.isTest}
+	i, _ := slices.BinarySearchFunc(dp.sites, lo+1, func(c site, p token.Pos) int { return cmp.Compare(c.pos, p) })
+	for ; i < len(dp.sites) && dp.sites[i].pos < hi; i++ {
+		c := dp.sites[i]
+		in = append(in, edit{off: s.tf.Offset(c.pos), del: len(dp.names[c.k]), text: marker(c.k), seq: len(s.edits) + len(in)})
+		dp.copied[c.pos] = caller{k: c.k, name: s.funcs[id].Name, test: s.isTest}
 	}
 	return in
 }
@@ -324,8 +327,8 @@ func (dp *dispatch) reconcile(states []*fileState) {
 		return
 	}
 	copied := make([]int, len(dp.names))
-	for pos := range dp.copied {
-		copied[dp.sites[pos]]++
+	for _, c := range dp.copied {
+		copied[c.k]++
 	}
 	repl := make([]string, 0, 2*len(dp.names))
 	for k, name := range dp.names {
@@ -366,12 +369,11 @@ func (dp *dispatch) registration(importPath string, test bool) string {
 		return ""
 	}
 	by := map[string]map[string]bool{} // leaf's trace name → callers
-	for pos, c := range dp.copied {
-		k := dp.sites[pos]
-		if !dp.ok[k] || c.test != test {
+	for _, c := range dp.copied {
+		if !dp.ok[c.k] || c.test != test {
 			continue
 		}
-		for _, l := range dp.leaves[k] {
+		for _, l := range dp.leaves[c.k] {
 			if by[l.fn.Name] == nil {
 				by[l.fn.Name] = map[string]bool{}
 			}
@@ -381,19 +383,9 @@ func (dp *dispatch) registration(importPath string, test bool) string {
 	if len(by) == 0 {
 		return ""
 	}
-	var leaves []string
-	for l := range by {
-		leaves = append(leaves, l)
-	}
-	sort.Strings(leaves)
 	var b strings.Builder
-	for _, l := range leaves {
-		var cs []string
-		for c := range by[l] {
-			cs = append(cs, c)
-		}
-		sort.Strings(cs)
-		b.WriteString(l + "\t" + strings.Join(cs, "\t") + "\n")
+	for _, l := range slices.Sorted(maps.Keys(by)) {
+		b.WriteString(l + "\t" + strings.Join(slices.Sorted(maps.Keys(by[l])), "\t") + "\n")
 	}
 	return "RegisterDispatch(" + strconv.Quote(importPath) + ", " + strconv.Quote(b.String()) + ")"
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/goxray/xray/fdr"
@@ -195,4 +196,13 @@ func NameOf(id uint32) string {
 		return f.Name
 	}
 	return ""
+}
+
+// NameOrID is id's name, or id in decimal when it has none: how logs and
+// Stats name a function.
+func NameOrID(id uint32) string {
+	if n := NameOf(id); n != "" {
+		return n
+	}
+	return strconv.FormatUint(uint64(id), 10)
 }
