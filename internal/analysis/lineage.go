@@ -146,7 +146,7 @@ func (l *Lineage) Note() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d started goroutines have no spawning function in their lineage event: the function holding the go statement is not instrumented, or not registered under its symbol name", n, n+l.spawns)
 	if orphans > 0 {
-		fmt.Fprintf(&b, " (%d were started by goroutines with no instrumented call in the trace, such as package testing's tRunner starting a test, and are shown as roots)", orphans)
+		fmt.Fprintf(&b, " (%d were started by goroutines with no instrumented call in the trace, such as main.main, a server's accept loop in a package left out or package testing starting a test, and are shown as roots)", orphans)
 	}
 	b.WriteString("; those are nested under the call open in their parent when they started")
 	if l.spawns == 0 && orphans < n {
