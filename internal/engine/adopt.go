@@ -95,7 +95,8 @@ func Adopt(c Config, started time.Time) (Config, error) {
 	// Flushes read these fields under flushMu, which is held; nothing on
 	// the recording path reads them.
 	// The new triggers are registered before the old ones go: a signal
-	// with no channel left would take its default action (SIGUSR1 kills).
+	// with no channel left would take its default action (SIGHUP's kills
+	// the process).
 	oldSig, oldExit := s.stopSig, s.stopExit
 	budget := s.cfg.OverheadBudget
 	settings.Adopt(&s.cfg, &c)
