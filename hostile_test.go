@@ -2,16 +2,20 @@ package xray
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // TestStopLogfMayFlush: a Logf that flushes must not
@@ -44,6 +48,69 @@ func TestStopLogfMayFlush(t *testing.T) {
 	start(t, Options{IgnoreEnv: true})
 	if _, err := Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGoTraceFailureLogfMayFlush: when the Go trace beside a file cannot
+// be written, the line that says so reaches Logf holding no lock, as every
+// other line does: a Logf that takes a snapshot must not deadlock Flush or
+// Stop. A tmpfs with room for two inodes beside its root holds the trace
+// and its map but not the Go trace.
+func TestGoTraceFailureLogfMayFlush(t *testing.T) {
+	bin := xraytool.Bin(t)
+	for _, how := range []string{"Flush", "Stop"} {
+		t.Run(how, func(t *testing.T) {
+			dir := mountTmpfs(t, "size=16m,nr_inodes=3")
+			if dir == "" {
+				t.Fatal("this test needs a tmpfs with few inodes: run as root (CI does)")
+			}
+			var mu sync.Mutex
+			var logged []string
+			blocked := false
+			logf := func(format string, args ...any) {
+				done := make(chan struct{})
+				go func() {
+					WriteTo(discard{})
+					close(done)
+				}()
+				// Give up on a deadlock: returning lets the lock go, so
+				// the test ends rather than hangs.
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					mu.Lock()
+					blocked = true
+					mu.Unlock()
+				}
+				mu.Lock()
+				logged = append(logged, fmt.Sprintf(format, args...))
+				mu.Unlock()
+			}
+			start(t, Options{Dir: dir, GoTrace: true, Logf: logf, OverheadBudget: NoOverheadBudget, IgnoreEnv: true})
+			record(100)
+			var err error
+			if how == "Flush" {
+				_, err = Flush()
+			} else {
+				err = Stop()
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", how, err)
+			}
+			// The trace is whole without its Go trace.
+			xraytool.Check(t, bin, Stats().LastFlushPath)
+			mu.Lock()
+			defer mu.Unlock()
+			if blocked {
+				t.Errorf("WriteTo in Logf blocked: %s called Logf holding its lock", how)
+			}
+			if st := Stats(); st.GoTrace.Errors != 1 {
+				t.Errorf("Go trace errors %d, want 1 (%q)", st.GoTrace.Errors, st.GoTrace.LastError)
+			}
+			if !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "go trace beside") }) {
+				t.Errorf("nothing logged the missing Go trace: %q", logged)
+			}
+		})
 	}
 }
 
