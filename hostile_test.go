@@ -3,6 +3,7 @@ package xray
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,36 @@ func TestWriteToCountsAcceptedBytes(t *testing.T) {
 	n, err := WriteTo(&all)
 	if err != nil || n != int64(all.n) || n < 32 {
 		t.Errorf("WriteTo = %d, %v; the writer took %d", n, err, all.n)
+	}
+}
+
+// quietlyShortWriter takes one byte less than it is given of every write
+// of 64 KiB or more, and says nothing.
+type quietlyShortWriter struct{ n int }
+
+func (w *quietlyShortWriter) Write(b []byte) (int, error) {
+	if len(b) >= 64<<10 {
+		w.n += len(b) - 1
+		return len(b) - 1, nil
+	}
+	w.n += len(b)
+	return len(b), nil
+}
+
+// TestWriteToShortWriteFails: a writer that drops bytes without an error
+// (breaking io.Writer's contract) gets a failed WriteTo, counted in
+// FlushErrors, never a short file reported as whole. Buffers of 1 MiB make
+// the encoder hand the writer runs of records larger than its own buffer.
+func TestWriteToShortWriteFails(t *testing.T) {
+	start(t, Options{BufferSize: 1 << 20, BufferCount: 16, IgnoreEnv: true})
+	record(20000)
+	var w quietlyShortWriter
+	n, err := WriteTo(&w)
+	if !errors.Is(err, io.ErrShortWrite) || n != int64(w.n) {
+		t.Errorf("WriteTo = %d, %v; want the %d bytes taken and io.ErrShortWrite", n, err, w.n)
+	}
+	if st := Stats(); st.FlushErrors != 1 || st.Flushes != 0 {
+		t.Errorf("flushes %d, errors %d: want the short file counted as an error", st.Flushes, st.FlushErrors)
 	}
 }
 
