@@ -63,7 +63,9 @@
 //   - A failed snapshot (tracing stopped meanwhile, a full disk) is known
 //     before the status line is sent, so the client gets a real error status
 //     instead of a 200 with a truncated file: 503 Service Unavailable when
-//     tracing is not running, 500 otherwise, each with a one-line text body.
+//     tracing is not running, 404 Not Found from GoTracePath when the
+//     session running by then has no Go trace, 500 otherwise, each with a
+//     one-line text body.
 //
 // If reading the spooled snapshot back fails after the status line went out
 // (an I/O error on the temporary file), the failure is logged and the
