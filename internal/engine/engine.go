@@ -307,24 +307,32 @@ func stop() (string, func(string, ...any), *session, error, error) {
 	// the set some other way before it was cleared.
 	quiesce()
 	err := s.q.Close()
+	// Stats reads the stopped session's counters from here on, while the
+	// final file is written too: cur is nil, and an empty session's zeros
+	// would read as a reset to whoever scrapes them meanwhile.
+	s.storeLastStats()
 	mu.Unlock()
 
 	if s.cfg.NoFinalFile {
 		s.stopGoTrace()
-		st := s.stats()
-		st.Running = false
-		lastStats.Store(&st)
+		s.storeLastStats()
 		return "", nil, s, nil, err
 	}
 	path, gtErr, ferr := s.writeFile(snap, p, nil)
 	s.stopGoTrace()
-	st := s.stats()
-	st.Running = false
-	lastStats.Store(&st)
+	s.storeLastStats() // with the final file counted
 	if ferr != nil {
 		return "", nil, s, nil, ferr
 	}
 	return path, s.cfg.Logf, s, gtErr, err
+}
+
+// storeLastStats makes the stopped session's counters what Stats reads
+// while no session runs.
+func (s *session) storeLastStats() {
+	st := s.stats()
+	st.Running = false
+	lastStats.Store(&st)
 }
 
 // quiesce returns once no goroutine is inside a pinned section that began
