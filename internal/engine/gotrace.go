@@ -130,6 +130,9 @@ func WriteGoTrace(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	n, err := w.Write(b)
+	if n < len(b) && err == nil {
+		err = io.ErrShortWrite // w broke io.Writer's contract: the trace is short
+	}
 	return int64(n), err
 }
 
