@@ -1,6 +1,7 @@
 package xray
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/xraytool"
@@ -182,6 +184,45 @@ func TestWriteToShortWriteFails(t *testing.T) {
 	}
 	if st := Stats(); st.FlushErrors != 1 || st.Flushes != 0 {
 		t.Errorf("flushes %d, errors %d: want the short file counted as an error", st.Flushes, st.FlushErrors)
+	}
+}
+
+// panickingWriter panics at its first write.
+type panickingWriter struct{}
+
+func (panickingWriter) Write([]byte) (int, error) { panic("writer gave up") }
+
+// TestWriteToPanickingWriter: a panic in WriteTo's writer reaches the
+// caller and leaves tracing as it was: nothing counted, no lock held (the
+// next WriteTo, Flush and Stop work and write whole files).
+func TestWriteToPanickingWriter(t *testing.T) {
+	start(t, Options{IgnoreEnv: true})
+	record(1000)
+	func() {
+		defer func() {
+			if r := recover(); r != "writer gave up" {
+				t.Errorf("recovered %v, want the writer's panic", r)
+			}
+		}()
+		WriteTo(panickingWriter{})
+	}()
+	if st := Stats(); st.Flushes != 0 || st.FlushErrors != 0 {
+		t.Errorf("flushes %d, errors %d after the panic: want none", st.Flushes, st.FlushErrors)
+	}
+	var b bytes.Buffer
+	if _, err := WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := fdr.VerifyStrict(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Flush(); err != nil {
+		t.Fatal(err)
+	} else if _, err := fdr.ParseFileStrict(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := Stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
