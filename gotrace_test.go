@@ -169,3 +169,24 @@ func TestWriteGoTraceToShortWriteFails(t *testing.T) {
 		t.Errorf("WriteGoTraceTo = %d, %v; want the %d bytes taken and io.ErrShortWrite", n, err, w.n)
 	}
 }
+
+// TestGoTraceBesideLongestName: with the longest FilePrefix and Program
+// Start accepts, the Go trace is written beside every file too (its
+// temporary name must fit in 255 bytes as the FDR file's does).
+func TestGoTraceBesideLongestName(t *testing.T) {
+	prog := strings.Repeat("p", 239-len("xray-log."))
+	if err := xray.Start(xray.Options{Dir: t.TempDir(), Program: prog, GoTrace: true, FlushSignal: xray.NoSignal, IgnoreEnv: true, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	path, err := xray.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := xray.Stats().GoTrace; st.Errors != 0 || st.Files != 1 {
+		t.Errorf("Go traces: %d written, %d failed (%s)", st.Files, st.Errors, st.LastError)
+	}
+	if _, err := os.Stat(path + ".gotrace"); err != nil {
+		t.Error(err)
+	}
+}

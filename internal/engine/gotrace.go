@@ -77,7 +77,10 @@ func (s *session) writeGoTrace(path string) error {
 	if s.gt == nil {
 		return nil
 	}
-	n, err := writeBeside(path+GoTraceSuffix, s.gt.WriteTo)
+	// The temporary name is the one the FDR file had, which Start made
+	// sure fits: path+GoTraceSuffix with a temporary suffix would not,
+	// with the longest FilePrefix and Program Start accepts.
+	n, err := writeBeside(path+GoTraceSuffix, "."+s.cfg.FilePrefix+s.cfg.Program+".*.tmp", s.gt.WriteTo)
 	if err != nil {
 		s.gtFl.errors.Add(1)
 		e := err.Error()
@@ -97,10 +100,11 @@ func logGoTraceError(logf func(string, ...any), path string, err error) {
 	}
 }
 
-// writeBeside writes a hidden temporary file and renames it to path, so
-// that a reader never sees half a trace.
-func writeBeside(path string, write func(io.Writer) (int64, error)) (int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+// writeBeside writes a hidden temporary file, named after pattern as
+// os.CreateTemp does, and renames it to path, so that a reader never sees
+// half a trace.
+func writeBeside(path, pattern string, write func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), pattern)
 	if err != nil {
 		return 0, err
 	}
