@@ -50,7 +50,11 @@ const DefaultBufferSize = settings.DefaultBufferSize
 // schema's struct, so the two cannot drift apart.
 type Options struct {
 	// Dir is where Flush and Stop write files; default os.TempDir(). Start
-	// checks that it exists, is a directory and takes new files.
+	// checks that it exists, is a directory and takes new files. A
+	// relative Dir is taken from the working directory at each flush, as
+	// compiler-rt's xray_logfile_base is, and so are the paths Flush
+	// returns: a program that changes directory should give an absolute
+	// one.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
