@@ -226,6 +226,39 @@ func TestWriteToPanickingWriter(t *testing.T) {
 	}
 }
 
+// stoppingWriter flushes and stops tracing at its first write.
+type stoppingWriter struct {
+	bytes.Buffer
+	flushErr, stopErr error
+	called            bool
+}
+
+func (w *stoppingWriter) Write(b []byte) (int, error) {
+	if !w.called {
+		w.called = true
+		_, w.flushErr = Flush()
+		w.stopErr = Stop()
+	}
+	return w.Buffer.Write(b)
+}
+
+// TestWriteToWriterMayFlushAndStop: WriteTo's writer runs holding no lock,
+// so it may flush and stop tracing; the file it gets is whole.
+func TestWriteToWriterMayFlushAndStop(t *testing.T) {
+	start(t, Options{IgnoreEnv: true})
+	record(1000)
+	var w stoppingWriter
+	if _, err := WriteTo(&w); err != nil {
+		t.Fatal(err)
+	}
+	if w.flushErr != nil || w.stopErr != nil || Stats().Running {
+		t.Errorf("in WriteTo's writer: Flush %v, Stop %v, running after: %v", w.flushErr, w.stopErr, Stats().Running)
+	}
+	if err := fdr.VerifyStrict(w.Bytes()); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestFlushOnExitRespectsIgnoredSIGINT: a process started
 // with SIGINT ignored (nohup, a background job) keeps ignoring it with
 // FlushOnExit; SIGTERM still writes the final file and kills it.
