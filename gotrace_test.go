@@ -146,3 +146,47 @@ func TestWriteGoTraceToWithoutGoTrace(t *testing.T) {
 		t.Error("a session without GoTrace wrote a Go trace")
 	}
 }
+
+// halfWriter takes half of what it is given, without an error.
+type halfWriter struct{ n int }
+
+func (w *halfWriter) Write(b []byte) (int, error) {
+	w.n += len(b) / 2
+	return len(b) / 2, nil
+}
+
+// TestWriteGoTraceToShortWriteFails: a writer that takes part of the Go
+// trace without an error gets io.ErrShortWrite, not a short trace
+// reported as whole, as WriteTo does.
+func TestWriteGoTraceToShortWriteFails(t *testing.T) {
+	if err := xray.Start(xray.Options{Dir: t.TempDir(), GoTrace: true, FlushSignal: xray.NoSignal, IgnoreEnv: true, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	var w halfWriter
+	n, err := xray.WriteGoTraceTo(&w)
+	if !errors.Is(err, io.ErrShortWrite) || n != int64(w.n) || n == 0 {
+		t.Errorf("WriteGoTraceTo = %d, %v; want the %d bytes taken and io.ErrShortWrite", n, err, w.n)
+	}
+}
+
+// TestGoTraceBesideLongestName: with the longest FilePrefix and Program
+// Start accepts, the Go trace is written beside every file too (its
+// temporary name must fit in 255 bytes as the FDR file's does).
+func TestGoTraceBesideLongestName(t *testing.T) {
+	prog := strings.Repeat("p", 239-len("xray-log."))
+	if err := xray.Start(xray.Options{Dir: t.TempDir(), Program: prog, GoTrace: true, FlushSignal: xray.NoSignal, IgnoreEnv: true, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	path, err := xray.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := xray.Stats().GoTrace; st.Errors != 0 || st.Files != 1 {
+		t.Errorf("Go traces: %d written, %d failed (%s)", st.Files, st.Errors, st.LastError)
+	}
+	if _, err := os.Stat(path + ".gotrace"); err != nil {
+		t.Error(err)
+	}
+}

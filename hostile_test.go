@@ -1,17 +1,24 @@
 package xray
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/childproc"
 	"github.com/goxray/xray/internal/emulated"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 // TestStopLogfMayFlush: a Logf that flushes must not
@@ -44,6 +51,69 @@ func TestStopLogfMayFlush(t *testing.T) {
 	start(t, Options{IgnoreEnv: true})
 	if _, err := Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGoTraceFailureLogfMayFlush: when the Go trace beside a file cannot
+// be written, the line that says so reaches Logf holding no lock, as every
+// other line does: a Logf that takes a snapshot must not deadlock Flush or
+// Stop. A tmpfs with room for two inodes beside its root holds the trace
+// and its map but not the Go trace.
+func TestGoTraceFailureLogfMayFlush(t *testing.T) {
+	bin := xraytool.Bin(t)
+	for _, how := range []string{"Flush", "Stop"} {
+		t.Run(how, func(t *testing.T) {
+			dir := mountTmpfs(t, "size=16m,nr_inodes=3")
+			if dir == "" {
+				t.Fatal("this test needs a tmpfs with few inodes: run as root (CI does)")
+			}
+			var mu sync.Mutex
+			var logged []string
+			blocked := false
+			logf := func(format string, args ...any) {
+				done := make(chan struct{})
+				go func() {
+					WriteTo(discard{})
+					close(done)
+				}()
+				// Give up on a deadlock: returning lets the lock go, so
+				// the test ends rather than hangs.
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					mu.Lock()
+					blocked = true
+					mu.Unlock()
+				}
+				mu.Lock()
+				logged = append(logged, fmt.Sprintf(format, args...))
+				mu.Unlock()
+			}
+			start(t, Options{Dir: dir, GoTrace: true, Logf: logf, OverheadBudget: NoOverheadBudget, IgnoreEnv: true})
+			record(100)
+			var err error
+			if how == "Flush" {
+				_, err = Flush()
+			} else {
+				err = Stop()
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", how, err)
+			}
+			// The trace is whole without its Go trace.
+			xraytool.Check(t, bin, Stats().LastFlushPath)
+			mu.Lock()
+			defer mu.Unlock()
+			if blocked {
+				t.Errorf("WriteTo in Logf blocked: %s called Logf holding its lock", how)
+			}
+			if st := Stats(); st.GoTrace.Errors != 1 {
+				t.Errorf("Go trace errors %d, want 1 (%q)", st.GoTrace.Errors, st.GoTrace.LastError)
+			}
+			if !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "go trace beside") }) {
+				t.Errorf("nothing logged the missing Go trace: %q", logged)
+			}
+		})
 	}
 }
 
@@ -84,6 +154,108 @@ func TestWriteToCountsAcceptedBytes(t *testing.T) {
 	n, err := WriteTo(&all)
 	if err != nil || n != int64(all.n) || n < 32 {
 		t.Errorf("WriteTo = %d, %v; the writer took %d", n, err, all.n)
+	}
+}
+
+// quietlyShortWriter takes one byte less than it is given of every write
+// of 64 KiB or more, and says nothing.
+type quietlyShortWriter struct{ n int }
+
+func (w *quietlyShortWriter) Write(b []byte) (int, error) {
+	if len(b) >= 64<<10 {
+		w.n += len(b) - 1
+		return len(b) - 1, nil
+	}
+	w.n += len(b)
+	return len(b), nil
+}
+
+// TestWriteToShortWriteFails: a writer that drops bytes without an error
+// (breaking io.Writer's contract) gets a failed WriteTo, counted in
+// FlushErrors, never a short file reported as whole. Buffers of 1 MiB make
+// the encoder hand the writer runs of records larger than its own buffer.
+func TestWriteToShortWriteFails(t *testing.T) {
+	start(t, Options{BufferSize: 1 << 20, BufferCount: 16, IgnoreEnv: true})
+	record(20000)
+	var w quietlyShortWriter
+	n, err := WriteTo(&w)
+	if !errors.Is(err, io.ErrShortWrite) || n != int64(w.n) {
+		t.Errorf("WriteTo = %d, %v; want the %d bytes taken and io.ErrShortWrite", n, err, w.n)
+	}
+	if st := Stats(); st.FlushErrors != 1 || st.Flushes != 0 {
+		t.Errorf("flushes %d, errors %d: want the short file counted as an error", st.Flushes, st.FlushErrors)
+	}
+}
+
+// panickingWriter panics at its first write.
+type panickingWriter struct{}
+
+func (panickingWriter) Write([]byte) (int, error) { panic("writer gave up") }
+
+// TestWriteToPanickingWriter: a panic in WriteTo's writer reaches the
+// caller and leaves tracing as it was: nothing counted, no lock held (the
+// next WriteTo, Flush and Stop work and write whole files).
+func TestWriteToPanickingWriter(t *testing.T) {
+	start(t, Options{IgnoreEnv: true})
+	record(1000)
+	func() {
+		defer func() {
+			if r := recover(); r != "writer gave up" {
+				t.Errorf("recovered %v, want the writer's panic", r)
+			}
+		}()
+		WriteTo(panickingWriter{})
+	}()
+	if st := Stats(); st.Flushes != 0 || st.FlushErrors != 0 {
+		t.Errorf("flushes %d, errors %d after the panic: want none", st.Flushes, st.FlushErrors)
+	}
+	var b bytes.Buffer
+	if _, err := WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := fdr.VerifyStrict(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Flush(); err != nil {
+		t.Fatal(err)
+	} else if _, err := fdr.ParseFileStrict(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stoppingWriter flushes and stops tracing at its first write.
+type stoppingWriter struct {
+	bytes.Buffer
+	flushErr, stopErr error
+	called            bool
+}
+
+func (w *stoppingWriter) Write(b []byte) (int, error) {
+	if !w.called {
+		w.called = true
+		_, w.flushErr = Flush()
+		w.stopErr = Stop()
+	}
+	return w.Buffer.Write(b)
+}
+
+// TestWriteToWriterMayFlushAndStop: WriteTo's writer runs holding no lock,
+// so it may flush and stop tracing; the file it gets is whole.
+func TestWriteToWriterMayFlushAndStop(t *testing.T) {
+	start(t, Options{IgnoreEnv: true})
+	record(1000)
+	var w stoppingWriter
+	if _, err := WriteTo(&w); err != nil {
+		t.Fatal(err)
+	}
+	if w.flushErr != nil || w.stopErr != nil || Stats().Running {
+		t.Errorf("in WriteTo's writer: Flush %v, Stop %v, running after: %v", w.flushErr, w.stopErr, Stats().Running)
+	}
+	if err := fdr.VerifyStrict(w.Bytes()); err != nil {
+		t.Error(err)
 	}
 }
 

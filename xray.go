@@ -50,7 +50,11 @@ const DefaultBufferSize = settings.DefaultBufferSize
 // schema's struct, so the two cannot drift apart.
 type Options struct {
 	// Dir is where Flush and Stop write files; default os.TempDir(). Start
-	// checks that it exists, is a directory and takes new files.
+	// checks that it exists, is a directory and takes new files. A
+	// relative Dir is taken from the working directory at each flush, as
+	// compiler-rt's xray_logfile_base is, and so are the paths Flush
+	// returns: a program that changes directory should give an absolute
+	// one.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
@@ -259,7 +263,10 @@ func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 // Stop ends tracing: recording stops, a final file is written to Dir (its
 // path is logged and in Stats().LastFlushPath) and the buffers are
 // released. Start may be called again afterwards. Stop when not started
-// returns ErrNotRunning.
+// returns ErrNotRunning. If the final file cannot be written, tracing
+// ends all the same and Stop returns why (counted in Stats().FlushErrors;
+// nothing is left in Dir). From the moment Stop begins, Stats describes
+// the stopped session.
 func Stop() error {
 	err := xrt.Stop()
 	logline.Release()
@@ -267,10 +274,18 @@ func Stop() error {
 }
 
 // Flush writes the current window to a new file in Dir and returns its
-// path; tracing goes on. Flush when not started returns ErrNotRunning.
+// path; tracing goes on. Flush when not started returns ErrNotRunning. A
+// flush that fails (a missing or read-only Dir, a full disk) returns the
+// error, leaves no file behind and is counted in Stats().FlushErrors.
 func Flush() (path string, err error) { return xrt.Flush() }
 
-// WriteTo writes the bytes Flush would write to w.
+// WriteTo writes the bytes Flush would write to w, and returns how many w
+// took. The records are copied first and w is written holding no lock,
+// so a slow w holds up no flush, and w may call Flush or Stop. An error
+// from w, or a write w took only in part without one (io.ErrShortWrite),
+// ends the file there: WriteTo returns it, and counts it in
+// Stats().FlushErrors. A panic in w reaches the caller, uncounted, and
+// leaves tracing as it was.
 func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
 
 // WriteGoTraceTo writes the Go execution trace of a session started with

@@ -56,14 +56,19 @@
 // os.TempDir(); in memory if no file can be created there), then sent with
 // a Content-Length. Two reasons:
 //
-//   - xray.WriteTo holds the runtime's flush lock while it writes; writing
+//   - A snapshot holds its copy of the arena until it is encoded, and
+//     downloads take their snapshots one at a time (see below); writing
 //     straight into the connection would let one slow or stalled client
-//     block Flush, Stop and signal-triggered flushes for as long as it
-//     likes. Spooling bounds that to the time of a local write.
+//     hold that copy, and every other download, for as long as it likes.
+//     Spooling bounds that to the time of a local write. (Flush, Stop and
+//     signal-triggered flushes never wait for a download: xray.WriteTo
+//     releases the runtime's locks before it writes.)
 //   - A failed snapshot (tracing stopped meanwhile, a full disk) is known
 //     before the status line is sent, so the client gets a real error status
 //     instead of a 200 with a truncated file: 503 Service Unavailable when
-//     tracing is not running, 500 otherwise, each with a one-line text body.
+//     tracing is not running, 404 Not Found from GoTracePath when the
+//     session running by then has no Go trace, 500 otherwise, each with a
+//     one-line text body.
 //
 // If reading the spooled snapshot back fails after the status line went out
 // (an I/O error on the temporary file), the failure is logged and the

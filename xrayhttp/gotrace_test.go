@@ -46,3 +46,23 @@ func TestGoTraceWithoutGoTrace(t *testing.T) {
 		t.Errorf("%s without GoTrace: %s %q, want 404 naming the option", GoTracePath, resp.Status, body)
 	}
 }
+
+// TestGoTraceRestartedWithoutGoTrace: a session without GoTrace that
+// replaces one with it after the handler looked gets the same 404 as when
+// it was there from the start, not a 500 (the spool is created between
+// the look and the snapshot).
+func TestGoTraceRestartedWithoutGoTrace(t *testing.T) {
+	start(t, xray.Options{GoTrace: true})
+	oldSpool := newSpool
+	newSpool = func() spool {
+		xray.Stop()
+		start(t, xray.Options{})
+		return oldSpool()
+	}
+	t.Cleanup(func() { newSpool = oldSpool })
+	srv := server(t)
+	resp, body := get(t, srv.URL+GoTracePath)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "GoTrace") {
+		t.Errorf("%s after a restart without GoTrace: %s %q, want 404 naming the option", GoTracePath, resp.Status, body)
+	}
+}

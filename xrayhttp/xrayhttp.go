@@ -385,8 +385,13 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 // otherwise.
 func snapshotError(w http.ResponseWriter, prefix string, err error) {
 	code := http.StatusInternalServerError
-	if errors.Is(err, xray.ErrNotRunning) {
+	switch {
+	case errors.Is(err, xray.ErrNotRunning):
 		code = http.StatusServiceUnavailable
+	case errors.Is(err, xray.ErrNoGoTrace):
+		// A session without GoTrace started after the handler looked:
+		// the answer it would have given had it looked later.
+		code = http.StatusNotFound
 	}
 	textError(w, code, prefix+oneLine(err.Error()))
 }

@@ -20,15 +20,16 @@ type dirBudget struct {
 }
 
 // writeFile writes a flush's file, counts it, and keeps Dir within its
-// budget. Called with flushMu held.
-func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (string, error) {
+// budget. gtErr is why the Go trace beside it was not written, for the
+// caller to log once it has released flushMu. Called with flushMu held.
+func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (path string, gtErr, err error) {
 	path, res, err := writeFile(s.cfg, snap, p, x)
 	s.account(res, err, path)
 	if err == nil {
-		s.writeGoTrace(path)
+		gtErr = s.writeGoTrace(path)
 		s.trimDir(path)
 	}
-	return path, err
+	return path, gtErr, err
 }
 
 // trimDir applies the budget after a flush wrote path. Called with flushMu

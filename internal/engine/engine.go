@@ -254,28 +254,30 @@ func checkArena(size, count int) error {
 // outlives the session. (Called by the governor itself, through a Logf
 // that stops tracing, it does not wait for itself.)
 func Stop() error {
-	path, logf, s, err := stop()
+	path, logf, s, gtErr, err := stop()
 	if s != nil && s.govDone != nil && s.govG.Load() != glayout.Goid() {
 		<-s.govDone
 	}
 	if path != "" {
+		logGoTraceError(logf, path, gtErr)
 		logf("stopped: wrote %s", path)
 	}
 	return err
 }
 
 // stop does Stop's work under the locks; it returns the final file's path
-// when there is one to announce, the session's Logf, and the session,
-// whose governor (if any) Stop waits for: the governor takes mu to sample
-// and to log, so it is waited for once the locks are released.
-func stop() (string, func(string, ...any), *session, error) {
+// when there is one to announce, the session's Logf, the session, whose
+// governor (if any) Stop waits for (the governor takes mu to sample and
+// to log, so it is waited for once the locks are released), and why the
+// Go trace beside the final file was not written.
+func stop() (string, func(string, ...any), *session, error, error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return "", nil, nil, ErrNotRunning
+		return "", nil, nil, nil, ErrNotRunning
 	}
 	// The stacks first, while recording is on (see snapshotInto).
 	s.finalStacks = readStacks()
@@ -305,24 +307,32 @@ func stop() (string, func(string, ...any), *session, error) {
 	// the set some other way before it was cleared.
 	quiesce()
 	err := s.q.Close()
+	// Stats reads the stopped session's counters from here on, while the
+	// final file is written too: cur is nil, and an empty session's zeros
+	// would read as a reset to whoever scrapes them meanwhile.
+	s.storeLastStats()
 	mu.Unlock()
 
 	if s.cfg.NoFinalFile {
 		s.stopGoTrace()
-		st := s.stats()
-		st.Running = false
-		lastStats.Store(&st)
-		return "", nil, s, err
+		s.storeLastStats()
+		return "", nil, s, nil, err
 	}
-	path, ferr := s.writeFile(snap, p, nil)
+	path, gtErr, ferr := s.writeFile(snap, p, nil)
 	s.stopGoTrace()
+	s.storeLastStats() // with the final file counted
+	if ferr != nil {
+		return "", nil, s, nil, ferr
+	}
+	return path, s.cfg.Logf, s, gtErr, err
+}
+
+// storeLastStats makes the stopped session's counters what Stats reads
+// while no session runs.
+func (s *session) storeLastStats() {
 	st := s.stats()
 	st.Running = false
 	lastStats.Store(&st)
-	if ferr != nil {
-		return "", nil, s, ferr
-	}
-	return path, s.cfg.Logf, s, err
 }
 
 // quiesce returns once no goroutine is inside a pinned section that began

@@ -16,13 +16,21 @@ import (
 
 // Flush writes the current window to a new file in Dir and returns its path.
 func Flush() (string, error) {
+	path, logf, gtErr, err := flushFile()
+	logGoTraceError(logf, path, gtErr)
+	return path, err
+}
+
+// flushFile does Flush's work under flushMu; it returns the session's Logf
+// for what is to be logged once the lock is released.
+func flushFile() (string, func(string, ...any), error, error) {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	mu.Lock()
 	s := cur
 	if s == nil {
 		mu.Unlock()
-		return "", ErrNotRunning
+		return "", nil, nil, ErrNotRunning
 	}
 	// The segments are indexed as they are copied (flush.Indexer), on
 	// helpers that take no lock.
@@ -30,7 +38,8 @@ func Flush() (string, error) {
 	defer x.Release()
 	snap, p := s.snapshot(false, x)
 	mu.Unlock()
-	return s.writeFile(snap, p, x)
+	path, gtErr, err := s.writeFile(snap, p, x)
+	return path, s.cfg.Logf, gtErr, err
 }
 
 // lockSession takes flushMu, then mu, and returns the running session

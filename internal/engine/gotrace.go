@@ -69,28 +69,42 @@ func (s *session) stopGoTrace() {
 
 // writeGoTrace writes the Go trace beside the FDR file at path. A failure
 // leaves the FDR file in place (it is complete without the Go trace), and
-// is counted and logged: the why view then says the split is missing.
-// Called with flushMu held, so snapshots never overlap.
-func (s *session) writeGoTrace(path string) {
+// is counted and returned for the caller to log (logGoTraceError) once it
+// holds no lock: a Logf that flushes would otherwise wait for flushMu
+// forever. The why view then says the split is missing. Called with
+// flushMu held, so snapshots never overlap.
+func (s *session) writeGoTrace(path string) error {
 	if s.gt == nil {
-		return
+		return nil
 	}
-	n, err := writeBeside(path+GoTraceSuffix, s.gt.WriteTo)
+	// The temporary name is the one the FDR file had, which Start made
+	// sure fits: path+GoTraceSuffix with a temporary suffix would not,
+	// with the longest FilePrefix and Program Start accepts.
+	n, err := writeBeside(path+GoTraceSuffix, "."+s.cfg.FilePrefix+s.cfg.Program+".*.tmp", s.gt.WriteTo)
 	if err != nil {
 		s.gtFl.errors.Add(1)
 		e := err.Error()
 		s.gtFl.lastErr.Store(&e)
-		s.cfg.Logf("go trace beside %s not written: %v", path, err)
-		return
+		return err
 	}
 	s.gtFl.files.Add(1)
 	s.gtFl.bytes.Add(uint64(n))
+	return nil
 }
 
-// writeBeside writes a hidden temporary file and renames it to path, so
-// that a reader never sees half a trace.
-func writeBeside(path string, write func(io.Writer) (int64, error)) (int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+// logGoTraceError logs writeGoTrace's failure, if any, through logf. The
+// caller holds no lock.
+func logGoTraceError(logf func(string, ...any), path string, err error) {
+	if err != nil {
+		logf("go trace beside %s not written: %v", path, err)
+	}
+}
+
+// writeBeside writes a hidden temporary file, named after pattern as
+// os.CreateTemp does, and renames it to path, so that a reader never sees
+// half a trace.
+func writeBeside(path, pattern string, write func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), pattern)
 	if err != nil {
 		return 0, err
 	}
@@ -120,6 +134,9 @@ func WriteGoTrace(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	n, err := w.Write(b)
+	if n < len(b) && err == nil {
+		err = io.ErrShortWrite // w broke io.Writer's contract: the trace is short
+	}
 	return int64(n), err
 }
 

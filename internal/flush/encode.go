@@ -206,6 +206,12 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	}
 	n, err := c.raw.Write(b)
 	c.n += int64(n)
+	if n < len(b) && err == nil {
+		// A writer that takes less without saying why breaks io.Writer's
+		// contract; bufio.Writer, which the small writes go through, says
+		// so with the same error: the file is short, never a success.
+		err = io.ErrShortWrite
+	}
 	return n, err
 }
 

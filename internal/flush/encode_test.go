@@ -3,7 +3,9 @@ package flush
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -479,5 +481,29 @@ func TestCountingWriterDirect(t *testing.T) {
 	}
 	if !bytes.Equal(out.Bytes(), want) || cw.n != int64(len(want)) {
 		t.Fatalf("wrote %d bytes (counted %d), want %d in order", out.Len(), cw.n, len(want))
+	}
+}
+
+// shortWriter takes one byte less than it is given, without an error.
+type shortWriter struct{ bytes.Buffer }
+
+func (w *shortWriter) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		b = b[:len(b)-1]
+	}
+	return w.Buffer.Write(b)
+}
+
+// TestCountingWriterDirectShortWrite: a writer that takes a large slice
+// only in part, with no error, fails the encoding as it does through the
+// buffer, rather than leave a short file reported as whole.
+func TestCountingWriterDirectShortWrite(t *testing.T) {
+	var out shortWriter
+	bw := bufio.NewWriterSize(nil, 256<<10)
+	bw.Reset(&out)
+	cw := &countingWriter{w: bw, raw: &out}
+	n, err := cw.Write(make([]byte, directWrite))
+	if !errors.Is(err, io.ErrShortWrite) || n != directWrite-1 || cw.n != int64(n) {
+		t.Fatalf("a short direct write: n %d, counted %d, err %v; want %d and io.ErrShortWrite", n, cw.n, err, directWrite-1)
 	}
 }
