@@ -402,10 +402,20 @@ func (d *driver) tempModfile(mm listModule, flags []string, tmp string) (modfile
 		return "", "", fmt.Errorf("go get -modfile=%s %s@%s: %v: %s", modfile, xrayModule, version, err, out)
 	}
 	// 1.26 and 1.26.0 are one language version: only a newer one pins.
-	before, after := langOf(d.goLine(src)), langOf(d.goLine(modfile))
+	orig := d.goModJSON(src)
+	before, after := langOf(orig.Go), langOf(d.goModJSON(modfile).Go)
 	if before != after && before != "" {
 		lang = before
 		fmt.Fprintf(os.Stderr, "goxray: the temporary go.mod needs a newer go line for %s (%s); your files keep %s\n", xrayModule, after, before)
+		// The go line also sets the program's GODEBUG defaults (what
+		// panic(nil) does, which TLS and HTTP behaviours are on): the
+		// original's stay, unless the go.mod names a default itself.
+		if !orig.godebugDefault() {
+			edit := []string{"mod", "edit", "-modfile=" + modfile, "-godebug=default=" + before}
+			if out, err := d.goCmd(edit...).CombinedOutput(); err != nil {
+				return "", "", fmt.Errorf("go %s: %v: %s", strings.Join(edit, " "), err, out)
+			}
+		}
 	}
 	return modfile, lang, nil
 }
@@ -420,12 +430,30 @@ func langOf(v string) string {
 	return "go" + major + "." + minor
 }
 
-// goLine is the go version a go.mod declares.
-func (d *driver) goLine(gomod string) string {
-	out, err := d.goCmd("mod", "edit", "-json", gomod).Output()
-	var m struct{ Go string }
-	if err != nil || json.Unmarshal(out, &m) != nil {
-		return ""
+// goMod is what a go.mod declares of its go version and GODEBUG
+// settings.
+type goMod struct {
+	Go      string
+	GoDebug []struct{ Key, Value string }
+}
+
+// godebugDefault reports whether the go.mod names the Go version its
+// GODEBUG defaults are taken from (godebug default=go1.N).
+func (m goMod) godebugDefault() bool {
+	for _, g := range m.GoDebug {
+		if g.Key == "default" {
+			return true
+		}
 	}
-	return m.Go
+	return false
+}
+
+// goModJSON reads a go.mod (the zero goMod if it cannot).
+func (d *driver) goModJSON(gomod string) goMod {
+	out, err := d.goCmd("mod", "edit", "-json", gomod).Output()
+	var m goMod
+	if err != nil || json.Unmarshal(out, &m) != nil {
+		return goMod{}
+	}
+	return m
 }

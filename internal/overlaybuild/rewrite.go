@@ -2,8 +2,10 @@ package overlaybuild
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/goxray/xray/internal/instrument"
 )
@@ -51,6 +53,11 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 			leaves += len(r.Leaves)
 			untraced += len(r.Untraced)
 			if d.opts.verbose {
+				for _, why := range slices.Sorted(maps.Keys(r.Skipped)) {
+					if fileWhy[why] != "" {
+						fmt.Fprintf(os.Stderr, "goxray: %s: not instrumented, %s\n", r.Path, fileWhy[why])
+					}
+				}
 				for _, f := range r.Untraced {
 					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[f.Reason])
 				}
@@ -92,6 +99,14 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 		fmt.Fprintf(os.Stderr, "goxray: %d functions instrumented in %d files; %d functions not traced in all; %d call-free leaves not traced\n", total, files, untraced, leaves)
 	}
 	return overlay, nil
+}
+
+// fileWhy says why -xray.v lists a whole file as not instrumented, by
+// instrument's reason: none of its functions is in the lists of traced
+// and untraced functions, nor in the trace's untraced set.
+var fileWhy = map[string]string{
+	"generated":      "generated code (-xray.generated instruments it)",
+	"imports goxray": "it imports github.com/goxray/xray (instrumented by hand)",
 }
 
 // untracedWhy says, by instrument's reason, why -xray.v lists a function
