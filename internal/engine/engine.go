@@ -74,6 +74,12 @@ type session struct {
 	// flushMu, so that Flush, which holds flushMu while it writes, and a
 	// WriteTo, which gives it back after encoding, never share it.
 	scratch atomic.Pointer[[]byte]
+	// notesCopy is shedNotes' copy of the newest records, kept for the
+	// next shed (under shedMu, which every shed holds): a fresh one at
+	// each decision would allocate a quarter MiB in the traced program,
+	// which any of its tests that counts allocations sees, every time the
+	// governor sheds.
+	notesCopy []byte
 
 	// set holds every writer this session ever had, retired ones too (see
 	// reclaim), for Stats and Stop: the recording set (writers) may be

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 
+	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/gotrace"
 )
 
@@ -77,10 +76,12 @@ func (s *session) writeGoTrace(path string) error {
 	if s.gt == nil {
 		return nil
 	}
-	// The temporary name is the one the FDR file had, which Start made
-	// sure fits: path+GoTraceSuffix with a temporary suffix would not,
-	// with the longest FilePrefix and Program Start accepts.
-	n, err := writeBeside(path+GoTraceSuffix, "."+s.cfg.FilePrefix+s.cfg.Program+".*.tmp", s.gt.WriteTo)
+	var n int64
+	err := flush.WriteBeside(path+GoTraceSuffix, namePrefix(s.cfg), func(w io.Writer) error {
+		var err error
+		n, err = s.gt.WriteTo(w)
+		return err
+	})
 	if err != nil {
 		s.gtFl.errors.Add(1)
 		e := err.Error()
@@ -98,28 +99,6 @@ func logGoTraceError(logf func(string, ...any), path string, err error) {
 	if err != nil {
 		logf("go trace beside %s not written: %v", path, err)
 	}
-}
-
-// writeBeside writes a hidden temporary file, named after pattern as
-// os.CreateTemp does, and renames it to path, so that a reader never sees
-// half a trace.
-func writeBeside(path, pattern string, write func(io.Writer) (int64, error)) (int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), pattern)
-	if err != nil {
-		return 0, err
-	}
-	n, err := write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return 0, err
-	}
-	return n, nil
 }
 
 // ErrNoGoTrace: the running session runs without GoTrace.

@@ -20,20 +20,14 @@ import (
 // empties it with the shed set.
 var shedInfo map[uint32]fdr.Shed
 
-// notesCopy is shedNotes' copy of the newest records, kept for the next
-// shed: a fresh one at each decision would allocate a window's worth of
-// memory in the traced program (a quarter MiB, seen by any of its tests
-// that counts what it allocates) every time the governor sheds.
-var notesCopy []byte
-
 // shedNotes learns, from the newest records of session s, the share of
 // the calls of ids and their callers and callees, and the budget that shed
 // them. Called by shedIDs with no lock held, before the gates close, so
 // that a file flushed just after a gate closed already tells all of it
 // (closeShed stores the notes, with when, in the same critical section
 // as the close). It costs a copy of the newest records (the governor's
-// sample size), once per shed decision, into notesCopy: its caller holds
-// shedMu, as every shed does.
+// sample size), once per shed decision, into s.notesCopy: its caller
+// holds shedMu, as every shed does.
 func shedNotes(s *session, ids []uint32) map[uint32]fdr.Shed {
 	if len(ids) == 0 {
 		return nil
@@ -49,8 +43,8 @@ func shedNotes(s *session, ids []uint32) map[uint32]fdr.Shed {
 			sh.Budget = s.cfg.OverheadBudget / 100
 			info[id] = sh
 		}
-		sn := s.q.Sample(notesCopy, sampleBytes)
-		notesCopy = sn.Buf
+		sn := s.q.Sample(s.notesCopy, sampleBytes)
+		s.notesCopy = sn.Buf
 		for _, sg := range sn.Segments {
 			data = append(data, sg.Data)
 		}

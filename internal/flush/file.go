@@ -86,6 +86,23 @@ func WriteFiles(dir, prefix string, write, side func(io.Writer) error) (path str
 	return "", fmt.Errorf("xray: flush: %w", err)
 }
 
+// WriteBeside writes path, a file that goes with one WriteFiles wrote
+// (prefix is the prefix given to it), through a hidden temporary file
+// renamed into place, so that a reader never sees half of it. The
+// temporary name is the one WriteFiles' file had, which Start made sure
+// fits in a file name where path's own name with a suffix may not.
+func WriteBeside(path, prefix string, write func(io.Writer) error) error {
+	tmp, err := writeTemp(filepath.Dir(path), prefix, write)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("xray: flush: %w", err)
+	}
+	return nil
+}
+
 // writeTemp writes a hidden temporary file in dir and returns its name.
 func writeTemp(dir, prefix string, write func(io.Writer) error) (name string, err error) {
 	f, err := os.CreateTemp(dir, "."+prefix+"*.tmp")
