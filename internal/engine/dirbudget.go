@@ -36,7 +36,7 @@ func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (pa
 // held.
 func (s *session) trimDir(path string) {
 	cfg, d := s.cfg, &s.dirb
-	prefix := namePrefix(cfg)
+	prefix := cfg.NamePrefix()
 	if d.b == nil || d.dir != cfg.Dir || d.prefix != prefix || d.maxBytes != cfg.DirMaxBytes || d.maxFiles != cfg.DirMaxFiles {
 		if d.b != nil {
 			c := d.b.Counts()

@@ -103,17 +103,12 @@ func (c *countWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// namePrefix is what the names of a session's files in Dir begin with
-// (FilePrefix+Program+".", then six random characters), the prefix of
-// their hidden temporary names too, and what the directory budget counts.
-func namePrefix(cfg Config) string { return cfg.FilePrefix + cfg.Program + "." }
-
 func writeFile(cfg Config, snap [][]byte, p flush.Params, x *flush.Indexer) (string, flush.Result, error) {
 	var res flush.Result
 	start := time.Now()
 	// The map is built from the registry after the buffers were copied:
 	// every id in the copy was registered by then (ids only grow).
-	path, err := flush.WriteFiles(cfg.Dir, namePrefix(cfg), func(w io.Writer) error {
+	path, err := flush.WriteFiles(cfg.Dir, cfg.NamePrefix(), func(w io.Writer) error {
 		var err error
 		res, err = flush.EncodeIndexed(w, snap, p, x)
 		return err

@@ -77,7 +77,7 @@ func (s *session) writeGoTrace(path string) error {
 		return nil
 	}
 	var n int64
-	err := flush.WriteBeside(path+GoTraceSuffix, namePrefix(s.cfg), func(w io.Writer) error {
+	err := flush.WriteBeside(path+GoTraceSuffix, s.cfg.NamePrefix(), func(w io.Writer) error {
 		var err error
 		n, err = s.gt.WriteTo(w)
 		return err

@@ -45,8 +45,13 @@ func (v *Values) Validate() error {
 	if n := len(v.FilePrefix) + len(v.Program); n > maxNameLen {
 		return fmt.Errorf("%w: FilePrefix+Program %d: bytes: file names would exceed 255 bytes; keep the two under %d", ErrConfig, n, maxNameLen+1)
 	}
-	return checkDir(v.Dir, "."+v.FilePrefix+v.Program+".*.tmp")
+	return checkDir(v.Dir, "."+v.NamePrefix()+"*.tmp")
 }
+
+// NamePrefix is what the names of a session's files in Dir begin with
+// (FilePrefix+Program+".", then random characters), the prefix of their
+// hidden temporary names too, and what the directory budget counts.
+func (v *Values) NamePrefix() string { return v.FilePrefix + v.Program + "." }
 
 // maxNameLen bounds len(FilePrefix)+len(Program). A flush creates
 // "." + FilePrefix + Program + "." + up to 10 random digits + ".tmp" (see
