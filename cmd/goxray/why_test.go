@@ -125,6 +125,10 @@ func (f *whyFixture) run(t *testing.T) {
 		close(held)
 		time.Sleep(30 * time.Millisecond)
 		mu.Unlock()
+		// The wake stays inside hold's call by far more than the
+		// alignment's error at its edges (microseconds on a loaded
+		// machine), so that it is credited to hold, not to after it.
+		time.Sleep(time.Millisecond)
 		xray.Exit(f.hold)
 	}()
 	<-held
@@ -141,6 +145,7 @@ func (f *whyFixture) run(t *testing.T) {
 		xray.Enter(f.produce)
 		time.Sleep(25 * time.Millisecond)
 		ch <- 1
+		time.Sleep(time.Millisecond) // as in hold
 		xray.Exit(f.produce)
 	}()
 	xray.Enter(f.recv)
