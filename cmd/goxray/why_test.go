@@ -468,7 +468,8 @@ func TestWhyPProf(t *testing.T) {
 		}
 	}
 	// The spin's running time is its own (flat), under the handler (cum).
-	top := pprof("-top", "-sample_index=running")
+	// pprof picks the unit from the total unless told, so it is told.
+	top := pprof("-top", "-unit=ms", "-sample_index=running")
 	var spin string
 	for _, l := range strings.Split(top, "\n") {
 		if strings.HasSuffix(l, " whyfix.spin") {
