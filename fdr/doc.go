@@ -263,8 +263,10 @@
 // # The untraced event
 //
 // `goxray build` leaves some functions uninstrumented: bodies below its
-// size threshold, bodies the compiler would inline, and small call-free
-// leaves. Their calls leave no record, so their time counts in their
+// size threshold, bodies the compiler would inline, small call-free
+// leaves, and bodies it would have traced but for a mark on them
+// (//xray:never, a //go: directive) or their file's kind (generated code,
+// cgo). Their calls leave no record, so their time counts in their
 // callers' self time. A program built so writes the set at the start of
 // every file, beside the shed set: custom events whose payload is
 // UntracedPrefix, on the first event the counts by reason, then

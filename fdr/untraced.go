@@ -7,18 +7,30 @@ import (
 
 // UntracedPrefix starts the payload of an untraced event: a custom event
 // whose payload is "goxray.untraced" followed by space-separated fields,
-// the counts " small=N", " inlinable=N" and " leaf=N" of the functions
-// the build left uninstrumented for each reason, and " func=REASON:NAME"
-// for each function it names (see the package documentation). Programs
-// built by `goxray build` write the set at the start of every file.
+// the counts " REASON=N" of the functions the build left uninstrumented
+// for each reason (UntracedReasons), and " func=REASON:NAME" for each
+// function it names (see the package documentation). Programs built by
+// `goxray build` write the set at the start of every file.
 const UntracedPrefix = "goxray.untraced"
 
-// The reasons the build leaves a function untraced.
+// The reasons the build leaves a function untraced. The selection's own
+// reasons come first: a function the size threshold, inlining or the
+// leaf rule would leave out anyway is counted under that reason, whatever
+// else would have excluded it, so the other reasons count only bodies the
+// build would otherwise have traced.
 const (
 	UntracedSmall     = "small"     // body below the size threshold
 	UntracedInlinable = "inlinable" // the compiler would probably inline it
 	UntracedLeaf      = "leaf"      // a small call-free leaf
+	UntracedNever     = "never"     // its declaration says //xray:never
+	UntracedDirective = "directive" // it carries a //go: directive (nosplit, linkname, …)
+	UntracedGenerated = "generated" // in a generated file ("// Code generated … DO NOT EDIT.")
+	UntracedCgo       = "cgo"       // in a file that imports "C"
 )
+
+// UntracedReasons lists the reasons, in the order a payload gives the
+// counts.
+var UntracedReasons = [...]string{UntracedSmall, UntracedInlinable, UntracedLeaf, UntracedNever, UntracedDirective, UntracedGenerated, UntracedCgo}
 
 // MaxUntracedPayload bounds the payload of one untraced event: below the
 // largest payload the smallest buffer holds (4096 bytes less its
@@ -28,31 +40,71 @@ const MaxUntracedPayload = 2048
 // Untraced is what untraced events say: how many functions the build
 // left untraced, by reason, and the names of some of them.
 type Untraced struct {
-	Small, Inlinable, Leaf int
-	Funcs                  []UntracedFunc
+	Small, Inlinable, Leaf           int
+	Never, Directive, Generated, Cgo int
+	Funcs                            []UntracedFunc
 }
 
 // UntracedFunc is one function the build left untraced, and why.
 type UntracedFunc struct {
-	Reason string // UntracedSmall, UntracedInlinable or UntracedLeaf
+	Reason string // one of UntracedReasons
 	Name   string // linker symbol name, as the function table gives it
 }
 
 // UntracedRank orders the names a build lists and a file carries when
-// not all fit: call-free leaves first (they may be large, and only they
-// can hide loops), then inlinable bodies, then small ones.
+// not all fit: first what may hide the most time, bodies the build would
+// have traced but for their file's kind or a mark on them (cgo calls,
+// deliberate exclusions), then call-free leaves (they may be large, and
+// may loop), generated code, inlinable bodies, small ones; a reason it
+// does not know (a newer writer's) comes last.
 func UntracedRank(reason string) int {
-	switch reason {
-	case UntracedLeaf:
-		return 0
-	case UntracedInlinable:
-		return 1
+	for i, r := range untracedRanked {
+		if r == reason {
+			return i
+		}
 	}
-	return 2
+	return len(untracedRanked)
+}
+
+var untracedRanked = [...]string{UntracedCgo, UntracedNever, UntracedDirective, UntracedLeaf, UntracedGenerated, UntracedInlinable, UntracedSmall}
+
+// Count returns the count of reason's functions, nil for a reason Untraced
+// does not know.
+func (u *Untraced) Count(reason string) *int {
+	switch reason {
+	case UntracedSmall:
+		return &u.Small
+	case UntracedInlinable:
+		return &u.Inlinable
+	case UntracedLeaf:
+		return &u.Leaf
+	case UntracedNever:
+		return &u.Never
+	case UntracedDirective:
+		return &u.Directive
+	case UntracedGenerated:
+		return &u.Generated
+	case UntracedCgo:
+		return &u.Cgo
+	}
+	return nil
 }
 
 // Total is the number of functions the build left untraced.
-func (u Untraced) Total() int { return u.Small + u.Inlinable + u.Leaf }
+func (u Untraced) Total() int {
+	n := 0
+	for _, r := range UntracedReasons {
+		n += *u.Count(r)
+	}
+	return n
+}
+
+// MergeCounts sets each of u's counts to merge of it and o's.
+func (u *Untraced) MergeCounts(o Untraced, merge func(a, b int) int) {
+	for _, r := range UntracedReasons {
+		*u.Count(r) = merge(*u.Count(r), *o.Count(r))
+	}
+}
 
 // AppendUntracedPayload appends the payload of one untraced event for u:
 // the counts that are not zero, then the functions in order. Names hold no
@@ -60,15 +112,12 @@ func (u Untraced) Total() int { return u.Small + u.Inlinable + u.Leaf }
 // within MaxUntracedPayload.
 func AppendUntracedPayload(b []byte, u Untraced) []byte {
 	b = append(b, UntracedPrefix...)
-	for _, c := range [...]struct {
-		k string
-		n int
-	}{{UntracedSmall, u.Small}, {UntracedInlinable, u.Inlinable}, {UntracedLeaf, u.Leaf}} {
-		if c.n != 0 {
+	for _, r := range UntracedReasons {
+		if n := *u.Count(r); n != 0 {
 			b = append(b, ' ')
-			b = append(b, c.k...)
+			b = append(b, r...)
 			b = append(b, '=')
-			b = strconv.AppendInt(b, int64(c.n), 10)
+			b = strconv.AppendInt(b, int64(n), 10)
 		}
 	}
 	for _, f := range u.Funcs {
@@ -127,22 +176,16 @@ func ParseUntraced(data []byte) (Untraced, bool) {
 		if !ok {
 			return Untraced{}, false
 		}
-		var dst *int
-		switch string(k) {
-		case UntracedSmall:
-			dst = &u.Small
-		case UntracedInlinable:
-			dst = &u.Inlinable
-		case UntracedLeaf:
-			dst = &u.Leaf
-		case "func":
+		if string(k) == "func" {
 			r, name, ok := bytes.Cut(v, []byte(":"))
 			if !ok || len(r) == 0 || len(name) == 0 {
 				return Untraced{}, false
 			}
 			u.Funcs = append(u.Funcs, UntracedFunc{Reason: string(r), Name: string(name)})
 			continue
-		default:
+		}
+		dst := u.Count(string(k))
+		if dst == nil {
 			continue
 		}
 		n, err := strconv.Atoi(string(v))

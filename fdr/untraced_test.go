@@ -9,14 +9,32 @@ import (
 // TestUntracedPayloadRoundTrip: counts and functions survive a round trip,
 // through the events SplitUntraced makes, each within the bound.
 func TestUntracedPayloadRoundTrip(t *testing.T) {
-	u := Untraced{Small: 250, Inlinable: 60, Leaf: 2, Funcs: []UntracedFunc{
+	u := Untraced{Small: 250, Inlinable: 60, Leaf: 2, Never: 1, Directive: 3, Generated: 40, Cgo: 5, Funcs: []UntracedFunc{
+		{UntracedCgo, "example.com/p.callC"},
+		{UntracedNever, "example.com/p.quiet"},
 		{UntracedLeaf, "example.com/p.(*T).Len"},
 		{UntracedInlinable, "example.com/p.F[...]"},
 		{UntracedSmall, "main.main.func1"},
 	}}
 	got, ok := ParseUntraced(AppendUntracedPayload(nil, u))
-	if !ok || !reflect.DeepEqual(got, u) {
+	if !ok || !reflect.DeepEqual(got, u) || got.Total() != 361 {
 		t.Fatalf("parsed %+v, %v", got, ok)
+	}
+	for _, r := range UntracedReasons {
+		if !strings.Contains(string(AppendUntracedPayload(nil, u)), " "+r+"=") {
+			t.Errorf("no count of %s", r)
+		}
+	}
+	// Readers merge counts (the engine sums packages', views take each
+	// count's largest over a file's repeats).
+	sum := u
+	sum.MergeCounts(Untraced{Cgo: 1, Small: 2}, func(a, b int) int { return a + b })
+	if sum.Cgo != 6 || sum.Small != 252 || sum.Never != 1 || sum.Total() != 364 {
+		t.Errorf("merged %+v", sum)
+	}
+	if UntracedRank(UntracedCgo) >= UntracedRank(UntracedLeaf) || UntracedRank(UntracedLeaf) >= UntracedRank(UntracedGenerated) ||
+		UntracedRank(UntracedGenerated) >= UntracedRank(UntracedSmall) || UntracedRank("future") <= UntracedRank(UntracedSmall) {
+		t.Error("rank: cgo, never and directive before leaves, generated before small, unknown last")
 	}
 	// Many long names: several events, the counts on the first.
 	big := Untraced{Small: 3000, Leaf: 1}
@@ -70,6 +88,7 @@ func FuzzParseUntraced(f *testing.F) {
 	f.Add([]byte("goxray.untraced small=250 inlinable=60 leaf=2 func=leaf:p.sum func=small:p.F"))
 	f.Add([]byte("goxray.untraced func=inlinable:p.(*T).Get[...]"))
 	f.Add([]byte("goxray.untraced small=x"))
+	f.Add([]byte("goxray.untraced never=1 directive=2 generated=3 cgo=4 func=cgo:p.callC"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u, ok := ParseUntraced(data)
 		if !ok {
@@ -77,8 +96,13 @@ func FuzzParseUntraced(f *testing.F) {
 		}
 		b := AppendUntracedPayload(nil, u)
 		got, ok := ParseUntraced(b)
-		if !ok || got.Small != u.Small || got.Inlinable != u.Inlinable || got.Leaf != u.Leaf || len(got.Funcs) != len(u.Funcs) {
+		if !ok || len(got.Funcs) != len(u.Funcs) {
 			t.Fatalf("%q parsed as %+v; re-encoded %q parsed as %+v, %v", data, u, b, got, ok)
+		}
+		for _, r := range UntracedReasons {
+			if *got.Count(r) != *u.Count(r) {
+				t.Fatalf("%q: %s=%d, re-encoded %d", data, r, *u.Count(r), *got.Count(r))
+			}
 		}
 		for i := range u.Funcs {
 			if got.Funcs[i] != u.Funcs[i] {

@@ -7,8 +7,8 @@ import (
 	"github.com/goxray/xray/fdr"
 )
 
-// What the build left untraced. `goxray build` leaves small, inlinable
-// and call-free leaf functions uninstrumented, and the program writes the
+// What the build left untraced. `goxray build` leaves some functions
+// uninstrumented (fdr.UntracedReasons), and the program writes the
 // set at the start of every file (fdr.UntracedPrefix). Those functions'
 // time counts in their callers' self time: every view says so once, in one
 // line, beside the shed set and the open calls (see window.go).
@@ -31,9 +31,7 @@ func (u *Untraced) add(data []byte) bool {
 	if !ok {
 		return false
 	}
-	u.Small = max(u.Small, p.Small)
-	u.Inlinable = max(u.Inlinable, p.Inlinable)
-	u.Leaf = max(u.Leaf, p.Leaf)
+	u.MergeCounts(p, func(a, b int) int { return max(a, b) })
 	for _, f := range p.Funcs {
 		if u.seen == nil {
 			u.seen = map[string]bool{}
@@ -60,16 +58,10 @@ func (u *Untraced) Note() string {
 		return ""
 	}
 	var parts []string
-	if u.Small > 0 {
-		parts = append(parts, fmt.Sprintf("%d small", u.Small))
-	}
-	if u.Inlinable > 0 {
-		parts = append(parts, fmt.Sprintf("%d inlinable", u.Inlinable))
-	}
-	if u.Leaf == 1 {
-		parts = append(parts, "1 call-free leaf")
-	} else if u.Leaf > 1 {
-		parts = append(parts, fmt.Sprintf("%d call-free leaves", u.Leaf))
+	for _, r := range fdr.UntracedReasons {
+		if n := *u.Count(r); n > 0 {
+			parts = append(parts, untracedPhrase(r, n))
+		}
 	}
 	what := strings.Join(parts, ", ")
 	if n := min(len(u.Funcs), untracedExamples); n > 0 {
@@ -88,4 +80,25 @@ func (u *Untraced) Note() string {
 		fns = "function"
 	}
 	return fmt.Sprintf("The build left %d %s untraced (%s; goxray build -xray.v lists them): their time counts in their callers' self time.\n", total, fns, what)
+}
+
+// untracedPhrase says n functions left untraced for reason, as the note
+// counts them.
+func untracedPhrase(reason string, n int) string {
+	switch reason {
+	case fdr.UntracedLeaf:
+		if n == 1 {
+			return "1 call-free leaf"
+		}
+		return fmt.Sprintf("%d call-free leaves", n)
+	case fdr.UntracedNever:
+		return fmt.Sprintf("%d marked //xray:never", n)
+	case fdr.UntracedDirective:
+		return fmt.Sprintf("%d with a //go: directive", n)
+	case fdr.UntracedGenerated:
+		return fmt.Sprintf("%d in generated files", n)
+	case fdr.UntracedCgo:
+		return fmt.Sprintf("%d in cgo files", n)
+	}
+	return fmt.Sprintf("%d %s", n, reason)
 }

@@ -64,6 +64,14 @@ func TestUntracedNote(t *testing.T) {
 	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("one function: %q", got)
 	}
+	// Every reason, in the payload's order; the names as the file ranks
+	// them (what a mark or the file's kind kept out first).
+	every := Untraced{}
+	every.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Small: 3, Inlinable: 2, Leaf: 1, Never: 1, Directive: 2, Generated: 4, Cgo: 1,
+		Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedCgo, Name: "p.callC"}, {Reason: fdr.UntracedNever, Name: "p.quiet"}}}))
+	if got := every.Note(); got != "The build left 14 functions untraced (3 small, 2 inlinable, 1 call-free leaf, 1 marked //xray:never, 2 with a //go: directive, 4 in generated files, 1 in cgo files; e.g. p.callC, p.quiet; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+		t.Errorf("every reason: %q", got)
+	}
 	plain := NewProfile(h, ProfileOptions{})
 	for _, e := range untracedEvents()[len(untracedEvents())-2:] {
 		plain.Add(&e)

@@ -8,8 +8,8 @@ import (
 	"github.com/goxray/xray/fdr"
 )
 
-// The build's untraced set. `goxray build` leaves small, inlinable and
-// call-free leaf functions uninstrumented, and their time counts in their
+// The build's untraced set. `goxray build` leaves some functions
+// uninstrumented (fdr.UntracedReasons say which), and their time counts in their
 // callers' self time; a file that did not say so would let a reader take
 // that self time for the caller's own. The generated code registers, per
 // package, how many it left and some of their names (xrayauto), and the
@@ -37,9 +37,7 @@ func RegisterUntraced(u fdr.Untraced) {
 	}
 	untraced.Lock()
 	defer untraced.Unlock()
-	untraced.set.Small += u.Small
-	untraced.set.Inlinable += u.Inlinable
-	untraced.set.Leaf += u.Leaf
+	untraced.set.MergeCounts(u, func(a, b int) int { return a + b })
 	untraced.set.Funcs = append(untraced.set.Funcs, u.Funcs...)
 	untraced.payloads = nil
 }

@@ -86,11 +86,13 @@ type Result struct {
 	// leaf.go), in source order: unlike the others skipped, they may be
 	// above the threshold, so the build names them.
 	Leaves []Func
-	// Untraced are the functions the selection left alone, in source
-	// order: below the threshold, inlinable or call-free leaves (the
-	// functions that directives, generated files or cgo left alone are
-	// only counted in Skipped). The package's first file registers them
-	// with xrayauto.RegisterUntraced (see untraced.go).
+	// Untraced are the functions left alone, in source order, with the
+	// reason the trace gives: the selection's (below the threshold,
+	// inlinable, call-free leaf) or, for a body it would have traced, a
+	// mark or the file's kind (//xray:never, a //go: directive, generated,
+	// cgo); a file that imports goxray adds none. The package's first
+	// file registers them with xrayauto.RegisterUntracedSet (see
+	// untraced.go).
 	Untraced []Untraced
 	// Dispatched are the file's functions that keep no gate of their own
 	// (call-free leaves, functions only their own recursion calls): they

@@ -65,9 +65,7 @@
 //   - with Config.SkipInlinable, bodies the compiler would probably inline
 //     (see inline.go), and with Config.SkipLeaves, small call-free leaves
 //     without loops (with Config.LeafLoops, with loops too), which
-//     Result.Leaves names (see leaf.go); both unless //xray:always (the
-//     functions left out for these three reasons are Result.Untraced, and
-//     the package registers them: see untraced.go);
+//     Result.Leaves names (see leaf.go); both unless //xray:always;
 //   - declarations whose doc comment holds //xray:never, and the function
 //     literals inside them;
 //   - declarations carrying a //go: directive other than //go:noinline
@@ -80,6 +78,12 @@
 //     by hand already), and generated files ("// Code generated
 //     … DO NOT EDIT." before the package clause) unless
 //     Config.Generated.
+//
+// The functions left out are Result.Untraced, and the package registers
+// them, so that the trace says their time is in their callers' (see
+// untraced.go); not those named _ (nothing calls them), bodiless
+// declarations (there is no Go body to leave out) or the functions of a
+// file that imports goxray (its author chose what it traces).
 //
 // # Names
 //

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -191,6 +192,10 @@ type fileState struct {
 	command bool // package main, compiled as a command or, for its tests, as a library
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
+	// off is why the file is not active, when its functions belong in
+	// the trace's untraced set (SkipCgo, SkipGenerated; "" for a file
+	// instrumented by hand).
+	off string
 	// siblings are the traced copies of the file's split functions,
 	// appended after its text (see split.go).
 	siblings []string
@@ -239,7 +244,8 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		switch path {
 		case "C":
 			s.active, s.cgo = false, true
-			s.skipped["cgo"]++
+			s.skipped[SkipCgo]++
+			s.off = cmp.Or(s.off, SkipCgo)
 		case xrayPath, ImportPath:
 			// Instrumented by hand already: a second Enter/Exit pair
 			// under the same name would count every call twice.
@@ -259,7 +265,8 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	}
 	if !p.cfg.Generated && generatedRE.Match(f.Src[:s.tf.Offset(af.Package)]) {
 		s.active = false
-		s.skipped["generated"]++
+		s.skipped[SkipGenerated]++
+		s.off = cmp.Or(s.off, SkipGenerated)
 	}
 	// A literal counts under its enclosing function even where nothing is
 	// instrumented, so the walk always runs: numbering must match the
@@ -350,11 +357,17 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	s.dead.setLocals(d)
 	s.literals(d.Body, name, &counter, never, true)
 	switch {
-	case !s.active || d.Name.Name == "_":
+	case d.Name.Name == "_":
+	case !s.active:
+		if s.off != "" {
+			s.excluded(s.off, name, d.Pos(), d.Body, always)
+		}
 	case never:
-		s.skipped["xray:never"]++
+		s.skipped[SkipNever]++
+		s.excluded(SkipNever, name, d.Pos(), d.Body, always)
 	case goDirective:
-		s.skipped["go: directive"]++
+		s.skipped[SkipDirective]++
+		s.excluded(SkipDirective, name, d.Pos(), d.Body, always)
 	default:
 		// main.main and TestMain carry the AutoStop defer, which must
 		// stay in them, and they and init functions run once: they keep
@@ -399,7 +412,14 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 		}
 		var inner int
 		s.literals(fl.Body, name, &inner, never, false)
-		if s.active && !never {
+		switch {
+		case !s.active:
+			if s.off != "" {
+				s.excluded(s.off, name, fl.Pos(), fl.Body, false)
+			}
+		case never:
+			s.excluded(SkipNever, name, fl.Pos(), fl.Body, false)
+		default:
 			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl)
 		}
 		return false
@@ -412,23 +432,10 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 // tracing is on unless decl and lit are both nil (main.main, TestMain and
 // init functions, which run once).
 func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
-	size := bodySize(body)
-	fn := Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: size}
-	skip := func(reason string) {
+	fn := s.funcAt(name, pos, body)
+	if reason := s.selection(fn, body, always); reason != "" {
 		s.skipped[reason]++
 		s.untraced = append(s.untraced, Untraced{Func: fn, Reason: reason})
-	}
-	if !always && size < s.cfg.Threshold {
-		skip(SkipThreshold)
-		return
-	}
-	if !always && s.cfg.SkipInlinable && s.inline.inlinable(body) {
-		skip(SkipInlinable)
-		return
-	}
-	if !always && s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, size) {
-		skip(SkipLeaf)
-		s.leaves = append(s.leaves, fn)
 		return
 	}
 	i := len(s.funcs)
@@ -441,6 +448,38 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	default:
 		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.traceCheck(id)+" { "+s.enterExit(id)+" };")
 	}
+}
+
+// funcAt describes the function name whose body starts at pos.
+func (s *fileState) funcAt(name string, pos token.Pos, body *ast.BlockStmt) Func {
+	return Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: bodySize(body)}
+}
+
+// selection is the selection's reason to leave fn (whose body is body)
+// untraced, "" when it traces it; a leaf it leaves out is added to the
+// file's leaves.
+func (s *fileState) selection(fn Func, body *ast.BlockStmt, always bool) string {
+	switch {
+	case always:
+		return ""
+	case fn.Size < s.cfg.Threshold:
+		return SkipThreshold
+	case s.cfg.SkipInlinable && s.inline.inlinable(body):
+		return SkipInlinable
+	case s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, fn.Size):
+		s.leaves = append(s.leaves, fn)
+		return SkipLeaf
+	}
+	return ""
+}
+
+// excluded records a function that reason (a mark or the file's kind)
+// keeps uninstrumented: in the trace's untraced set under the selection's
+// reason when the selection would leave it out anyway, so that reason
+// counts only the bodies that it alone keeps out of the trace.
+func (s *fileState) excluded(reason, name string, pos token.Pos, body *ast.BlockStmt, always bool) {
+	fn := s.funcAt(name, pos, body)
+	s.untraced = append(s.untraced, Untraced{Func: fn, Reason: cmp.Or(s.selection(fn, body, always), reason)})
 }
 
 // bodySize is the size of a function body in syntax nodes, the block

@@ -232,7 +232,7 @@ func TestLangPinned(t *testing.T) {
 	}
 	want := []string{
 		// F, below the threshold, is registered as untraced (see untraced.go).
-		"//line /s/a.go:1:1\n//go:build go1.18\n//line /s/a.go:1:1\n// Doc.\npackage q; import __xray \"github.com/goxray/xray/xrayauto\"/*line :2:10*/; var _ = __xray.RegisterUntraced(\"q\", 1, 0, 0, \"s\\tq.F\\n\")/*line :2:10*/\n\nfunc F() {}\n",
+		"//line /s/a.go:1:1\n//go:build go1.18\n//line /s/a.go:1:1\n// Doc.\npackage q; import __xray \"github.com/goxray/xray/xrayauto\"/*line :2:10*/; var _ = __xray.RegisterUntracedSet(\"q\", \"small=1 func=small:q.F\")/*line :2:10*/\n\nfunc F() {}\n",
 		"//line /s/b.go:1:1\n//go:build (linux) && go1.18\n//  build linux\n\npackage q\n",
 		"//line /s/c.go:1:1\n//go:build (go1.23) && go1.18\n\npackage q\n",
 	}

@@ -5,33 +5,41 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/goxray/xray/fdr"
 )
 
-// What the selection leaves out. A function left uninstrumented records
+// What the build leaves out. A function left uninstrumented records
 // nothing, so its time counts in its callers' self time; a trace that did
 // not say so would let a reader take that time for the callers' own. So
 // the package's first file (of its test files, for them) registers what
 // the package left out, beside its tables:
 //
-//	var _ = __xray.RegisterUntraced("example.com/p", 250, 60, 2, "l\texample.com/p.sum\n…")
+//	var _ = __xray.RegisterUntracedSet("example.com/p", "small=250 inlinable=60 leaf=2 func=leaf:example.com/p.sum …")
 //
-// the counts by reason (below the threshold, inlinable, call-free leaf)
-// and the names of at most MaxUntracedNames of them, leaves first, then
-// inlinable bodies, then small ones, each in source order. It is
+// the counts by reason and the names of at most MaxUntracedNames of them,
+// in fdr.UntracedRank's order, each reason's in source order. It is
 // init-time data: one call, before main, that costs nothing afterwards,
 // and the runtime writes the set at the start of every file
 // (fdr.UntracedPrefix). It is a call of its own, not an argument of
 // RegisterTable, so that a package with nothing instrumented says it too.
+// Functions in a file that imports goxray are not in it: that file is
+// instrumented by hand, and what it leaves out is its author's choice.
 
-// The reasons the selection leaves a function out, as Result.Skipped and
-// Untraced.Reason name them.
+// The reasons a function is left out, as Result.Skipped and
+// Untraced.Reason name them: the selection's own (a body below the
+// threshold, one the compiler would inline, a call-free leaf), then the
+// marks and file kinds that rule out a body the selection would have
+// traced. A function both would leave out is counted under the
+// selection's reason (see fdr.UntracedReasons).
 const (
 	SkipThreshold = "threshold"
 	SkipInlinable = "inlinable"
 	SkipLeaf      = "leaf"
+	SkipNever     = "xray:never"
+	SkipDirective = "go: directive"
+	SkipGenerated = "generated"
+	SkipCgo       = "cgo"
 )
 
 // MaxUntracedNames bounds the names a package registers; the counts
@@ -44,24 +52,23 @@ type Untraced struct {
 	Reason string // SkipThreshold, SkipInlinable or SkipLeaf
 }
 
-// untracedLetter is the reason's code in the registration's names, and
-// untracedReason the reason a trace file gives for it.
-var (
-	untracedLetter = map[string]string{SkipThreshold: "s", SkipInlinable: "i", SkipLeaf: "l"}
-	untracedReason = map[string]string{SkipThreshold: fdr.UntracedSmall, SkipInlinable: fdr.UntracedInlinable, SkipLeaf: fdr.UntracedLeaf}
-)
+// untracedReason is the reason a trace file gives for each of ours.
+var untracedReason = map[string]string{
+	SkipThreshold: fdr.UntracedSmall, SkipInlinable: fdr.UntracedInlinable, SkipLeaf: fdr.UntracedLeaf,
+	SkipNever: fdr.UntracedNever, SkipDirective: fdr.UntracedDirective, SkipGenerated: fdr.UntracedGenerated, SkipCgo: fdr.UntracedCgo,
+}
 
 // untracedRegistration is the call that registers what the files of
 // states (the test files, or the others) left out, "" when nothing.
 func untracedRegistration(importPath string, states []*fileState, test bool) string {
 	var all []Untraced
-	counts := map[string]int{}
+	var set fdr.Untraced
 	for _, s := range states {
 		if s.isTest != test {
 			continue
 		}
 		for _, u := range s.untraced {
-			counts[u.Reason]++
+			*set.Count(untracedReason[u.Reason])++
 			all = append(all, u)
 		}
 	}
@@ -71,10 +78,11 @@ func untracedRegistration(importPath string, states []*fileState, test bool) str
 	slices.SortStableFunc(all, func(a, b Untraced) int {
 		return cmp.Compare(fdr.UntracedRank(untracedReason[a.Reason]), fdr.UntracedRank(untracedReason[b.Reason]))
 	})
-	var names strings.Builder
 	for _, u := range all[:min(len(all), MaxUntracedNames)] {
-		names.WriteString(untracedLetter[u.Reason] + "\t" + u.Name + "\n")
+		set.Funcs = append(set.Funcs, fdr.UntracedFunc{Reason: untracedReason[u.Reason], Name: u.Name})
 	}
-	return fmt.Sprintf("RegisterUntraced(%s, %d, %d, %d, %s)", strconv.Quote(importPath),
-		counts[SkipThreshold], counts[SkipInlinable], counts[SkipLeaf], strconv.Quote(names.String()))
+	// The set is spelled as the payload's fields, less the prefix: the
+	// runtime parses it with the reader's own parser.
+	b := fdr.AppendUntracedPayload(nil, set)
+	return fmt.Sprintf("RegisterUntracedSet(%s, %s)", strconv.Quote(importPath), strconv.Quote(string(b[len(fdr.UntracedPrefix)+1:])))
 }

@@ -8,30 +8,42 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/fdr"
 )
 
-// registration returns the arguments of the RegisterUntraced call in src,
-// nil when there is none.
-func registration(t *testing.T, src []byte) []string {
+// registration returns the set the RegisterUntracedSet call in src
+// registers, and false when there is none.
+func registration(t *testing.T, src []byte) (fdr.Untraced, bool) {
 	t.Helper()
 	s := string(src)
-	i := strings.Index(s, ".RegisterUntraced(")
+	const call = ".RegisterUntracedSet("
+	i := strings.Index(s, call)
 	if i < 0 {
-		return nil
+		return fdr.Untraced{}, false
 	}
-	if strings.Count(s, ".RegisterUntraced(") != 1 {
+	if strings.Count(s, call) != 1 {
 		t.Fatalf("two registrations:\n%s", s)
 	}
-	call := s[i+len(".RegisterUntraced("):]
-	call = call[:strings.Index(call, ")/*line")]
-	var args []string
-	for a := range strings.SplitSeq(call, ", ") {
-		if u, err := strconv.Unquote(a); err == nil {
-			a = u
-		}
-		args = append(args, a)
+	args := s[i+len(call):]
+	args = args[:strings.Index(args, ")/*line")]
+	pkg, set, ok := strings.Cut(args, ", ")
+	if !ok {
+		t.Fatalf("registration %s", args)
 	}
-	return args
+	pkg, err := strconv.Unquote(pkg)
+	if err != nil || pkg != "example.com/q" && pkg != "q" {
+		t.Fatalf("registration of package %s", args)
+	}
+	set, err = strconv.Unquote(set)
+	if err != nil {
+		t.Fatalf("registration %s: %v", args, err)
+	}
+	u, ok := fdr.ParseUntraced([]byte(fdr.UntracedPrefix + " " + set))
+	if !ok {
+		t.Fatalf("registered set %q does not parse", set)
+	}
+	return u, true
 }
 
 // TestUntracedRegistered: the package's first file registers what the
@@ -57,19 +69,18 @@ func TestUntracedRegistered(t *testing.T) {
 	if got := names(rs); !reflect.DeepEqual(got, []string{"example.com/q.Big"}) {
 		t.Fatalf("instrumented %q", got)
 	}
-	args := registration(t, rs[0].Src)
-	if len(args) != 5 || args[0] != "example.com/q" || args[1] != strconv.Itoa(MaxUntracedNames+5) || args[2] != "0" || args[3] != "1" {
-		t.Fatalf("registration %q", args)
+	u, _ := registration(t, rs[0].Src)
+	if u.Small != MaxUntracedNames+5 || u.Inlinable != 0 || u.Leaf != 1 || u.Total() != MaxUntracedNames+6 {
+		t.Fatalf("registration %+v", u)
 	}
-	lines := strings.Split(strings.TrimSuffix(args[4], "\n"), "\n")
-	if len(lines) != MaxUntracedNames || lines[0] != "l\texample.com/q.Leaf" || lines[1] != "s\texample.com/q.s0" {
-		t.Errorf("names %q", lines)
+	if len(u.Funcs) != MaxUntracedNames || u.Funcs[0] != (fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "example.com/q.Leaf"}) || u.Funcs[1] != (fdr.UntracedFunc{Reason: fdr.UntracedSmall, Name: "example.com/q.s0"}) {
+		t.Errorf("names %q", u.Funcs)
 	}
-	if registration(t, rs[1].Src) != nil {
+	if _, ok := registration(t, rs[1].Src); ok {
 		t.Error("the second file registers too")
 	}
-	if got := registration(t, rs[2].Src); len(got) != 5 || got[1] != "1" || got[4] != "s\texample.com/q.helper\n" {
-		t.Errorf("test files' registration %q", got)
+	if got, _ := registration(t, rs[2].Src); got.Small != 1 || got.Total() != 1 || len(got.Funcs) != 1 || got.Funcs[0].Name != "example.com/q.helper" {
+		t.Errorf("test files' registration %+v", got)
 	}
 	if len(rs[0].Untraced) != 1 || rs[0].Untraced[0].Reason != SkipLeaf || len(rs[1].Untraced) != MaxUntracedNames+5 {
 		t.Errorf("Result.Untraced: %d, %d", len(rs[0].Untraced), len(rs[1].Untraced))
@@ -81,8 +92,8 @@ func TestUntracedRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := registration(t, rs[0].Src); len(got) != 5 || got[1] != strconv.Itoa(MaxUntracedNames+5) {
-		t.Errorf("registration without tables %q", got)
+	if got, _ := registration(t, rs[0].Src); got.Small != MaxUntracedNames+5 {
+		t.Errorf("registration without tables %+v", got)
 	}
 	if _, err := parser.ParseFile(token.NewFileSet(), "b.go", rs[0].Src, 0); err != nil {
 		t.Errorf("rewrite does not parse: %v\n%s", err, rs[0].Src)
@@ -92,7 +103,56 @@ func TestUntracedRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := registration(t, rs[0].Src); got != nil {
-		t.Errorf("registration with everything traced: %q", got)
+	if got, ok := registration(t, rs[0].Src); ok {
+		t.Errorf("registration with everything traced: %+v", got)
+	}
+}
+
+// TestUntracedExcluded: functions that a mark (//xray:never, a //go:
+// directive) or their file's kind (generated, cgo) keep out are in the
+// registered set under that reason, the literals of a never function
+// too, unless the selection would have left them out anyway (then under
+// its reason); a file that imports goxray adds nothing, and the names of
+// what only the exclusion keeps out come first.
+func TestUntracedExcluded(t *testing.T) {
+	big := "{\n" + strings.Repeat("\tfmt.Println(len(xs) * 3 + len(xs) * 5 - len(xs))\n", 12) + "}\n\n"
+	a := "package q\n\nimport \"fmt\"\n\n" +
+		"func Traced(xs []int) " + big +
+		"//xray:never\nfunc Never(xs []int) {\n\tf := func() " + big + "\tf()\n" + big[2:] +
+		"//go:nosplit\nfunc Split(xs []int) " + big +
+		"//xray:never\nfunc tiny() int { return 1 }\n"
+	gen := "// Code generated by hand. DO NOT EDIT.\n\npackage q\n\nimport \"fmt\"\n\nfunc Gen(xs []int) " + big + "func get() int { return 2 }\n"
+	cgo := "package q\n\n// int two(void) { return 2; }\nimport \"C\"\nimport \"fmt\"\n\nfunc WithC(xs []int) " + big
+	hand := "package q\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/goxray/xray\"\n)\n\nfunc Hand(xs []int) " + big + "var _ = xray.Enter\n"
+	rs, err := Package("example.com/q", []File{
+		{Path: "a.go", Src: []byte(a)}, {Path: "gen.go", Src: []byte(gen)},
+		{Path: "c.go", Src: []byte(cgo)}, {Path: "hand.go", Src: []byte(hand)},
+	}, Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(rs); !reflect.DeepEqual(got, []string{"example.com/q.Traced"}) {
+		t.Fatalf("instrumented %q", got)
+	}
+	u, ok := registration(t, rs[0].Src)
+	if !ok {
+		t.Fatalf("no registration in\n%s", rs[0].Src)
+	}
+	want := fdr.Untraced{Small: 2, Never: 2, Directive: 1, Generated: 1, Cgo: 1}
+	if got := u; got.Small != want.Small || got.Never != want.Never || got.Directive != want.Directive || got.Generated != want.Generated || got.Cgo != want.Cgo || got.Total() != want.Total() {
+		t.Errorf("counts %+v, want %+v", got, want)
+	}
+	var order []string
+	for _, f := range u.Funcs {
+		order = append(order, f.Reason+":"+strings.TrimPrefix(f.Name, "example.com/q."))
+	}
+	wantOrder := []string{"cgo:WithC", "never:Never.func1", "never:Never", "directive:Split", "generated:Gen", "small:tiny", "small:get"}
+	if !reflect.DeepEqual(order, wantOrder) {
+		t.Errorf("names %q, want %q", order, wantOrder)
+	}
+	for i, want := range []map[string]int{{SkipNever: 2, SkipDirective: 1}, {SkipGenerated: 1}, {SkipCgo: 1}, {"imports goxray": 1}} {
+		if !reflect.DeepEqual(rs[i].Skipped, want) {
+			t.Errorf("file %d skipped %v, want %v", i, rs[i].Skipped, want)
+		}
 	}
 }

@@ -102,11 +102,12 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 }
 
 // fileWhy says why -xray.v lists a whole file as not instrumented, by
-// instrument's reason: none of its functions is in the lists of traced
-// and untraced functions, nor in the trace's untraced set.
+// instrument's reason. A generated file's functions are listed below it
+// as not traced, and are in the trace's untraced set; a file that imports
+// goxray is instrumented by hand, so its functions are in neither.
 var fileWhy = map[string]string{
-	"generated":      "generated code (-xray.generated instruments it)",
-	"imports goxray": "it imports github.com/goxray/xray (instrumented by hand)",
+	instrument.SkipGenerated: "generated code (-xray.generated instruments it)",
+	"imports goxray":         "it imports github.com/goxray/xray (instrumented by hand)",
 }
 
 // untracedWhy says, by instrument's reason, why -xray.v lists a function
@@ -115,4 +116,8 @@ var untracedWhy = map[string]string{
 	instrument.SkipThreshold: "below -xray.threshold",
 	instrument.SkipInlinable: "the compiler would inline it (-xray.threshold=0 traces it)",
 	instrument.SkipLeaf:      "a call-free leaf (-xray.leaves traces it)",
+	instrument.SkipNever:     "marked //xray:never",
+	instrument.SkipDirective: "it carries a //go: directive (code that must not grow a call or a defer)",
+	instrument.SkipGenerated: "in generated code (-xray.generated instruments it)",
+	instrument.SkipCgo:       "in a file that uses cgo",
 }

@@ -13,7 +13,7 @@ package auto
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
-var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/auto", 2, 2, 0, "i\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/auto.Valid\ns\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).space\n")
+var _ = __xray.RegisterUntracedSet("github.com/goxray/xray/bench/recjson/auto", "small=2 inlinable=2 func=inlinable:github.com/goxray/xray/bench/recjson/auto.(*scanner).digits func=inlinable:github.com/goxray/xray/bench/recjson/auto.(*scanner).lit func=small:github.com/goxray/xray/bench/recjson/auto.Valid func=small:github.com/goxray/xray/bench/recjson/auto.(*scanner).space")
 var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/auto", "github.com/goxray/xray/bench/recjson/auto.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\n") /*line :7:13*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with

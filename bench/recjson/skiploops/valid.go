@@ -13,7 +13,7 @@ package skiploops
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:18*/
 var __xray_ids_valid_52b94823_on [3]__xray.Gate
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
-var _ = __xray.RegisterUntraced("github.com/goxray/xray/bench/recjson/skiploops", 2, 2, 2, "l\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).str\nl\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).number\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits\ni\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.Valid\ns\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).space\n")
+var _ = __xray.RegisterUntracedSet("github.com/goxray/xray/bench/recjson/skiploops", "small=2 inlinable=2 leaf=2 func=leaf:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).str func=leaf:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).number func=inlinable:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits func=inlinable:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit func=small:github.com/goxray/xray/bench/recjson/skiploops.Valid func=small:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).space")
 var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/skiploops", "github.com/goxray/xray/bench/recjson/skiploops.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\n") /*line :7:18*/
 
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
