@@ -276,7 +276,11 @@
 // (Untraced, AppendUntracedPayload, SplitUntraced, ParseUntraced). The
 // names spread over as many events as keep each payload within
 // MaxUntracedPayload. Programs instrumented by hand write none. An
-// ordinary custom event: llvm-xray 14 and 19 load it.
+// ordinary custom event: llvm-xray 14 and 19 load it. The set of reasons
+// grows: a reader counts a count field of a reason it does not know in
+// the total and names it as it is. (A reader that knows only small,
+// inlinable and leaf ignores the other counts, and lists such names with
+// the others.)
 //
 // Memory: ParseStrict and Parse keep every record (a few dozen bytes each,
 // tens of times the file's size in all). VerifyStrict keeps none, and

@@ -2,22 +2,24 @@ package fdr
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 )
 
 // UntracedPrefix starts the payload of an untraced event: a custom event
 // whose payload is "goxray.untraced" followed by space-separated fields,
 // the counts " REASON=N" of the functions the build left uninstrumented
-// for each reason (UntracedReasons), and " func=REASON:NAME" for each
-// function it names (see the package documentation). Programs built by
-// `goxray build` write the set at the start of every file.
+// for each reason, and " func=REASON:NAME" for each function it names
+// (see the package documentation). Programs built by `goxray build` write
+// the set at the start of every file.
 const UntracedPrefix = "goxray.untraced"
 
 // The reasons the build leaves a function untraced. The selection's own
 // reasons come first: a function the size threshold, inlining or the
 // leaf rule would leave out anyway is counted under that reason, whatever
 // else would have excluded it, so the other reasons count only bodies the
-// build would otherwise have traced.
+// build would otherwise have traced. A reader keeps the counts of a
+// reason it does not know (a newer writer's) and counts them in Total.
 const (
 	UntracedSmall     = "small"     // body below the size threshold
 	UntracedInlinable = "inlinable" // the compiler would probably inline it
@@ -28,9 +30,42 @@ const (
 	UntracedCgo       = "cgo"       // in a file that imports "C"
 )
 
-// UntracedReasons lists the reasons, in the order a payload gives the
-// counts.
-var UntracedReasons = [...]string{UntracedSmall, UntracedInlinable, UntracedLeaf, UntracedNever, UntracedDirective, UntracedGenerated, UntracedCgo}
+// untracedReasons is the reasons this package knows, in the order a
+// payload gives their counts, each with its rank: the order of the names
+// a build lists and a file carries when not all fit. First come what may
+// hide the most time, bodies the build would have traced but for their
+// file's kind or a mark on them (cgo calls, deliberate exclusions), then
+// call-free leaves (they may be large, and may loop), generated code,
+// inlinable bodies and small ones.
+var untracedReasons = [...]struct {
+	name string
+	rank int
+}{
+	{UntracedSmall, 6}, {UntracedInlinable, 5}, {UntracedLeaf, 3},
+	{UntracedNever, 1}, {UntracedDirective, 2}, {UntracedGenerated, 4}, {UntracedCgo, 0},
+}
+
+// UntracedReasons returns the reasons this package knows, in the order a
+// payload gives their counts.
+func UntracedReasons() []string {
+	rs := make([]string, len(untracedReasons))
+	for i, r := range untracedReasons {
+		rs[i] = r.name
+	}
+	return rs
+}
+
+// UntracedRank orders the names a build lists and a file carries when
+// not all fit (see untracedReasons); a reason this package does not know
+// comes last.
+func UntracedRank(reason string) int {
+	for _, r := range untracedReasons {
+		if r.name == reason {
+			return r.rank
+		}
+	}
+	return len(untracedReasons)
+}
 
 // MaxUntracedPayload bounds the payload of one untraced event: below the
 // largest payload the smallest buffer holds (4096 bytes less its
@@ -40,69 +75,60 @@ const MaxUntracedPayload = 2048
 // Untraced is what untraced events say: how many functions the build
 // left untraced, by reason, and the names of some of them.
 type Untraced struct {
-	Small, Inlinable, Leaf           int
-	Never, Directive, Generated, Cgo int
-	Funcs                            []UntracedFunc
+	// Counts maps a reason (UntracedSmall, …, or one a newer writer
+	// gives) to the number of functions left untraced for it.
+	Counts map[string]int
+	Funcs  []UntracedFunc
 }
 
 // UntracedFunc is one function the build left untraced, and why.
 type UntracedFunc struct {
-	Reason string // one of UntracedReasons
+	Reason string // UntracedSmall, …
 	Name   string // linker symbol name, as the function table gives it
 }
 
-// UntracedRank orders the names a build lists and a file carries when
-// not all fit: first what may hide the most time, bodies the build would
-// have traced but for their file's kind or a mark on them (cgo calls,
-// deliberate exclusions), then call-free leaves (they may be large, and
-// may loop), generated code, inlinable bodies, small ones; a reason it
-// does not know (a newer writer's) comes last.
-func UntracedRank(reason string) int {
-	for i, r := range untracedRanked {
-		if r == reason {
-			return i
-		}
-	}
-	return len(untracedRanked)
-}
+// Add adds n to reason's count.
+func (u *Untraced) Add(reason string, n int) { u.set(reason, u.Counts[reason]+n) }
 
-var untracedRanked = [...]string{UntracedCgo, UntracedNever, UntracedDirective, UntracedLeaf, UntracedGenerated, UntracedInlinable, UntracedSmall}
-
-// Count returns the count of reason's functions, nil for a reason Untraced
-// does not know.
-func (u *Untraced) Count(reason string) *int {
-	switch reason {
-	case UntracedSmall:
-		return &u.Small
-	case UntracedInlinable:
-		return &u.Inlinable
-	case UntracedLeaf:
-		return &u.Leaf
-	case UntracedNever:
-		return &u.Never
-	case UntracedDirective:
-		return &u.Directive
-	case UntracedGenerated:
-		return &u.Generated
-	case UntracedCgo:
-		return &u.Cgo
+func (u *Untraced) set(reason string, n int) {
+	if u.Counts == nil {
+		u.Counts = map[string]int{}
 	}
-	return nil
+	u.Counts[reason] = n
 }
 
 // Total is the number of functions the build left untraced.
 func (u Untraced) Total() int {
 	n := 0
-	for _, r := range UntracedReasons {
-		n += *u.Count(r)
+	for _, c := range u.Counts {
+		n += c
 	}
 	return n
 }
 
-// MergeCounts sets each of u's counts to merge of it and o's.
+// Reasons returns the reasons u counts, those this package knows in
+// payload order, then the others in lexical order.
+func (u Untraced) Reasons() []string {
+	var rs, other []string
+	for _, r := range untracedReasons {
+		if u.Counts[r.name] != 0 {
+			rs = append(rs, r.name)
+		}
+	}
+	for r, n := range u.Counts {
+		if n != 0 && UntracedRank(r) == len(untracedReasons) {
+			other = append(other, r)
+		}
+	}
+	slices.Sort(other)
+	return append(rs, other...)
+}
+
+// MergeCounts sets each of u's counts to merge of it and o's, for every
+// reason either counts.
 func (u *Untraced) MergeCounts(o Untraced, merge func(a, b int) int) {
-	for _, r := range UntracedReasons {
-		*u.Count(r) = merge(*u.Count(r), *o.Count(r))
+	for r, n := range o.Counts {
+		u.set(r, merge(u.Counts[r], n))
 	}
 }
 
@@ -112,13 +138,11 @@ func (u *Untraced) MergeCounts(o Untraced, merge func(a, b int) int) {
 // within MaxUntracedPayload.
 func AppendUntracedPayload(b []byte, u Untraced) []byte {
 	b = append(b, UntracedPrefix...)
-	for _, r := range UntracedReasons {
-		if n := *u.Count(r); n != 0 {
-			b = append(b, ' ')
-			b = append(b, r...)
-			b = append(b, '=')
-			b = strconv.AppendInt(b, int64(n), 10)
-		}
+	for _, r := range u.Reasons() {
+		b = append(b, ' ')
+		b = append(b, r...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(u.Counts[r]), 10)
 	}
 	for _, f := range u.Funcs {
 		b = appendUntracedFunc(b, f)
@@ -160,8 +184,10 @@ func SplitUntraced(u Untraced) []Untraced {
 }
 
 // ParseUntraced returns what one untraced event's payload says, and false
-// when data is not one (fields it does not know are ignored, a bad count
-// or function field makes it not one). A reader merges the events of a
+// when data is not one (a bad count of a reason it knows, or a bad
+// function field, makes it not one). A field it does not know is a count
+// of a newer writer's reason when its value is a count, and is ignored
+// otherwise. A reader merges the events of a
 // file: the counts are on the first, the functions spread over all, and
 // a file repeats the whole set, so a reader of several files takes each
 // count's largest value and the union of the functions.
@@ -184,15 +210,16 @@ func ParseUntraced(data []byte) (Untraced, bool) {
 			u.Funcs = append(u.Funcs, UntracedFunc{Reason: string(r), Name: string(name)})
 			continue
 		}
-		dst := u.Count(string(k))
-		if dst == nil {
-			continue
-		}
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 0 {
-			return Untraced{}, false
+			if UntracedRank(string(k)) < len(untracedReasons) {
+				return Untraced{}, false
+			}
+			continue // a newer writer's field that is not a count
 		}
-		*dst = n
+		if n > 0 && len(k) > 0 {
+			u.set(string(k), n)
+		}
 	}
 	return u, true
 }

@@ -1,7 +1,9 @@
 package fdr
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,7 +11,7 @@ import (
 // TestUntracedPayloadRoundTrip: counts and functions survive a round trip,
 // through the events SplitUntraced makes, each within the bound.
 func TestUntracedPayloadRoundTrip(t *testing.T) {
-	u := Untraced{Small: 250, Inlinable: 60, Leaf: 2, Never: 1, Directive: 3, Generated: 40, Cgo: 5, Funcs: []UntracedFunc{
+	u := Untraced{Counts: map[string]int{UntracedSmall: 250, UntracedInlinable: 60, UntracedLeaf: 2, UntracedNever: 1, UntracedDirective: 3, UntracedGenerated: 40, UntracedCgo: 5}, Funcs: []UntracedFunc{
 		{UntracedCgo, "example.com/p.callC"},
 		{UntracedNever, "example.com/p.quiet"},
 		{UntracedLeaf, "example.com/p.(*T).Len"},
@@ -20,7 +22,7 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, u) || got.Total() != 361 {
 		t.Fatalf("parsed %+v, %v", got, ok)
 	}
-	for _, r := range UntracedReasons {
+	for _, r := range UntracedReasons() {
 		if !strings.Contains(string(AppendUntracedPayload(nil, u)), " "+r+"=") {
 			t.Errorf("no count of %s", r)
 		}
@@ -28,8 +30,8 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 	// Readers merge counts (the engine sums packages', views take each
 	// count's largest over a file's repeats).
 	sum := u
-	sum.MergeCounts(Untraced{Cgo: 1, Small: 2}, func(a, b int) int { return a + b })
-	if sum.Cgo != 6 || sum.Small != 252 || sum.Never != 1 || sum.Total() != 364 {
+	sum.MergeCounts(Untraced{Counts: map[string]int{UntracedCgo: 1, UntracedSmall: 2}}, func(a, b int) int { return a + b })
+	if sum.Counts[UntracedCgo] != 6 || sum.Counts[UntracedSmall] != 252 || sum.Counts[UntracedNever] != 1 || sum.Total() != 364 {
 		t.Errorf("merged %+v", sum)
 	}
 	if UntracedRank(UntracedCgo) >= UntracedRank(UntracedLeaf) || UntracedRank(UntracedLeaf) >= UntracedRank(UntracedGenerated) ||
@@ -37,7 +39,7 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 		t.Error("rank: cgo, never and directive before leaves, generated before small, unknown last")
 	}
 	// Many long names: several events, the counts on the first.
-	big := Untraced{Small: 3000, Leaf: 1}
+	big := Untraced{Counts: map[string]int{UntracedSmall: 3000, UntracedLeaf: 1}}
 	for i := range 500 {
 		big.Funcs = append(big.Funcs, UntracedFunc{UntracedSmall, "example.com/some/long/import/path.(*Type).Method" + strings.Repeat("x", i%40)})
 	}
@@ -59,16 +61,15 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 		if i > 0 && q.Total() != 0 {
 			t.Errorf("event %d repeats the counts", i)
 		}
-		merged.Small += q.Small
-		merged.Leaf += q.Leaf
+		merged.MergeCounts(q, func(a, b int) int { return a + b })
 		merged.Funcs = append(merged.Funcs, q.Funcs...)
 	}
 	want := big
 	want.Funcs = big.Funcs[:500]
 	if !reflect.DeepEqual(merged, want) {
-		t.Errorf("merged events: %d small %d leaf %d names; want %d %d %d", merged.Small, merged.Leaf, len(merged.Funcs), want.Small, want.Leaf, len(want.Funcs))
+		t.Errorf("merged events: %d small %d leaf %d names; want %d %d %d", merged.Counts[UntracedSmall], merged.Counts[UntracedLeaf], len(merged.Funcs), want.Counts[UntracedSmall], want.Counts[UntracedLeaf], len(want.Funcs))
 	}
-	if p := SplitUntraced(Untraced{Inlinable: 4}); len(p) != 1 || p[0].Inlinable != 4 {
+	if p := SplitUntraced(Untraced{Counts: map[string]int{UntracedInlinable: 4}}); len(p) != 1 || p[0].Counts[UntracedInlinable] != 4 {
 		t.Errorf("counts alone: %+v", p)
 	}
 	for _, bad := range []string{"goxray.untraced small=x", "goxray.untraced func=leaf", "goxray.untraced func=:p.F", "goxray.untraced small", "goxray.untracedx small=1", "goxray.shed id=1"} {
@@ -76,8 +77,13 @@ func TestUntracedPayloadRoundTrip(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	if u, ok := ParseUntraced([]byte("goxray.untraced leaf=3 future=1")); !ok || u.Leaf != 3 {
-		t.Errorf("unknown field: %+v %v", u, ok)
+	// A newer writer's reason is kept and counted; its other fields are
+	// ignored.
+	if u, ok := ParseUntraced([]byte("goxray.untraced leaf=3 future=1 note=x func=future:p.x")); !ok || u.Counts[UntracedLeaf] != 3 || u.Total() != 4 ||
+		!slices.Equal(u.Reasons(), []string{UntracedLeaf, "future"}) || len(u.Funcs) != 1 {
+		t.Errorf("unknown fields: %+v %v", u, ok)
+	} else if b := string(AppendUntracedPayload(nil, u)); b != "goxray.untraced leaf=3 future=1 func=future:p.x" {
+		t.Errorf("re-encoded %q", b)
 	}
 }
 
@@ -99,10 +105,8 @@ func FuzzParseUntraced(f *testing.F) {
 		if !ok || len(got.Funcs) != len(u.Funcs) {
 			t.Fatalf("%q parsed as %+v; re-encoded %q parsed as %+v, %v", data, u, b, got, ok)
 		}
-		for _, r := range UntracedReasons {
-			if *got.Count(r) != *u.Count(r) {
-				t.Fatalf("%q: %s=%d, re-encoded %d", data, r, *u.Count(r), *got.Count(r))
-			}
+		if !maps.Equal(got.Counts, u.Counts) {
+			t.Fatalf("%q: counts %v, re-encoded %v", data, u.Counts, got.Counts)
 		}
 		for i := range u.Funcs {
 			if got.Funcs[i] != u.Funcs[i] {

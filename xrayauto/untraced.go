@@ -11,46 +11,41 @@ import (
 // RegisterUntracedSet records what the build left uninstrumented in one
 // package, so that every trace file says so (fdr.UntracedPrefix). set is
 // the fields of an untraced event's payload: the counts by reason
-// ("small=250 leaf=2 cgo=1", fdr.UntracedReasons) and some of the
-// functions ("func=leaf:example.com/p.sum"), space-separated. Generated
-// code calls it from a package-level initializer of the package's first
-// file (`var _ = xrayauto.RegisterUntracedSet(...)`, hence the result);
-// it is a separate call from RegisterTable, whose signature stays the
-// same, so that a package with nothing instrumented still says what it
-// left out. A set that does not parse, or names a reason this runtime
-// does not know, is a bug in the generator: it panics at initialization.
+// ("small=250 leaf=2 cgo=1") and some of the functions
+// ("func=leaf:example.com/p.sum"), space-separated, so that a build that
+// knows a reason this runtime does not still registers it (the files
+// carry it as it is). Generated code calls it from a package-level
+// initializer of the package's first file (`var _ =
+// xrayauto.RegisterUntracedSet(...)`, hence the result); it is a separate
+// call from RegisterTable, whose signature stays the same, so that a
+// package with nothing instrumented still says what it left out. A set
+// that does not parse is a bug in the generator: it panics at
+// initialization.
 func RegisterUntracedSet(pkg, set string) struct{} {
 	u, ok := fdr.ParseUntraced([]byte(fdr.UntracedPrefix + " " + set))
 	if !ok {
 		panic(fmt.Sprintf("xray: untraced set of %s: malformed %q", pkg, set))
 	}
-	for _, f := range u.Funcs {
-		if u.Count(f.Reason) == nil {
-			panic(fmt.Sprintf("xray: untraced set of %s: unknown reason in func=%s:%s", pkg, f.Reason, f.Name))
-		}
-	}
-	for k := range strings.FieldsSeq(set) {
-		r, _, _ := strings.Cut(k, "=")
-		if r != "func" && u.Count(r) == nil {
-			panic(fmt.Sprintf("xray: untraced set of %s: unknown reason %q", pkg, r))
-		}
-	}
 	xrt.RegisterUntraced(u)
 	return struct{}{}
 }
 
-// RegisterUntraced is the form of RegisterUntracedSet that code generated
-// by earlier releases of goxray calls, kept so that it still compiles:
-// small, inlinable and leaves count the package's functions by reason,
-// and names lists some of them, one "REASON\tNAME\n" line each, REASON
-// being s, i or l.
+// RegisterUntraced registers a package's untraced set as a build that
+// knows only three reasons generates it: small, inlinable and leaves
+// count the package's functions by reason, and names lists some of them,
+// one "REASON\tNAME\n" line each, REASON being s, i or l. It stays for
+// such code, as the goxray that builds a program may be older than the
+// goxray module the program requires.
 //
 // Deprecated: generated code calls RegisterUntracedSet.
 func RegisterUntraced(pkg string, small, inlinable, leaves int, names string) struct{} {
 	if small < 0 || inlinable < 0 || leaves < 0 {
 		panic(fmt.Sprintf("xray: untraced set of %s: negative count", pkg))
 	}
-	u := fdr.Untraced{Small: small, Inlinable: inlinable, Leaf: leaves}
+	var u fdr.Untraced
+	u.Add(fdr.UntracedSmall, small)
+	u.Add(fdr.UntracedInlinable, inlinable)
+	u.Add(fdr.UntracedLeaf, leaves)
 	for l := range strings.SplitSeq(strings.TrimSuffix(names, "\n"), "\n") {
 		if l == "" && names == "" {
 			break

@@ -8,7 +8,7 @@ import (
 )
 
 // What the build left untraced. `goxray build` leaves some functions
-// uninstrumented (fdr.UntracedReasons), and the program writes the
+// uninstrumented (fdr.UntracedSmall, …), and the program writes the
 // set at the start of every file (fdr.UntracedPrefix). Those functions'
 // time counts in their callers' self time: every view says so once, in one
 // line, beside the shed set and the open calls (see window.go).
@@ -58,10 +58,8 @@ func (u *Untraced) Note() string {
 		return ""
 	}
 	var parts []string
-	for _, r := range fdr.UntracedReasons {
-		if n := *u.Count(r); n > 0 {
-			parts = append(parts, untracedPhrase(r, n))
-		}
+	for _, r := range u.Reasons() {
+		parts = append(parts, untracedPhrase(r, u.Counts[r]))
 	}
 	what := strings.Join(parts, ", ")
 	if n := min(len(u.Funcs), untracedExamples); n > 0 {
@@ -99,6 +97,8 @@ func untracedPhrase(reason string, n int) string {
 		return fmt.Sprintf("%d in generated files", n)
 	case fdr.UntracedCgo:
 		return fmt.Sprintf("%d in cgo files", n)
+	case fdr.UntracedSmall, fdr.UntracedInlinable:
+		return fmt.Sprintf("%d %s", n, reason)
 	}
-	return fmt.Sprintf("%d %s", n, reason)
+	return fmt.Sprintf("%d for another reason, %q", n, reason)
 }

@@ -12,7 +12,7 @@ import (
 // several events, stated twice (as two files read together would), then
 // one call.
 func untracedEvents() []Event {
-	u := fdr.Untraced{Small: 250, Inlinable: 60, Leaf: 2}
+	u := fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 250, fdr.UntracedInlinable: 60, fdr.UntracedLeaf: 2}}
 	u.Funcs = append(u.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "p.sum"}, fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "p.(*T).Len"})
 	for i := range 200 {
 		u.Funcs = append(u.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedSmall, Name: fmt.Sprintf("p.small%d", i)})
@@ -60,17 +60,23 @@ func TestUntracedNote(t *testing.T) {
 		t.Errorf("short note %q", got)
 	}
 	one := Untraced{}
-	one.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Leaf: 1, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}}))
+	one.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedLeaf: 1}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}}))
 	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("one function: %q", got)
 	}
 	// Every reason, in the payload's order; the names as the file ranks
 	// them (what a mark or the file's kind kept out first).
 	every := Untraced{}
-	every.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Small: 3, Inlinable: 2, Leaf: 1, Never: 1, Directive: 2, Generated: 4, Cgo: 1,
+	every.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 3, fdr.UntracedInlinable: 2, fdr.UntracedLeaf: 1, fdr.UntracedNever: 1, fdr.UntracedDirective: 2, fdr.UntracedGenerated: 4, fdr.UntracedCgo: 1},
 		Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedCgo, Name: "p.callC"}, {Reason: fdr.UntracedNever, Name: "p.quiet"}}}))
 	if got := every.Note(); got != "The build left 14 functions untraced (3 small, 2 inlinable, 1 call-free leaf, 1 marked //xray:never, 2 with a //go: directive, 4 in generated files, 1 in cgo files; e.g. p.callC, p.quiet; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("every reason: %q", got)
+	}
+	// A newer writer's reason: counted, and named as it is.
+	newer := Untraced{}
+	newer.add([]byte("goxray.untraced small=1 future=3 func=future:p.x"))
+	if got := newer.Note(); got != "The build left 4 functions untraced (1 small, 3 for another reason, \"future\"; e.g. p.x; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+		t.Errorf("a reason this reader does not know: %q", got)
 	}
 	plain := NewProfile(h, ProfileOptions{})
 	for _, e := range untracedEvents()[len(untracedEvents())-2:] {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sync"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // The build's untraced set. `goxray build` leaves some functions
-// uninstrumented (fdr.UntracedReasons say which), and their time counts in their
+// uninstrumented (fdr.UntracedSmall, …), and their time counts in their
 // callers' self time; a file that did not say so would let a reader take
 // that self time for the caller's own. The generated code registers, per
 // package, how many it left and some of their names (xrayauto), and the
@@ -47,6 +48,7 @@ func UntracedSet() fdr.Untraced {
 	untraced.Lock()
 	defer untraced.Unlock()
 	u := untraced.set
+	u.Counts = maps.Clone(u.Counts)
 	u.Funcs = slices.Clone(u.Funcs)
 	return u
 }

@@ -51,9 +51,7 @@ func fileUntraced(t *testing.T, path string) (fdr.Untraced, bool) {
 			if i != 0 || seenRecord {
 				front = false
 			}
-			u.Small += p.Small
-			u.Inlinable += p.Inlinable
-			u.Leaf += p.Leaf
+			u.MergeCounts(p, func(a, b int) int { return a + b })
 			u.Funcs = append(u.Funcs, p.Funcs...)
 		}
 	}
@@ -65,11 +63,11 @@ func fileUntraced(t *testing.T, path string) (fdr.Untraced, bool) {
 // recycled the buffers written first; leaves are named first; llvm-xray
 // 14 and 19 load the files.
 func TestUntracedSetInEveryFile(t *testing.T) {
-	small := fdr.Untraced{Small: 900, Inlinable: 40}
+	small := fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 900, fdr.UntracedInlinable: 40}}
 	for i := range 600 { // more names than a file lists, over several events
 		small.Funcs = append(small.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedSmall, Name: fmt.Sprintf("example.com/pkg%d.(*Type).Get", i)})
 	}
-	leaf := fdr.Untraced{Leaf: 2, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "example.com/p.sum"}, {Reason: fdr.UntracedLeaf, Name: "example.com/p.(*T).Len"}}}
+	leaf := fdr.Untraced{Counts: map[string]int{fdr.UntracedLeaf: 2}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "example.com/p.sum"}, {Reason: fdr.UntracedLeaf, Name: "example.com/p.(*T).Len"}}}
 	withUntraced(t, small, leaf)
 
 	for _, v := range []int{5, 1} {
@@ -105,8 +103,8 @@ func untracedFiles(t *testing.T, version int, firstSmall fdr.UntracedFunc, leave
 		if !front {
 			t.Errorf("%s: untraced events after the first record", p)
 		}
-		if u.Small != 900 || u.Inlinable != 40 || u.Leaf != 2 {
-			t.Errorf("%s: counts %d small, %d inlinable, %d leaf", p, u.Small, u.Inlinable, u.Leaf)
+		if u.Counts[fdr.UntracedSmall] != 900 || u.Counts[fdr.UntracedInlinable] != 40 || u.Counts[fdr.UntracedLeaf] != 2 {
+			t.Errorf("%s: counts %d small, %d inlinable, %d leaf", p, u.Counts[fdr.UntracedSmall], u.Counts[fdr.UntracedInlinable], u.Counts[fdr.UntracedLeaf])
 		}
 		if len(u.Funcs) != maxUntracedNames || !reflect.DeepEqual(u.Funcs[:2], leaves) || u.Funcs[2] != firstSmall {
 			t.Errorf("%s: %d names, first %v", p, len(u.Funcs), u.Funcs[:min(3, len(u.Funcs))])

@@ -44,10 +44,11 @@ type Config struct {
 	// test binary that way, under its import path, so its symbols are
 	// path.F, not main.F.
 	Library bool
-	// Unseen says the package has files the rewrite is not given, which
-	// the go command lists apart from its Go files: cgo files and
-	// assembly. They may declare, call or take the value of any of its
-	// names, so no function is dispatched by its callers (dispatch.go).
+	// Unseen says the package has files the rewrite does not change or
+	// is not given, which the go command lists apart from its Go files:
+	// cgo files and assembly. They may declare, call or take the value of
+	// any of its names, so no function is dispatched by its callers
+	// (dispatch.go).
 	Unseen bool
 	// Importer loads the package's imports when naming function literals
 	// needs types (see rangefunc.go); with none, only the package's own
@@ -78,19 +79,17 @@ type Result struct {
 	Path  string
 	Src   []byte // the rewritten file; nil when the file is unchanged
 	Funcs []Func // in table order (the order of the inserted ids)
-	// Skipped counts functions left alone, by reason ("threshold",
-	// "inlinable", "leaf", "xray:never", "go: directive", "generated",
-	// "cgo", "imports goxray").
-	Skipped map[string]int
+	// Whole is why the file is left alone whole: fdr.UntracedCgo,
+	// fdr.UntracedGenerated (its functions are in Untraced) or ByHand
+	// (they are not); "" for the others.
+	Whole string
 	// Leaves are the functions left alone as call-free leaves (see
-	// leaf.go), in source order: unlike the others skipped, they may be
+	// leaf.go), in source order: unlike the others left out, they may be
 	// above the threshold, so the build names them.
 	Leaves []Func
-	// Untraced are the functions left alone, in source order, with the
-	// reason the trace gives: the selection's (below the threshold,
-	// inlinable, call-free leaf) or, for a body it would have traced, a
-	// mark or the file's kind (//xray:never, a //go: directive, generated,
-	// cgo); a file that imports goxray adds none. The package's first
+	// Untraced are the functions left alone, in source order, each with
+	// the reason the trace gives and the mark or file kind that kept it
+	// out; a file that imports goxray adds none. The package's first
 	// file registers them with xrayauto.RegisterUntracedSet (see
 	// untraced.go).
 	Untraced []Untraced

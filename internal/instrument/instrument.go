@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // ImportPath is the package the inserted code calls.
@@ -23,7 +25,9 @@ const xrayPath = "github.com/goxray/xray"
 // Package rewrites the files of one package, given in compile order.
 // importPath is the package's import path ("main" is derived from the
 // package clause); files that do not parse are an error, since the go
-// command would reject them too.
+// command would reject them too. The results are the files', in order,
+// and for a package whose files all use cgo, one more: a file to add to
+// the package, which registers its untraced set (see untraced.go).
 func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	fset := token.NewFileSet()
 	p := &pkgState{cfg: cfg, importPath: importPath}
@@ -81,6 +85,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	// order does not see (an interface or func value call). The test
 	// files' go to the first test file: the package's first file is
 	// compiled without them too.
+	var added *Result
 	for _, test := range []bool{false, true} {
 		host := -1
 		var tables []*fileState
@@ -97,6 +102,9 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 		}
 		reg := untracedRegistration(importPath, states, test)
 		disp := p.dispatch.registration(importPath, test)
+		if host == -1 && reg != "" {
+			added = addedRegistration(afs, files, states, reg)
+		}
 		if len(tables) > 0 || (reg != "" || disp != "") && host != -1 {
 			h, af := states[host], afs[host]
 			// Each table's gates before it: the table's initializer
@@ -134,6 +142,9 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	}
 	if len(out) > 0 {
 		out[0].UntypedRanges = untyped
+	}
+	if added != nil {
+		out = append(out, *added)
 	}
 	return out, nil
 }
@@ -182,7 +193,6 @@ type fileState struct {
 	edits   []edit
 	funcs   []Func
 	leaves  []Func // see leaf.go
-	skipped map[string]int
 	ids     string // name of the file's id array
 	xr      string // name of the file's import of goxray
 	dead    *deadCode
@@ -192,10 +202,8 @@ type fileState struct {
 	command bool // package main, compiled as a command or, for its tests, as a library
 	cgo     bool
 	active  bool // instrument functions (false: only count names)
-	// off is why the file is not active, when its functions belong in
-	// the trace's untraced set (SkipCgo, SkipGenerated; "" for a file
-	// instrumented by hand).
-	off string
+	// whole is why the file is left alone whole (Result.Whole).
+	whole string
 	// siblings are the traced copies of the file's split functions,
 	// appended after its text (see split.go).
 	siblings []string
@@ -204,7 +212,7 @@ type fileState struct {
 	// them.
 	lineDirs []lineDirective
 	origName string
-	// untraced are the functions the selection left alone (see
+	// untraced are the functions left uninstrumented (see
 	// untraced.go).
 	untraced []Untraced
 	// dispatched are the file's functions dispatched by their callers.
@@ -214,9 +222,8 @@ type fileState struct {
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s := &fileState{
 		pkgState: p, fset: fset, tf: fset.File(af.Pos()), src: f.Src,
-		skipped: map[string]int{},
-		isTest:  isTestFile(f.Path),
-		active:  true,
+		isTest: isTestFile(f.Path),
+		active: true,
 	}
 	pkgName := af.Name.Name
 	s.command = pkgName == "main"
@@ -244,13 +251,13 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		switch path {
 		case "C":
 			s.active, s.cgo = false, true
-			s.skipped[SkipCgo]++
-			s.off = cmp.Or(s.off, SkipCgo)
+			if s.whole != ByHand {
+				s.whole = cmp.Or(s.whole, fdr.UntracedCgo)
+			}
 		case xrayPath, ImportPath:
 			// Instrumented by hand already: a second Enter/Exit pair
 			// under the same name would count every call twice.
-			s.active = false
-			s.skipped["imports goxray"]++
+			s.active, s.whole = false, ByHand
 		case "os":
 			s.osName = "os"
 			if im.Name != nil {
@@ -265,8 +272,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	}
 	if !p.cfg.Generated && generatedRE.Match(f.Src[:s.tf.Offset(af.Package)]) {
 		s.active = false
-		s.skipped[SkipGenerated]++
-		s.off = cmp.Or(s.off, SkipGenerated)
+		s.whole = cmp.Or(s.whole, fdr.UntracedGenerated)
 	}
 	// A literal counts under its enclosing function even where nothing is
 	// instrumented, so the walk always runs: numbering must match the
@@ -314,12 +320,14 @@ func isTestFile(path string) bool { return strings.HasSuffix(path, "_test.go") }
 
 // result applies the file's edits.
 func (s *fileState) result(af *ast.File, f File) Result {
-	res := Result{Path: f.Path, Funcs: s.funcs, Skipped: s.skipped, Leaves: s.leaves, Untraced: s.untraced, Dispatched: s.dispatched}
+	res := Result{Path: f.Path, Funcs: s.funcs, Whole: s.whole, Leaves: s.leaves, Untraced: s.untraced, Dispatched: s.dispatched}
 	name := f.Name
 	if name == "" {
 		name = f.Path
 	}
-	if !s.rewritten() && s.cfg.Lang == "" {
+	if s.cgo || !s.rewritten() && s.cfg.Lang == "" {
+		// A cgo file stays as it is: cgo reads it from the package's
+		// directory, not through the overlay.
 		return res
 	}
 	if s.cfg.Lang != "" {
@@ -359,15 +367,13 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	switch {
 	case d.Name.Name == "_":
 	case !s.active:
-		if s.off != "" {
-			s.excluded(s.off, name, d.Pos(), d.Body, always)
+		if s.whole != ByHand {
+			s.excluded(s.whole, name, d.Pos(), d.Body, always)
 		}
 	case never:
-		s.skipped[SkipNever]++
-		s.excluded(SkipNever, name, d.Pos(), d.Body, always)
+		s.excluded(fdr.UntracedNever, name, d.Pos(), d.Body, always)
 	case goDirective:
-		s.skipped[SkipDirective]++
-		s.excluded(SkipDirective, name, d.Pos(), d.Body, always)
+		s.excluded(fdr.UntracedDirective, name, d.Pos(), d.Body, always)
 	default:
 		// main.main and TestMain carry the AutoStop defer, which must
 		// stay in them, and they and init functions run once: they keep
@@ -414,11 +420,11 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 		s.literals(fl.Body, name, &inner, never, false)
 		switch {
 		case !s.active:
-			if s.off != "" {
-				s.excluded(s.off, name, fl.Pos(), fl.Body, false)
+			if s.whole != ByHand {
+				s.excluded(s.whole, name, fl.Pos(), fl.Body, false)
 			}
 		case never:
-			s.excluded(SkipNever, name, fl.Pos(), fl.Body, false)
+			s.excluded(fdr.UntracedNever, name, fl.Pos(), fl.Body, false)
 		default:
 			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl)
 		}
@@ -434,8 +440,10 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
 	fn := s.funcAt(name, pos, body)
 	if reason := s.selection(fn, body, always); reason != "" {
-		s.skipped[reason]++
 		s.untraced = append(s.untraced, Untraced{Func: fn, Reason: reason})
+		if reason == fdr.UntracedLeaf {
+			s.leaves = append(s.leaves, fn)
+		}
 		return
 	}
 	i := len(s.funcs)
@@ -448,38 +456,6 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	default:
 		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.traceCheck(id)+" { "+s.enterExit(id)+" };")
 	}
-}
-
-// funcAt describes the function name whose body starts at pos.
-func (s *fileState) funcAt(name string, pos token.Pos, body *ast.BlockStmt) Func {
-	return Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: bodySize(body)}
-}
-
-// selection is the selection's reason to leave fn (whose body is body)
-// untraced, "" when it traces it; a leaf it leaves out is added to the
-// file's leaves.
-func (s *fileState) selection(fn Func, body *ast.BlockStmt, always bool) string {
-	switch {
-	case always:
-		return ""
-	case fn.Size < s.cfg.Threshold:
-		return SkipThreshold
-	case s.cfg.SkipInlinable && s.inline.inlinable(body):
-		return SkipInlinable
-	case s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, fn.Size):
-		s.leaves = append(s.leaves, fn)
-		return SkipLeaf
-	}
-	return ""
-}
-
-// excluded records a function that reason (a mark or the file's kind)
-// keeps uninstrumented: in the trace's untraced set under the selection's
-// reason when the selection would leave it out anyway, so that reason
-// counts only the bodies that it alone keeps out of the trace.
-func (s *fileState) excluded(reason, name string, pos token.Pos, body *ast.BlockStmt, always bool) {
-	fn := s.funcAt(name, pos, body)
-	s.untraced = append(s.untraced, Untraced{Func: fn, Reason: cmp.Or(s.selection(fn, body, always), reason)})
 }
 
 // bodySize is the size of a function body in syntax nodes, the block

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/fdr"
 )
 
 const sample = `//go:build linux || !linux
@@ -98,8 +100,8 @@ func TestNamesAndSkips(t *testing.T) {
 	if got := names(rs); !reflect.DeepEqual(got, want) {
 		t.Errorf("names:\n got %q\nwant %q", got, want)
 	}
-	if rs[0].Skipped["xray:never"] != 1 || rs[0].Skipped["go: directive"] != 1 {
-		t.Errorf("skipped = %v", rs[0].Skipped)
+	if marks(rs[0])[fdr.UntracedNever] != 2 || marks(rs[0])[fdr.UntracedDirective] != 1 {
+		t.Errorf("untraced %+v", rs[0].Untraced)
 	}
 	src := string(rs[0].Src)
 	if !strings.HasPrefix(src, "//line /src/p/a.go:1:1\n//go:build linux || !linux\n") {
@@ -122,8 +124,8 @@ func TestThresholdAndAlways(t *testing.T) {
 	if got, want := names(rs), []string{"q.Forced", "q.Big"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if rs[0].Skipped["threshold"] != 1 {
-		t.Errorf("skipped %v", rs[0].Skipped)
+	if reasons(rs[0])[fdr.UntracedSmall] != 1 {
+		t.Errorf("untraced %+v", rs[0].Untraced)
 	}
 	rs, _ = Package("q", []File{{Path: "q.go", Src: []byte(src)}}, Config{Threshold: 0})
 	if len(names(rs)) != 3 {
@@ -283,8 +285,8 @@ func TestPragmaAcrossBlankLine(t *testing.T) {
 	if got, want := names(rs), []string{"q.After", "q.Gen"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if rs[0].Skipped["go: directive"] != 2 {
-		t.Errorf("skipped %v", rs[0].Skipped)
+	if marks(rs[0])[fdr.UntracedDirective] != 2 {
+		t.Errorf("untraced %+v", rs[0].Untraced)
 	}
 }
 
@@ -579,10 +581,10 @@ func TestSkipInlinable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := names(rs), []string{"q.Calls", "q.Defers", "q.Large", "q.CallsLarge"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q (skipped %v)", got, want, rs[0].Skipped)
+		t.Errorf("got %q, want %q (untraced %+v)", got, want, rs[0].Untraced)
 	}
-	if rs[0].Skipped["inlinable"] != 1 {
-		t.Errorf("skipped %v", rs[0].Skipped)
+	if reasons(rs[0])[fdr.UntracedInlinable] != 1 {
+		t.Errorf("untraced %+v", rs[0].Untraced)
 	}
 }
 

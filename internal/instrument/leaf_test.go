@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // flatBody is n branches and assignments: no call, no loop.
@@ -133,8 +135,8 @@ func TestCallFreeLeaves(t *testing.T) {
 					t.Errorf("leaf %+v: no line or size", f)
 				}
 			}
-			if !reflect.DeepEqual(gotLeaves, c.leaves) || rs[0].Skipped["leaf"] != len(c.leaves) {
-				t.Errorf("leaves %q (skipped %v), want %q", gotLeaves, rs[0].Skipped, c.leaves)
+			if !reflect.DeepEqual(gotLeaves, c.leaves) || reasons(rs[0])[fdr.UntracedLeaf] != len(c.leaves) {
+				t.Errorf("leaves %q (untraced %+v), want %q", gotLeaves, rs[0].Untraced, c.leaves)
 			}
 			// A leaf is left as written: its gate and copy are absent.
 			for _, l := range gotLeaves {

@@ -3,6 +3,9 @@ package instrument
 import (
 	"cmp"
 	"fmt"
+	"go/ast"
+	"go/token"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -26,36 +29,56 @@ import (
 // Functions in a file that imports goxray are not in it: that file is
 // instrumented by hand, and what it leaves out is its author's choice.
 
-// The reasons a function is left out, as Result.Skipped and
-// Untraced.Reason name them: the selection's own (a body below the
-// threshold, one the compiler would inline, a call-free leaf), then the
-// marks and file kinds that rule out a body the selection would have
-// traced. A function both would leave out is counted under the
-// selection's reason (see fdr.UntracedReasons).
-const (
-	SkipThreshold = "threshold"
-	SkipInlinable = "inlinable"
-	SkipLeaf      = "leaf"
-	SkipNever     = "xray:never"
-	SkipDirective = "go: directive"
-	SkipGenerated = "generated"
-	SkipCgo       = "cgo"
-)
+// ByHand is Result.Whole for a file that imports goxray: it is
+// instrumented by hand, so what it leaves out is its author's choice and
+// not in the untraced set.
+const ByHand = "imports goxray"
 
 // MaxUntracedNames bounds the names a package registers; the counts
 // include the others.
 const MaxUntracedNames = 32
 
-// Untraced is a function the selection left uninstrumented.
+// Untraced is a function the build left uninstrumented.
 type Untraced struct {
 	Func
-	Reason string // SkipThreshold, SkipInlinable or SkipLeaf
+	// Reason is the reason the trace gives (fdr.UntracedSmall, …): the
+	// selection's when it would leave the function out anyway, else Mark.
+	Reason string
+	// Mark is the mark or the file's kind that kept the function out
+	// (fdr.UntracedNever, fdr.UntracedDirective, fdr.UntracedGenerated,
+	// fdr.UntracedCgo), "" when the selection alone did.
+	Mark string
 }
 
-// untracedReason is the reason a trace file gives for each of ours.
-var untracedReason = map[string]string{
-	SkipThreshold: fdr.UntracedSmall, SkipInlinable: fdr.UntracedInlinable, SkipLeaf: fdr.UntracedLeaf,
-	SkipNever: fdr.UntracedNever, SkipDirective: fdr.UntracedDirective, SkipGenerated: fdr.UntracedGenerated, SkipCgo: fdr.UntracedCgo,
+// funcAt describes the function name whose body starts at pos.
+func (s *fileState) funcAt(name string, pos token.Pos, body *ast.BlockStmt) Func {
+	return Func{Name: name, File: s.reportedName(s.tf.Offset(pos)), Line: s.fset.Position(pos).Line, Size: bodySize(body)}
+}
+
+// selection is the selection's reason to leave fn (whose body is body)
+// untraced (fdr.UntracedSmall, fdr.UntracedInlinable, fdr.UntracedLeaf),
+// "" when it traces it.
+func (s *fileState) selection(fn Func, body *ast.BlockStmt, always bool) string {
+	switch {
+	case always:
+		return ""
+	case fn.Size < s.cfg.Threshold:
+		return fdr.UntracedSmall
+	case s.cfg.SkipInlinable && s.inline.inlinable(body):
+		return fdr.UntracedInlinable
+	case s.cfg.SkipLeaves && s.inline.callFreeLeaf(body, fn.Size):
+		return fdr.UntracedLeaf
+	}
+	return ""
+}
+
+// excluded records a function that mark (or the file's kind) keeps
+// uninstrumented: in the trace's untraced set under the selection's
+// reason when the selection would leave it out anyway, so that a mark's
+// count is of the bodies that it alone keeps out of the trace.
+func (s *fileState) excluded(mark, name string, pos token.Pos, body *ast.BlockStmt, always bool) {
+	fn := s.funcAt(name, pos, body)
+	s.untraced = append(s.untraced, Untraced{Func: fn, Reason: cmp.Or(s.selection(fn, body, always), mark), Mark: mark})
 }
 
 // untracedRegistration is the call that registers what the files of
@@ -68,7 +91,7 @@ func untracedRegistration(importPath string, states []*fileState, test bool) str
 			continue
 		}
 		for _, u := range s.untraced {
-			*set.Count(untracedReason[u.Reason])++
+			set.Add(u.Reason, 1)
 			all = append(all, u)
 		}
 	}
@@ -76,13 +99,36 @@ func untracedRegistration(importPath string, states []*fileState, test bool) str
 		return ""
 	}
 	slices.SortStableFunc(all, func(a, b Untraced) int {
-		return cmp.Compare(fdr.UntracedRank(untracedReason[a.Reason]), fdr.UntracedRank(untracedReason[b.Reason]))
+		return cmp.Compare(fdr.UntracedRank(a.Reason), fdr.UntracedRank(b.Reason))
 	})
 	for _, u := range all[:min(len(all), MaxUntracedNames)] {
-		set.Funcs = append(set.Funcs, fdr.UntracedFunc{Reason: untracedReason[u.Reason], Name: u.Name})
+		set.Funcs = append(set.Funcs, fdr.UntracedFunc{Reason: u.Reason, Name: u.Name})
 	}
 	// The set is spelled as the payload's fields, less the prefix: the
 	// runtime parses it with the reader's own parser.
 	b := fdr.AppendUntracedPayload(nil, set)
 	return fmt.Sprintf("RegisterUntracedSet(%s, %s)", strconv.Quote(importPath), strconv.Quote(string(b[len(fdr.UntracedPrefix)+1:])))
+}
+
+// addedRegistration is a file added to a package whose files all use cgo,
+// which the rewrite leaves as they are, to register reg, the package's
+// untraced set: without it the trace would not say that their functions
+// are not traced. Test files cannot use cgo, so only a package's own
+// files need it.
+func addedRegistration(afs []*ast.File, files []File, states []*fileState, reg string) *Result {
+	first := slices.IndexFunc(states, func(s *fileState) bool { return !s.isTest })
+	if first < 0 {
+		return nil
+	}
+	dir := filepath.Dir(files[first].Path)
+	taken := map[string]bool{}
+	for _, f := range files {
+		taken[filepath.Base(f.Path)] = true
+	}
+	name := "zz_goxray_untraced.go"
+	for i := 1; taken[name]; i++ {
+		name = "zz_goxray_untraced_" + strconv.Itoa(i) + ".go"
+	}
+	src := fmt.Sprintf("// Code generated by goxray build. DO NOT EDIT.\n\npackage %s\n\nimport __xray %q\n\nvar _ = __xray.%s\n", afs[first].Name.Name, ImportPath, reg)
+	return &Result{Path: filepath.Join(dir, name), Src: []byte(src)}
 }

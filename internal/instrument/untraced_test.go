@@ -26,7 +26,11 @@ func registration(t *testing.T, src []byte) (fdr.Untraced, bool) {
 		t.Fatalf("two registrations:\n%s", s)
 	}
 	args := s[i+len(call):]
-	args = args[:strings.Index(args, ")/*line")]
+	end := strings.Index(args, ")/*line") // in a rewritten file
+	if end < 0 {
+		end = strings.Index(args, ")\n") // in an added one
+	}
+	args = args[:end]
 	pkg, set, ok := strings.Cut(args, ", ")
 	if !ok {
 		t.Fatalf("registration %s", args)
@@ -44,6 +48,26 @@ func registration(t *testing.T, src []byte) (fdr.Untraced, bool) {
 		t.Fatalf("registered set %q does not parse", set)
 	}
 	return u, true
+}
+
+// reasons counts a file's untraced functions by the reason the trace
+// gives, and marks by the mark that kept them out.
+func reasons(r Result) map[string]int {
+	n := map[string]int{}
+	for _, u := range r.Untraced {
+		n[u.Reason]++
+	}
+	return n
+}
+
+func marks(r Result) map[string]int {
+	n := map[string]int{}
+	for _, u := range r.Untraced {
+		if u.Mark != "" {
+			n[u.Mark]++
+		}
+	}
+	return n
 }
 
 // TestUntracedRegistered: the package's first file registers what the
@@ -70,7 +94,7 @@ func TestUntracedRegistered(t *testing.T) {
 		t.Fatalf("instrumented %q", got)
 	}
 	u, _ := registration(t, rs[0].Src)
-	if u.Small != MaxUntracedNames+5 || u.Inlinable != 0 || u.Leaf != 1 || u.Total() != MaxUntracedNames+6 {
+	if u.Counts[fdr.UntracedSmall] != MaxUntracedNames+5 || u.Counts[fdr.UntracedInlinable] != 0 || u.Counts[fdr.UntracedLeaf] != 1 || u.Total() != MaxUntracedNames+6 {
 		t.Fatalf("registration %+v", u)
 	}
 	if len(u.Funcs) != MaxUntracedNames || u.Funcs[0] != (fdr.UntracedFunc{Reason: fdr.UntracedLeaf, Name: "example.com/q.Leaf"}) || u.Funcs[1] != (fdr.UntracedFunc{Reason: fdr.UntracedSmall, Name: "example.com/q.s0"}) {
@@ -79,10 +103,10 @@ func TestUntracedRegistered(t *testing.T) {
 	if _, ok := registration(t, rs[1].Src); ok {
 		t.Error("the second file registers too")
 	}
-	if got, _ := registration(t, rs[2].Src); got.Small != 1 || got.Total() != 1 || len(got.Funcs) != 1 || got.Funcs[0].Name != "example.com/q.helper" {
+	if got, _ := registration(t, rs[2].Src); got.Counts[fdr.UntracedSmall] != 1 || got.Total() != 1 || len(got.Funcs) != 1 || got.Funcs[0].Name != "example.com/q.helper" {
 		t.Errorf("test files' registration %+v", got)
 	}
-	if len(rs[0].Untraced) != 1 || rs[0].Untraced[0].Reason != SkipLeaf || len(rs[1].Untraced) != MaxUntracedNames+5 {
+	if len(rs[0].Untraced) != 1 || rs[0].Untraced[0].Reason != fdr.UntracedLeaf || len(rs[1].Untraced) != MaxUntracedNames+5 {
 		t.Errorf("Result.Untraced: %d, %d", len(rs[0].Untraced), len(rs[1].Untraced))
 	}
 
@@ -92,7 +116,7 @@ func TestUntracedRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := registration(t, rs[0].Src); got.Small != MaxUntracedNames+5 {
+	if got, _ := registration(t, rs[0].Src); got.Counts[fdr.UntracedSmall] != MaxUntracedNames+5 {
 		t.Errorf("registration without tables %+v", got)
 	}
 	if _, err := parser.ParseFile(token.NewFileSet(), "b.go", rs[0].Src, 0); err != nil {
@@ -138,8 +162,8 @@ func TestUntracedExcluded(t *testing.T) {
 	if !ok {
 		t.Fatalf("no registration in\n%s", rs[0].Src)
 	}
-	want := fdr.Untraced{Small: 2, Never: 2, Directive: 1, Generated: 1, Cgo: 1}
-	if got := u; got.Small != want.Small || got.Never != want.Never || got.Directive != want.Directive || got.Generated != want.Generated || got.Cgo != want.Cgo || got.Total() != want.Total() {
+	want := fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 2, fdr.UntracedNever: 2, fdr.UntracedDirective: 1, fdr.UntracedGenerated: 1, fdr.UntracedCgo: 1}}
+	if got := u; got.Counts[fdr.UntracedSmall] != want.Counts[fdr.UntracedSmall] || got.Counts[fdr.UntracedNever] != want.Counts[fdr.UntracedNever] || got.Counts[fdr.UntracedDirective] != want.Counts[fdr.UntracedDirective] || got.Counts[fdr.UntracedGenerated] != want.Counts[fdr.UntracedGenerated] || got.Counts[fdr.UntracedCgo] != want.Counts[fdr.UntracedCgo] || got.Total() != want.Total() {
 		t.Errorf("counts %+v, want %+v", got, want)
 	}
 	var order []string
@@ -150,9 +174,74 @@ func TestUntracedExcluded(t *testing.T) {
 	if !reflect.DeepEqual(order, wantOrder) {
 		t.Errorf("names %q, want %q", order, wantOrder)
 	}
-	for i, want := range []map[string]int{{SkipNever: 2, SkipDirective: 1}, {SkipGenerated: 1}, {SkipCgo: 1}, {"imports goxray": 1}} {
-		if !reflect.DeepEqual(rs[i].Skipped, want) {
-			t.Errorf("file %d skipped %v, want %v", i, rs[i].Skipped, want)
+	// What -xray.v says: the mark, for what the selection would have
+	// left out too (tiny, get).
+	for i, want := range []struct {
+		whole string
+		marks map[string]int
+	}{
+		{"", map[string]int{fdr.UntracedNever: 3, fdr.UntracedDirective: 1}},
+		{fdr.UntracedGenerated, map[string]int{fdr.UntracedGenerated: 2}},
+		{fdr.UntracedCgo, map[string]int{fdr.UntracedCgo: 1}},
+		{ByHand, map[string]int{}},
+	} {
+		if rs[i].Whole != want.whole || !reflect.DeepEqual(marks(rs[i]), want.marks) {
+			t.Errorf("file %d: whole %q, marks %v; want %q, %v", i, rs[i].Whole, marks(rs[i]), want.whole, want.marks)
 		}
+	}
+	if len(rs[0].Leaves) != 0 || len(rs[1].Leaves) != 0 {
+		t.Errorf("marked functions among the leaves: %+v %+v", rs[0].Leaves, rs[1].Leaves)
+	}
+}
+
+// TestUntracedByHand: a file that imports goxray is instrumented by hand
+// whatever else it is (generated, cgo), so none of its functions is in
+// the untraced set.
+func TestUntracedByHand(t *testing.T) {
+	big := "{\n" + strings.Repeat("\tfmt.Println(len(xs) * 3 + len(xs) * 5 - len(xs))\n", 12) + "}\n"
+	imports := "import (\n\t\"fmt\"\n\n\t\"github.com/goxray/xray\"\n)\n\n"
+	hand := "var _ = xray.Enter\n\nfunc Hand(xs []int) " + big
+	for name, src := range map[string]string{
+		"generated": "// Code generated by hand. DO NOT EDIT.\n\npackage q\n\n" + imports + hand,
+		"cgo first": "package q\n\n// int two(void) { return 2; }\nimport \"C\"\n" + imports + hand,
+		"cgo last":  "package q\n\n" + imports + "// int two(void) { return 2; }\nimport \"C\"\n\n" + hand,
+	} {
+		rs, err := Package("example.com/q", []File{{Path: "a.go", Src: []byte(src)}, {Path: "b.go", Src: []byte("package q\n\nfunc tiny() int { return 1 }\n")}},
+			Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rs[0].Whole != ByHand || len(rs[0].Untraced) != 0 {
+			t.Errorf("%s: whole %q, untraced %+v", name, rs[0].Whole, rs[0].Untraced)
+		}
+	}
+}
+
+// TestUntracedAddedFile: a package whose files all use cgo gets one more
+// result, a file beside them (named apart from theirs) that registers
+// their untraced set; a package with another file registers from it.
+func TestUntracedAddedFile(t *testing.T) {
+	big := "{\n" + strings.Repeat("\tfmt.Println(len(xs) * 3 + len(xs) * 5 - len(xs))\n", 12) + "}\n"
+	cgo := "package q\n\n// int two(void) { return 2; }\nimport \"C\"\nimport \"fmt\"\n\nfunc WithC(xs []int) " + big
+	cfg := Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true}
+	rs, err := Package("example.com/q", []File{{Path: "/m/q/c.go", Src: []byte(cgo)}, {Path: "/m/q/zz_goxray_untraced.go", Src: []byte(strings.Replace(cgo, "WithC", "Other", 1))}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 || rs[0].Src != nil || rs[1].Src != nil || rs[2].Path != "/m/q/zz_goxray_untraced_1.go" {
+		t.Fatalf("%d results, the last %q", len(rs), rs[len(rs)-1].Path)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), rs[2].Path, rs[2].Src, 0); err != nil || !strings.Contains(string(rs[2].Src), "package q\n") {
+		t.Errorf("added file: %v\n%s", err, rs[2].Src)
+	}
+	if u, ok := registration(t, rs[2].Src); !ok || u.Counts[fdr.UntracedCgo] != 2 || len(u.Funcs) != 2 {
+		t.Errorf("added file registers %+v", u)
+	}
+	rs, err = Package("example.com/q", []File{{Path: "/m/q/a.go", Src: []byte("package q\n\nfunc tiny() int { return 1 }\n")}, {Path: "/m/q/c.go", Src: []byte(cgo)}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := registration(t, rs[0].Src); len(rs) != 2 || !ok || u.Counts[fdr.UntracedCgo] != 1 || u.Counts[fdr.UntracedSmall] != 1 {
+		t.Errorf("%d results; a.go registers %+v", len(rs), u)
 	}
 }

@@ -1,12 +1,12 @@
 package overlaybuild
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/instrument"
 )
 
@@ -53,13 +53,11 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 			leaves += len(r.Leaves)
 			untraced += len(r.Untraced)
 			if d.opts.verbose {
-				for _, why := range slices.Sorted(maps.Keys(r.Skipped)) {
-					if fileWhy[why] != "" {
-						fmt.Fprintf(os.Stderr, "goxray: %s: not instrumented, %s\n", r.Path, fileWhy[why])
-					}
+				if why := fileWhy[r.Whole]; why != "" {
+					fmt.Fprintf(os.Stderr, "goxray: %s: not instrumented, %s\n", r.Path, why)
 				}
 				for _, f := range r.Untraced {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[f.Reason])
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[cmp.Or(f.Mark, f.Reason)])
 				}
 			}
 			if r.Src == nil {
@@ -102,22 +100,25 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 }
 
 // fileWhy says why -xray.v lists a whole file as not instrumented, by
-// instrument's reason. A generated file's functions are listed below it
-// as not traced, and are in the trace's untraced set; a file that imports
-// goxray is instrumented by hand, so its functions are in neither.
+// instrument's Result.Whole. A generated or cgo file's functions are
+// listed after it as not traced, and are in the trace's untraced set; a
+// file that imports goxray is instrumented by hand, so its functions are
+// in neither.
 var fileWhy = map[string]string{
-	instrument.SkipGenerated: "generated code (-xray.generated instruments it)",
-	"imports goxray":         "it imports github.com/goxray/xray (instrumented by hand)",
+	fdr.UntracedGenerated: "generated code (-xray.generated instruments it)",
+	fdr.UntracedCgo:       "it uses cgo",
+	instrument.ByHand:     "it imports github.com/goxray/xray (instrumented by hand)",
 }
 
-// untracedWhy says, by instrument's reason, why -xray.v lists a function
-// as not traced, and which flag traces it.
+// untracedWhy says why -xray.v lists a function as not traced: the mark
+// or file kind that kept it out, else the selection's reason and the
+// flag that traces it.
 var untracedWhy = map[string]string{
-	instrument.SkipThreshold: "below -xray.threshold",
-	instrument.SkipInlinable: "the compiler would inline it (-xray.threshold=0 traces it)",
-	instrument.SkipLeaf:      "a call-free leaf (-xray.leaves traces it)",
-	instrument.SkipNever:     "marked //xray:never",
-	instrument.SkipDirective: "it carries a //go: directive (code that must not grow a call or a defer)",
-	instrument.SkipGenerated: "in generated code (-xray.generated instruments it)",
-	instrument.SkipCgo:       "in a file that uses cgo",
+	fdr.UntracedSmall:     "below -xray.threshold",
+	fdr.UntracedInlinable: "the compiler would inline it (-xray.threshold=0 traces it)",
+	fdr.UntracedLeaf:      "a call-free leaf (-xray.leaves traces it)",
+	fdr.UntracedNever:     "marked //xray:never",
+	fdr.UntracedDirective: "it carries a //go: directive (code that must not grow a call or a defer)",
+	fdr.UntracedGenerated: "in generated code (-xray.generated instruments it)",
+	fdr.UntracedCgo:       "in a file that uses cgo",
 }

@@ -23,7 +23,7 @@ type listPackage struct {
 	DepOnly                        bool // not named on the command line
 	GoFiles, TestGoFiles           []string
 	XTestGoFiles                   []string
-	CgoFiles, SFiles               []string // not given to the rewrite
+	CgoFiles, SFiles               []string // the rewrite leaves cgo files as they are, and is not given assembly
 	Module                         *listModule
 	Error                          *struct{ Err string }
 }
@@ -96,8 +96,11 @@ type unit struct {
 	// command compiles as a library, under its import path.
 	library bool
 	// unseen: the package has cgo or assembly files, which the rewrite
-	// is not given (instrument.Config.Unseen).
+	// does not change or is not given (instrument.Config.Unseen).
 	unseen bool
+	// cgo are the package's cgo files, among files: the rewrite leaves
+	// them as they are, and registers their functions as untraced.
+	cgo map[string]bool
 }
 
 func selected(p listPackage, extra map[string]bool) bool {
@@ -162,6 +165,16 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 				u.files = append(u.files, f)
 			}
 		}
+		for _, f := range p.CgoFiles {
+			if f = filepath.Join(p.Dir, f); !have[f] {
+				have[f] = true
+				u.files = append(u.files, f)
+				if u.cgo == nil {
+					u.cgo = map[string]bool{}
+				}
+				u.cgo[f] = true
+			}
+		}
 		if (len(p.TestGoFiles) > 0 || len(p.XTestGoFiles) > 0) && !isX && tested[path] {
 			testDirs[p.Dir] = p.Name
 		}
@@ -171,12 +184,21 @@ func collectUnits(list []listPackage, extra map[string]bool) []*unit {
 		u := byPath[path]
 		// The compiler's order: the package's files sorted by name, or
 		// in command-line order for go run b.go a.go (it numbers init
-		// functions), then its tests.
+		// functions), then its tests, then what cgo makes of its cgo
+		// files.
 		byName := !strings.HasPrefix(u.importPath, "command-line-arguments")
+		kind := func(f string) int {
+			switch {
+			case u.cgo[f]:
+				return 2
+			case strings.HasSuffix(f, "_test.go"):
+				return 1
+			}
+			return 0
+		}
 		sort.SliceStable(u.files, func(i, j int) bool {
-			ti, tj := strings.HasSuffix(u.files[i], "_test.go"), strings.HasSuffix(u.files[j], "_test.go")
-			if ti != tj {
-				return !ti
+			if ki, kj := kind(u.files[i]), kind(u.files[j]); ki != kj {
+				return ki < kj
 			}
 			return byName && u.files[i] < u.files[j]
 		})

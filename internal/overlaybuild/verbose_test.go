@@ -49,5 +49,15 @@ func TestVerboseNamesSkippedFiles(t *testing.T) {
 		if len(listed) != 1 || !strings.HasSuffix(listed[0], c.listed+"\n") {
 			t.Errorf("goxray %v: -xray.v lists GeneratedBig as %q, want one line ending %q\n%s", args, listed, c.listed, e)
 		}
+		// A marked function is listed for its mark, not for the rule
+		// that would also leave it out (its flag would not trace it).
+		for name, why := range map[string]string{
+			".Never (size ":   "): not traced, marked //xray:never\n",
+			".Nosplit (size ": "): not traced, it carries a //go: directive (code that must not grow a call or a defer)\n",
+		} {
+			if i := strings.Index(e, name); i < 0 || !strings.HasPrefix(e[i+strings.Index(e[i:], ")"):], why) {
+				t.Errorf("goxray %v: -xray.v does not list %s as %q\n%s", args, name, why, e)
+			}
+		}
 	}
 }
