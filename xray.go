@@ -106,7 +106,7 @@ type Options struct {
 	Program string
 	// FilePrefix starts file names; default "xray-log." (compiler-rt's
 	// xray_logfile_base). Neither it nor Program may hold '/' or NUL, and
-	// the two together at most 239 bytes, so that every name a flush
+	// the two together at most 232 bytes, so that every name a flush
 	// creates fits in 255 bytes.
 	FilePrefix string
 	// MinDuration erases calls shorter than it from the trace, as

@@ -6,8 +6,11 @@
 // Only the writer's own files count and are ever deleted: a Budget is given
 // a function that recognises its file names exactly (Pattern for the
 // runtime's <prefix>XXXXXX and <prefix>XXXXXX.map), and files of anyone
-// else in the directory, hidden temporary files in the middle of being
-// written among them, are neither counted nor touched. A trace and the files
+// else in the directory are neither counted nor touched. The hidden
+// temporaries files of the prefix are written through count only when
+// the Budget was told to sweep them (SweepTemps): then those of writers
+// that are gone are removed (the rules are package tmpfile's), and the
+// bytes of the others count against MaxBytes, never deleted. A trace and the files
 // beside it (name+".map", name+".gotrace": Companions) are one unit: they are deleted together, oldest
 // unit first (in the order this Budget wrote them, else by modification
 // time, then name: file times are too coarse to order quick flushes).
