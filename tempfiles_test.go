@@ -106,7 +106,7 @@ func TestStartRemovesKilledFlushTemp(t *testing.T) {
 	logMu.Lock()
 	said := strings.Join(logged, "\n")
 	logMu.Unlock()
-	if !strings.Contains(said, "removed 1 temporary files (1048576 bytes) from "+dir) {
+	if !strings.Contains(said, "removed temporary files that flushes killed mid-write left in "+dir+": 1 (1048576 bytes") {
 		t.Errorf("Logf said %q, nothing of the temporary removed", said)
 	}
 

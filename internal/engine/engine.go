@@ -141,7 +141,7 @@ func Start(cfg Config) error {
 		logf("fast clock not used: %s; recording with the %s clock", why, tsc.Source())
 	}
 	if err == nil && swept.Removed > 0 {
-		logf("removed %d temporary files (%d bytes) from %s that flushes killed mid-write left there (Stats: TempFilesDeleted)", swept.Removed, swept.RemovedBytes, cfg.Dir)
+		logf("removed temporary files that flushes killed mid-write left in %s: %d (%d bytes; Stats: TempFilesDeleted)", cfg.Dir, swept.Removed, swept.RemovedBytes)
 	}
 	if err == nil {
 		// Once per process: the reason does not change between sessions,
