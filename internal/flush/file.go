@@ -137,25 +137,24 @@ func writeTemp(dir, prefix string, write func(io.Writer) error) (*tmpfile.File, 
 		return nil, fmt.Errorf("xray: flush: %w", err)
 	}
 	if err = write(f); err != nil {
-		err = fmt.Errorf("xray: flush: writing %s: %w", f.Name(), err)
-	} else if err = f.Sync(); err != nil {
-		// Before the rename, so that after a crash the name never leads
-		// to data the disk does not have. The flush then waits for the
-		// disk instead of leaving the write-back for later: 64 MiB to
-		// ext4 on this project's 2-vCPU KVM guest (virtio disk) took
-		// 16–31 ms to write into the page cache and 28–48 ms more to
-		// sync, and BenchmarkFlush64MiB with GOXRAY_BENCH_DIR on that
-		// disk read 65–411 ms a flush before (median of 10 runs 111)
-		// and 107–286 after (182), under a load average of 9–11. On
-		// tmpfs (the benchmark's default, /dev/shm) fsync returns at
-		// once, and the directory's sync takes 0.15–0.25 ms on ext4. A
-		// flush is not on the recording path: nothing waits for it but
-		// its caller and the next flush.
-		err = fmt.Errorf("xray: flush: syncing %s: %w", f.Name(), err)
-	}
-	if err != nil {
 		closeTemp(f, &err)
-		return nil, err
+		return nil, fmt.Errorf("xray: flush: writing %s: %w", f.Name(), err)
+	}
+	// Synced before the rename, so that after a crash the name never
+	// leads to data the disk does not have. The flush then waits for the
+	// disk instead of leaving the write-back for later: 64 MiB to ext4 on
+	// this project's 2-vCPU KVM guest (virtio disk) took 16–31 ms to
+	// write into the page cache and 28–48 ms more to sync;
+	// BenchmarkFlush64MiB with GOXRAY_BENCH_DIR on that disk read 107–286
+	// ms a flush with the sync (median of 10 runs 182) against 65–411
+	// (111) without, under a load average of 9–11. On tmpfs (the
+	// benchmark's default, /dev/shm) fsync returns at once, and the
+	// directory's sync takes 0.15–0.25 ms on ext4. A flush is not on the
+	// recording path: nothing waits for it but its caller and the next
+	// flush.
+	if err = f.Sync(); err != nil {
+		closeTemp(f, &err)
+		return nil, fmt.Errorf("xray: flush: syncing %s: %w", f.Name(), err)
 	}
 	return f, nil
 }
