@@ -142,16 +142,18 @@ func writeTemp(dir, prefix string, write func(io.Writer) error) (*tmpfile.File, 
 	}
 	// Synced before the rename, so that after a crash the name never
 	// leads to data the disk does not have. The flush then waits for the
-	// disk instead of leaving the write-back for later: 64 MiB to ext4 on
-	// this project's 2-vCPU KVM guest (virtio disk) took 16–31 ms to
-	// write into the page cache and 28–48 ms more to sync;
-	// BenchmarkFlush64MiB with GOXRAY_BENCH_DIR on that disk read 107–286
-	// ms a flush with the sync (median of 10 runs 182) against 65–411
-	// (111) without, under a load average of 9–11. On tmpfs (the
-	// benchmark's default, /dev/shm) fsync returns at once, and the
-	// directory's sync takes 0.15–0.25 ms on ext4. A flush is not on the
-	// recording path: nothing waits for it but its caller and the next
-	// flush.
+	// disk instead of leaving the write-back to the kernel's flusher
+	// threads. On ext4 on this project's 2-vCPU KVM guest (virtio disk,
+	// load average 2.4–3.3) the sync of 64 MiB took 29–55 ms (median
+	// 32), the directory's 0.08–0.19 ms, and BenchmarkFlush64MiB with
+	// GOXRAY_BENCH_DIR on that disk read 82–110 ms a flush with them
+	// (median of 10 runs 90) against 42–59 (48) without. On tmpfs, where
+	// the benchmark writes by default, the sync takes 4–6 µs, the
+	// directory's 24–127 µs and each flock 3–57 µs: nothing a 40 ms flush
+	// shows (the row read 1450–2070 MB/s, median 1655, against 1584–2050,
+	// median 1694, without them, alternating runs). A flush is not on the
+	// recording path: only its caller and the flushes queued behind it
+	// wait for the disk.
 	if err = f.Sync(); err != nil {
 		closeTemp(f, &err)
 		return nil, fmt.Errorf("xray: flush: syncing %s: %w", f.Name(), err)
