@@ -200,8 +200,9 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 	if clockHook != nil {
 		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
 	}
-	// A service that crash-loops would otherwise fill Dir with them: the
-	// budget's Trim sweeps them too, but only after a flush.
+	// The temporaries of flushes killed mid-write go now: the budget's
+	// Trim sweeps them too, but only after a flush, which a service that
+	// crash-loops may never get to.
 	swept = s.dirb.sweepTemps(cfg.Dir, cfg.NamePrefix())
 	s.tsc0, _ = now()
 	s.wall0 = time.Now()
