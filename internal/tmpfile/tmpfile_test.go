@@ -24,6 +24,18 @@ func deadPid(t *testing.T) int {
 	return 0
 }
 
+// livePid returns the pid of a process that runs, not this one.
+func livePid(t *testing.T) int {
+	t.Helper()
+	for _, pid := range []int{os.Getppid(), 1} {
+		if pid > 0 && pid != os.Getpid() && !gone(pid) {
+			return pid
+		}
+	}
+	t.Fatal("no other running process found")
+	return 0
+}
+
 func tempName(pid int, rnd string) string {
 	return "." + prefix + strconv.Itoa(pid) + "-" + rnd + ".tmp"
 }
@@ -120,10 +132,10 @@ func TestCreateNamesAndLocks(t *testing.T) {
 // that are not temporaries of the prefix.
 func TestSweep(t *testing.T) {
 	dir := t.TempDir()
-	dead := deadPid(t)
+	dead, other := deadPid(t), livePid(t)
 	put(t, dir, tempName(dead, "AAAAAA"), 1000)                         // killed mid-flush
 	put(t, dir, tempName(os.Getpid(), "BBBBBB"), 200)                   // a predecessor with this pid
-	put(t, dir, tempName(os.Getppid(), "CCCCCC"), 30)                   // unlocked, its pid runs, fresh
+	put(t, dir, tempName(other, "CCCCCC"), 30)                          // unlocked, its pid runs, fresh
 	put(t, dir, tempName(dead, "DDDDDD"), 4)                            // a live writer in another pid namespace
 	put(t, dir, ".xray-log.other."+strconv.Itoa(dead)+"-EEEEEE.tmp", 5) // another prefix
 	put(t, dir, ".xray-log.svc.1234567.tmp", 6)                         // not a name Create gives
@@ -148,7 +160,7 @@ func TestSweep(t *testing.T) {
 		t.Errorf("Sweep = %+v, want %+v", got, want)
 	}
 	want := []string{
-		tempName(os.Getppid(), "CCCCCC"), tempName(dead, "DDDDDD"),
+		tempName(other, "CCCCCC"), tempName(dead, "DDDDDD"),
 		".xray-log.other." + strconv.Itoa(dead) + "-EEEEEE.tmp", ".xray-log.svc.1234567.tmp",
 		"xray-log.svc.FFFFFF", filepath.Base(live.Name()),
 	}
@@ -160,7 +172,7 @@ func TestSweep(t *testing.T) {
 	// An hour on, the unlocked one whose pid runs (reused, or of another
 	// namespace) is taken for a dead writer's; the locked ones never are.
 	later := time.Now().Add(StaleAge + time.Minute)
-	if removed, size := RemoveStale(dir, tempName(os.Getppid(), "CCCCCC"), os.Getppid(), later); !removed || size != 30 {
+	if removed, size := RemoveStale(dir, tempName(other, "CCCCCC"), other, later); !removed || size != 30 {
 		t.Errorf("stale by age: removed %v (%d bytes)", removed, size)
 	}
 	for _, name := range []string{tempName(dead, "DDDDDD"), filepath.Base(live.Name())} {
