@@ -174,7 +174,7 @@ func TestWriteGoTraceToShortWriteFails(t *testing.T) {
 // Start accepts, the Go trace is written beside every file too (its
 // temporary name must fit in 255 bytes as the FDR file's does).
 func TestGoTraceBesideLongestName(t *testing.T) {
-	prog := strings.Repeat("p", 239-len("xray-log."))
+	prog := strings.Repeat("p", 232-len("xray-log."))
 	if err := xray.Start(xray.Options{Dir: t.TempDir(), Program: prog, GoTrace: true, FlushSignal: xray.NoSignal, IgnoreEnv: true, Logf: t.Logf}); err != nil {
 		t.Fatal(err)
 	}

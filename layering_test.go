@@ -41,7 +41,10 @@ var layers = []layer{
 	{name: "format", pkgs: []string{
 		"fdr", // the file format: what any writer or reader of a file needs, and nothing more
 	}},
-	{name: "base", pkgs: []string{
+	{name: "temporaries", pkgs: []string{
+		"internal/tmpfile", // the hidden temporaries files are written through, and their sweep
+	}},
+	{name: "base", may: []string{"temporaries"}, pkgs: []string{
 		"internal/asm",        // the instructions Go cannot express
 		"internal/logline",    // log lines on standard error
 		"internal/diskbudget", // bounds on a directory of files
@@ -55,18 +58,18 @@ var layers = []layer{
 		"internal/glayout",  // where runtime.g keeps the fields the tracer reads
 		"internal/gotrace",  // Go's execution-trace flight recorder and the clock anchor it logs
 	}},
-	{name: "parts", may: []string{"format", "base", "shared"}, pkgs: []string{
+	{name: "parts", may: []string{"format", "temporaries", "base", "shared"}, pkgs: []string{
 		"internal/buffer",   // the buffer queue
 		"internal/registry", // function names and their ids
 		"internal/flush",    // buffers to files
 	}},
-	{name: "settings", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
+	{name: "settings", may: []string{"format", "temporaries", "base", "shared", "parts"}, pkgs: []string{
 		"internal/settings", // the configuration schema: each setting once (it names the buffer queue's modes and limits)
 	}},
 	{name: "request", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
 		"internal/request", // which goroutines belong to a request
 	}},
-	{name: "engine", may: []string{"format", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
+	{name: "engine", may: []string{"format", "temporaries", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
 		"internal/engine", // writers, lifecycle, governor, statistics
 	}},
 	{name: "environment", may: []string{"format", "base", "settings"}, pkgs: []string{
@@ -139,7 +142,7 @@ var layers = []layer{
 
 // product is every layer of what users build with: all but the demo's,
 // make's and the tests'.
-var product = []string{"format", "base", "shared", "parts", "request", "engine", "environment",
+var product = []string{"format", "temporaries", "base", "shared", "parts", "request", "engine", "environment",
 	"api", "hooks", "render", "readers", "states", "profiles", "rewrite", "build", "http"}
 
 // userFacing is what the module promises; everything else is internal.

@@ -52,6 +52,12 @@ type Statistics struct {
 	// that flushes deleted from Dir to stay within Options.DirMaxFiles
 	// and DirMaxBytes.
 	FilesDeleted, FileBytesDeleted uint64
+	// TempFilesDeleted and TempFileBytesDeleted count the hidden
+	// temporary files that flushes killed mid-write (SIGKILL, the OOM
+	// killer, a crash) left in Dir, whether by an earlier run of this
+	// program or by another process writing there, which Start and the
+	// flushes since removed (see Options.Dir).
+	TempFilesDeleted, TempFileBytesDeleted uint64
 	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.

@@ -55,6 +55,27 @@ type Options struct {
 	// compiler-rt's xray_logfile_base is, and so are the paths Flush
 	// returns: a program that changes directory should give an absolute
 	// one.
+	//
+	// A file is written under a hidden temporary name,
+	// ".<FilePrefix><Program>.<pid>-XXXXXX.tmp", which its writer keeps
+	// locked (flock) while it writes it; it is synced to the disk
+	// (fsync), renamed into place, and then Dir is synced, before Flush
+	// returns its path. So a file Flush, Stop, the flush signal or
+	// xrayhttp reported written survives a crash of the machine as far
+	// as the file system keeps what fsync was told to (not on tmpfs,
+	// nor through a disk cache that ignores flushes), and a reader
+	// never sees part of one. A process killed mid-flush (SIGKILL, the
+	// OOM killer) leaves its temporary behind: Start, and each flush
+	// while DirMaxFiles or DirMaxBytes bounds Dir, remove such
+	// temporaries of the same FilePrefix and Program once nobody holds
+	// their lock and either their writer's pid runs no process here (or
+	// is this process's own, as when a container restarts as pid 1) or
+	// they were last written an hour ago or more; those they leave count
+	// against DirMaxBytes. Statistics.TempFilesDeleted
+	// counts what went. Where Dir's file system does not share locks
+	// between machines (NFS mounted with local_lock or nolock) a flush
+	// of another machine may lose its temporary: it then fails with an
+	// error, as any flush whose file cannot be written does.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in
@@ -106,7 +127,7 @@ type Options struct {
 	Program string
 	// FilePrefix starts file names; default "xray-log." (compiler-rt's
 	// xray_logfile_base). Neither it nor Program may hold '/' or NUL, and
-	// the two together at most 239 bytes, so that every name a flush
+	// the two together at most 232 bytes, so that every name a flush
 	// creates fits in 255 bytes.
 	FilePrefix string
 	// MinDuration erases calls shorter than it from the trace, as
@@ -274,7 +295,8 @@ func Stop() error {
 }
 
 // Flush writes the current window to a new file in Dir and returns its
-// path; tracing goes on. Flush when not started returns ErrNotRunning. A
+// path once the file is on the disk (synced, see Options.Dir); tracing
+// goes on. Flush when not started returns ErrNotRunning. A
 // flush that fails (a missing or read-only Dir, a full disk) returns the
 // error, leaves no file behind and is counted in Stats().FlushErrors.
 func Flush() (path string, err error) { return xrt.Flush() }

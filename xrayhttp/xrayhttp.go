@@ -289,6 +289,8 @@ type StatsJSON struct {
 	LastFlushPath         string   `json:"last_flush_path"`
 	FilesDeleted          uint64   `json:"files_deleted"`
 	FileBytesDeleted      uint64   `json:"file_bytes_deleted"`
+	TempFilesDeleted      uint64   `json:"temp_files_deleted"`
+	TempFileBytesDeleted  uint64   `json:"temp_file_bytes_deleted"`
 	LastError             string   `json:"last_error"`
 	UnmatchedExits        uint64   `json:"unmatched_exits"`
 	TrimmedRecords        uint64   `json:"trimmed_records"`
@@ -357,6 +359,8 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 		LastFlushPath:         st.LastFlushPath,
 		FilesDeleted:          st.FilesDeleted,
 		FileBytesDeleted:      st.FileBytesDeleted,
+		TempFilesDeleted:      st.TempFilesDeleted,
+		TempFileBytesDeleted:  st.TempFileBytesDeleted,
 		LastError:             st.LastError,
 		UnmatchedExits:        st.UnmatchedExits,
 		TrimmedRecords:        st.TrimmedRecords,

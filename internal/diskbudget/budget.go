@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/goxray/xray/internal/tmpfile"
 )
 
 // Limits of one directory. A zero or negative MaxBytes or MaxFiles is no
@@ -26,6 +28,10 @@ type Counts struct {
 	Deleted      uint64 // own files deleted to stay within the budget
 	DeletedBytes uint64
 	DeleteErrors uint64 // own files Trim could not delete
+	// TempsDeleted and TempBytesDeleted count the stale temporaries
+	// Trim removed (SweepTemps).
+	TempsDeleted     uint64
+	TempBytesDeleted uint64
 }
 
 // Budget applies Limits to one directory; its methods are safe for
@@ -35,6 +41,10 @@ type Budget struct {
 	own func(name string) bool
 	lim Limits
 	now func() time.Time
+	// temps is the prefix whose temporaries Trim sweeps and counts, when
+	// sweep is set (SweepTemps).
+	temps string
+	sweep bool
 
 	mu     sync.Mutex // serialises Trim and the rate limit's state
 	tokens float64
@@ -47,6 +57,7 @@ type Budget struct {
 	seq     uint64
 
 	skipped, deleted, deletedBytes, deleteErrs atomic.Uint64
+	tempsDeleted, tempBytesDeleted             atomic.Uint64
 }
 
 // New returns the budget of dir, where own recognises the writer's file
@@ -58,6 +69,17 @@ func New(dir string, own func(name string) bool, lim Limits) *Budget {
 func newAt(dir string, own func(string) bool, lim Limits, now func() time.Time) *Budget {
 	lim.Burst = max(lim.Burst, 1)
 	return &Budget{dir: dir, own: own, lim: lim, now: now, tokens: float64(lim.Burst)}
+}
+
+// SweepTemps makes Trim look at the temporaries flush.WriteFiles writes
+// files of prefix through (package tmpfile) too: it removes those whose
+// writer is gone (tmpfile.RemoveStale), counted in Counts, and counts the
+// bytes of the others against MaxBytes, since they take disk space now
+// and will be files soon; not against MaxFiles, which bounds the files a
+// reader of the directory finds. Call it before the Budget is used.
+func (b *Budget) SweepTemps(prefix string) *Budget {
+	b.temps, b.sweep = prefix, true
+	return b
 }
 
 // Limits returns the budget's limits.
@@ -87,7 +109,8 @@ func (b *Budget) Allow() bool {
 // Counts returns what was skipped and deleted so far.
 func (b *Budget) Counts() Counts {
 	return Counts{Skipped: b.skipped.Load(), Deleted: b.deleted.Load(),
-		DeletedBytes: b.deletedBytes.Load(), DeleteErrors: b.deleteErrs.Load()}
+		DeletedBytes: b.deletedBytes.Load(), DeleteErrors: b.deleteErrs.Load(),
+		TempsDeleted: b.tempsDeleted.Load(), TempBytesDeleted: b.tempBytesDeleted.Load()}
 }
 
 type unit struct {
@@ -113,9 +136,23 @@ func (b *Budget) Trim(keep ...string) {
 	}
 	units := map[string]*unit{}
 	files, bytes := 0, int64(0)
+	now := b.now()
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !b.own(name) {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if pid, ok := tmpfile.Owner(name, b.temps); ok && b.sweep {
+			removed, size := tmpfile.RemoveStale(b.dir, name, pid, now)
+			if removed {
+				b.tempsDeleted.Add(1)
+				b.tempBytesDeleted.Add(uint64(size))
+			} else if size > 0 {
+				bytes += size
+			}
+			continue
+		}
+		if !b.own(name) {
 			continue
 		}
 		fi, err := e.Info()

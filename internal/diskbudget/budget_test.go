@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/tmpfile"
 )
 
 func write(t *testing.T, dir, name string, size int, mod time.Time) {
@@ -130,5 +132,35 @@ func TestTrimTakesCompanions(t *testing.T) {
 	}
 	if c := b.Counts(); c.Deleted != 3 || c.DeletedBytes != 300 {
 		t.Errorf("counts %+v, want 3 files of 300 bytes deleted", c)
+	}
+}
+
+// TestTrimSweepsTemps: with SweepTemps, Trim removes the temporary of a
+// flush killed mid-write (its pid is gone, nobody holds its lock) and
+// counts it apart; a live flush's temporary stays, and its bytes count
+// against MaxBytes, so an older unit goes to make room for it.
+func TestTrimSweepsTemps(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		write(t, dir, fmt.Sprintf("xray-log.svc.CCCCC%d", i), 100, t0.Add(time.Duration(i)*time.Minute))
+	}
+	dead := ".xray-log.svc.2147483646-AAAAAA.tmp" // above any pid_max
+	write(t, dir, dead, 5000, t0)
+	live, err := tmpfile.Create(dir, "xray-log.svc.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	live.Write(make([]byte, 150))
+	b := New(dir, Pattern("xray-log.svc."), Limits{MaxBytes: 350}).SweepTemps("xray-log.svc.")
+	b.Trim(filepath.Join(dir, "xray-log.svc.CCCCC2"))
+	want := []string{filepath.Base(live.Name()), "xray-log.svc.CCCCC1", "xray-log.svc.CCCCC2"}
+	slices.Sort(want)
+	if got := names(t, dir); !slices.Equal(got, want) {
+		t.Errorf("left %q, want %q", got, want)
+	}
+	if c := b.Counts(); c.TempsDeleted != 1 || c.TempBytesDeleted != 5000 || c.Deleted != 1 || c.DeletedBytes != 100 {
+		t.Errorf("counts %+v, want the dead temporary (5000 bytes) and one unit (100) deleted", c)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"github.com/goxray/xray/internal/flush"
 
 	"github.com/goxray/xray/internal/diskbudget"
+	"github.com/goxray/xray/internal/tmpfile"
 )
 
 // dirBudget is the session's budget of Dir, rebuilt when Adopt changes
-// where or how files are named; deleted counts what all of them deleted.
+// where or how files are named; deleted counts what all of them deleted,
+// temps the stale temporaries they and Start removed.
 type dirBudget struct {
 	b                 *diskbudget.Budget
 	dir, prefix       string
@@ -17,6 +19,16 @@ type dirBudget struct {
 	maxFiles          int
 	deleted, deletedB atomic.Uint64
 	prevDel, prevDelB uint64
+	temps, tempsB     atomic.Uint64
+}
+
+// sweepTemps removes the temporaries that flushes of processes killed
+// mid-write left in dir (see package tmpfile), and counts them.
+func (d *dirBudget) sweepTemps(dir, prefix string) tmpfile.Swept {
+	sw := tmpfile.Sweep(dir, prefix)
+	d.temps.Add(uint64(sw.Removed))
+	d.tempsB.Add(uint64(sw.RemovedBytes))
+	return sw
 }
 
 // writeFile writes a flush's file, counts it, and keeps Dir within its
@@ -43,10 +55,13 @@ func (s *session) trimDir(path string) {
 			d.prevDel, d.prevDelB = d.prevDel+c.Deleted, d.prevDelB+c.DeletedBytes
 		}
 		d.dir, d.prefix, d.maxBytes, d.maxFiles = cfg.Dir, prefix, cfg.DirMaxBytes, cfg.DirMaxFiles
-		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles})
+		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles}).SweepTemps(prefix)
 	}
+	c0 := d.b.Counts()
 	d.b.Trim(path)
 	c := d.b.Counts()
+	d.temps.Add(c.TempsDeleted - c0.TempsDeleted)
+	d.tempsB.Add(c.TempBytesDeleted - c0.TempBytesDeleted)
 	d.deleted.Store(d.prevDel + c.Deleted)
 	d.deletedB.Store(d.prevDelB + c.DeletedBytes)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/gotrace"
 	"github.com/goxray/xray/internal/stream"
+	"github.com/goxray/xray/internal/tmpfile"
 	"github.com/goxray/xray/internal/tsc"
 )
 
@@ -135,9 +136,12 @@ func now() (uint64, uint32) {
 
 // Start begins a session, after cfg.Validate.
 func Start(cfg Config) error {
-	logf, why, err := start(cfg)
+	logf, why, swept, err := start(cfg)
 	if err == nil && why != "" {
 		logf("fast clock not used: %s; recording with the %s clock", why, tsc.Source())
+	}
+	if err == nil && swept.Removed > 0 {
+		logf("removed temporary files that flushes killed mid-write left in %s: %d (%d bytes; Stats: TempFilesDeleted)", cfg.Dir, swept.Removed, swept.RemovedBytes)
 	}
 	if err == nil {
 		// Once per process: the reason does not change between sessions,
@@ -155,34 +159,34 @@ func Start(cfg Config) error {
 // fallbackOnce guards Start's log line about the portable record path.
 var fallbackOnce sync.Once
 
-func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
+func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfile.Swept, err error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != nil {
-		return nil, "", ErrRunning
+		return nil, "", swept, ErrRunning
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, "", err
+		return nil, "", swept, err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
 	if err := checkArena(cfg.BufferSize, cfg.BufferCount); err != nil {
-		return nil, "", err
+		return nil, "", swept, err
 	}
 	glayout.Calibrate() // goroutine id and P offsets: once, at the first Start
 	// No record is being written: state is off until the end of Start.
 	clockWhy = tsc.Select(cfg.FastClock)
 	gt, err := startGoTrace(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, "", swept, err
 	}
 	q, err := buffer.New(cfg.BufferSize, cfg.BufferCount, cfg.Mode)
 	if err != nil {
 		if gt != nil {
 			gt.Stop()
 		}
-		return nil, "", fmt.Errorf("xray: %w", err)
+		return nil, "", swept, fmt.Errorf("xray: %w", err)
 	}
 	s := &session{
 		cfg:        cfg,
@@ -196,6 +200,10 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	if clockHook != nil {
 		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
 	}
+	// The temporaries of flushes killed mid-write go now: the budget's
+	// Trim sweeps them too, but only after a flush, which a service that
+	// crash-loops may never get to.
+	swept = s.dirb.sweepTemps(cfg.Dir, cfg.NamePrefix())
 	s.tsc0, _ = now()
 	s.wall0 = time.Now()
 	if cfg.MinDuration > 0 {
@@ -229,7 +237,7 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, err error) {
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
 	setGates(s)
-	return cfg.Logf, clockWhy, nil
+	return cfg.Logf, clockWhy, swept, nil
 }
 
 // memoryLimit is buffer.MemoryLimit; tests replace it.

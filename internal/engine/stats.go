@@ -63,7 +63,11 @@ type Stats struct {
 	// that flushes deleted from Dir to keep within DirMaxFiles and
 	// DirMaxBytes.
 	FilesDeleted, FileBytesDeleted uint64
-	LastError                      string
+	// TempFilesDeleted and TempFileBytesDeleted count the hidden
+	// temporary files of flushes killed mid-write (by earlier processes
+	// or others sharing Dir) that Start and the budget removed from Dir.
+	TempFilesDeleted, TempFileBytesDeleted uint64
+	LastError                              string
 	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.
@@ -161,6 +165,7 @@ func (s *session) stats() Stats {
 	st.ShedFuncs = ShedFuncs()
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	st.FilesDeleted, st.FileBytesDeleted = s.dirb.deleted.Load(), s.dirb.deletedB.Load()
+	st.TempFilesDeleted, st.TempFileBytesDeleted = s.dirb.temps.Load(), s.dirb.tempsB.Load()
 	if p := f.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}

@@ -9,7 +9,9 @@
 // ThreadBuffers whose size Encode chooses per file in version 1
 // (encode_v1.go), where typed events cannot be written and are counted
 // instead. WriteFile names a file the way compiler-rt does and makes it
-// appear atomically. Notify turns a signal into flushes, one at a time.
+// appear atomically and durably (synced, then renamed, then the directory
+// synced), through a temporary that package tmpfile names after the
+// writing process, so that one a killed process leaves can be removed. Notify turns a signal into flushes, one at a time.
 //
 // Every file says what its records cannot: the overhead governor's shed
 // set opens it (Params.Shed), with what the build left untraced

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/logline"
+	"github.com/goxray/xray/internal/tmpfile"
 )
 
 // Resolve replaces v's zero fields (and its "none" values) with what a
@@ -45,7 +46,7 @@ func (v *Values) Validate() error {
 	if n := len(v.FilePrefix) + len(v.Program); n > maxNameLen {
 		return fmt.Errorf("%w: FilePrefix+Program %d: bytes: file names would exceed 255 bytes; keep the two under %d", ErrConfig, n, maxNameLen+1)
 	}
-	return checkDir(v.Dir, "."+v.NamePrefix()+"*.tmp")
+	return checkDir(v.Dir, v.NamePrefix())
 }
 
 // NamePrefix is what the names of a session's files in Dir begin with
@@ -53,15 +54,15 @@ func (v *Values) Validate() error {
 // hidden temporary names too, and what the directory budget counts.
 func (v *Values) NamePrefix() string { return v.FilePrefix + v.Program + "." }
 
-// maxNameLen bounds len(FilePrefix)+len(Program). A flush creates
-// "." + FilePrefix + Program + "." + up to 10 random digits + ".tmp" (see
-// flush.WriteFiles), the longest name it uses; it must fit NAME_MAX, 255
-// bytes on Linux and the BSDs.
-const maxNameLen = 255 - len("..") - 10 - len(".tmp")
+// maxNameLen bounds len(FilePrefix)+len(Program). A flush's temporary
+// name (tmpfile.Create: "." + FilePrefix + Program + "." + pid + "-" +
+// six random characters + ".tmp") is the longest name it uses; it must
+// fit NAME_MAX, 255 bytes on Linux and the BSDs.
+const maxNameLen = 255 - len(".") - tmpfile.MaxExtra
 
-// checkDir makes sure files can be created in dir, with the pattern a
-// flush uses, by creating one.
-func checkDir(dir, pattern string) error {
+// checkDir makes sure files can be created in dir, with the temporary
+// names a flush of prefix uses, by creating one.
+func checkDir(dir, prefix string) error {
 	if dir == "" {
 		return fmt.Errorf("%w: Dir is empty", ErrConfig)
 	}
@@ -76,12 +77,12 @@ func checkDir(dir, pattern string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%w: Dir %s: not a directory", ErrConfig, dir)
 	}
-	f, err := os.CreateTemp(dir, pattern)
+	f, err := tmpfile.Create(dir, prefix)
 	if err != nil {
 		return fmt.Errorf("%w: Dir %s: cannot create files there: %w", ErrConfig, dir, err)
 	}
-	f.Close()
 	os.Remove(f.Name())
+	f.Close()
 	return nil
 }
 

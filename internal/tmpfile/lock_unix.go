@@ -1,0 +1,45 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly || solaris
+
+package tmpfile
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// errBusy: another open file holds the lock.
+var errBusy = errors.New("locked")
+
+// tryLock takes f's exclusive flock without waiting: errBusy when
+// someone holds it, another error when the file system has no locks.
+func tryLock(f *os.File) error {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := c.Control(func(fd uintptr) {
+		for {
+			lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+			if lerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if lerr == unix.EWOULDBLOCK || lerr == unix.EAGAIN {
+		return errBusy
+	}
+	return lerr
+}
+
+// gone reports whether no process here has pid. EPERM means one does,
+// of another user.
+func gone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }
+
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+}
