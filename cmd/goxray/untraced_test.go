@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	xrt "github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -85,4 +86,39 @@ func TestUntracedInViews(t *testing.T) {
 	once("pprof comments", strings.Join(p.Comments, "\n"))
 	runCommand(t, "perfetto", trace, "-o", out("perfetto"))
 	once("perfetto", read(out("perfetto")))
+
+	// why splits the same time (its -self leaves traced callees out):
+	// it says so above its table and its slowest calls, on standard
+	// error beside its CSV, and in its profile's comments. Its profile
+	// needs the Go execution trace, which a second run writes.
+	runCommand(t, "why", trace, "-o", out("why"))
+	once("why", read(out("why")))
+	runCommand(t, "why", "-slowest", "1", trace, "-o", out("why.slowest"))
+	once("why -slowest", read(out("why.slowest")))
+	code, e := runStderr(t, "why", "-format", "csv", trace, "-o", out("why.csv"))
+	if code != 0 {
+		t.Fatalf("goxray why -format csv: exit %d\n%s", code, e)
+	}
+	once("why -format csv (standard error)", e)
+	gdir := t.TempDir()
+	if o, e, code := modfixture.Run(t, mod, append(modfixture.XrayEnv(gdir), "XRAY_FDR_OPTIONS=go_trace=true"), bin); code != 0 {
+		t.Fatalf("%s with go_trace: exit %d\n%s%s", bin, code, o, e)
+	}
+	gtrace := ""
+	for _, p := range modfixture.Traces(t, gdir) {
+		if !strings.HasSuffix(p, xrt.GoTraceSuffix) {
+			gtrace = p
+		}
+	}
+	runCommand(t, "why", "-format", "pprof", gtrace, "-o", out("why.pprof"))
+	wf, err := os.Open(out("why.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wf.Close()
+	wp, err := profile.Parse(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once("why pprof comments", strings.Join(wp.Comments, "\n"))
 }

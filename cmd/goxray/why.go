@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/goxray/xray/internal/analysis"
@@ -64,7 +65,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		if gp == "" {
 			gp = trace + xrt.GoTraceSuffix
 		}
-		res, j, note, err := joinWhy(in, trace, gp)
+		res, j, note, untraced, err := joinWhy(in, trace, gp)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +77,10 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 			if err != nil {
 				return nil, err
 			}
-			return func(w io.Writer) error { return writeSlowest(w, j.Slowest(id, *slowest), m, note) }, nil
+			return func(w io.Writer) error {
+				io.WriteString(w, untraced)
+				return writeSlowest(w, j.Slowest(id, *slowest), m, note)
+			}, nil
 		}
 		if *format == "pprof" {
 			if note != "" {
@@ -91,12 +95,24 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 				file, line := m.Source(id)
 				return m.Name(id), file, line
 			}
-			return func(w io.Writer) error { return whyprof.PProf(j, names).Write(w) }, nil
+			return func(w io.Writer) error {
+				p := whyprof.PProf(j, names)
+				if untraced != "" {
+					p.Comments = append(p.Comments, strings.TrimSuffix(untraced, "\n"))
+				}
+				return p.Write(w)
+			}, nil
 		}
 		return func(w io.Writer) error {
 			if *format == "csv" {
+				// The CSV holds rows only; the note goes where the
+				// other views' notes go beside machine-read output.
+				if untraced != "" {
+					fmt.Fprintf(os.Stderr, "goxray why: %s", untraced)
+				}
 				return writeWhyCSV(w, res, m, *self, *n)
 			}
+			io.WriteString(w, untraced)
 			return writeWhyText(w, res, m, *self, *n, note)
 		}, nil
 	}
@@ -104,10 +120,11 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 
 // joinWhy joins trace with the Go trace at gp. When the Go trace is
 // missing or does not fit, the result holds calls and wall time only,
-// all of it Unknown, and note says why.
-func joinWhy(in *input, trace, gp string) (*why.Result, *why.Join, string, error) {
+// all of it Unknown, and note says why. untraced is the note about what
+// the build left untraced ("" when the file says nothing of it): that
+// time is in its callers' split, in their self split too.
+func joinWhy(in *input, trace, gp string) (res *why.Result, j *why.Join, note, untraced string, err error) {
 	var g *why.GoTrace
-	var note string
 	if f, err := os.Open(gp); err != nil {
 		note = fmt.Sprintf("no Go execution trace: %v (start the session with Options.GoTrace)", err)
 	} else {
@@ -118,25 +135,25 @@ func joinWhy(in *input, trace, gp string) (*why.Result, *why.Join, string, error
 			g = nil
 		}
 	}
-	var j *why.Join
-	err := in.each(trace, func(r *analysis.Reader) {
+	var u analysis.Untraced
+	err = in.each(trace, func(r *analysis.Reader) {
 		j = why.NewJoin(g, r.Header().CycleFrequency)
-	}, func(e *analysis.Event) error { j.Add(e); return nil })
+	}, func(e *analysis.Event) error { j.Add(e); u.Scan(e); return nil })
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
-	res, err := j.Done()
+	res, err = j.Done()
 	if err != nil && g != nil {
 		note = fmt.Sprintf("%s: %v", gp, err)
 		res, err = j.WallOnly()
 	}
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	if res.Truncated != nil && note == "" {
 		fmt.Fprintf(os.Stderr, "goxray why: %s is truncated (%v): the split stops where it does, and the rest is unknown\n", gp, res.Truncated)
 	}
-	return res, j, note, nil
+	return res, j, note, u.Note(), nil
 }
 
 // pickFunc finds -func's id, or the function with the most wall time.
