@@ -23,6 +23,26 @@ func (s *fileState) pragmas(af *ast.File, from, to token.Pos) bool {
 	return false
 }
 
+// linknames maps the names that the file's //go:linkname lines give
+// another symbol (//go:linkname local target) to that symbol. The
+// compiler reads the line wherever it is in the file, and emits a
+// function with a body under the target's name (a push); the function's
+// literals keep the local name (local.func1).
+func linknames(af *ast.File) map[string]string {
+	var m map[string]string
+	for _, g := range af.Comments {
+		for _, c := range g.List {
+			if f := strings.Fields(c.Text); len(f) == 3 && f[0] == "//go:linkname" {
+				if m == nil {
+					m = map[string]string{}
+				}
+				m[f[1]] = f[2]
+			}
+		}
+	}
+	return m
+}
+
 // directives reads a doc comment's //xray: and //go: lines.
 func directives(doc *ast.CommentGroup) (never, always, goDirective bool) {
 	if doc == nil {

@@ -215,6 +215,8 @@ type fileState struct {
 	// untraced are the functions left uninstrumented (see
 	// untraced.go).
 	untraced []Untraced
+	// linked are the file's //go:linkname targets by local name.
+	linked map[string]string
 	// dispatched are the file's functions dispatched by their callers.
 	dispatched []Func
 }
@@ -242,6 +244,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		s.origName = f.Path
 	}
 	s.scanLineDirectives(af, f.Path)
+	s.linked = linknames(af)
 	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, imports: fileImports(af)}
 	if s.dead.goos == "" {
 		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
@@ -353,6 +356,11 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	if d.Body == nil {
 		return
 	}
+	// sym is the function's symbol; its literals are named after name.
+	sym := name
+	if t, ok := s.linked[d.Name.Name]; ok && d.Recv == nil {
+		sym, goDirective = t, true
+	}
 	isMain := d.Recv == nil && d.Name.Name == "main" && s.prefix == "main" && !s.isTest
 	isTestMain := d.Recv == nil && d.Name.Name == "TestMain" && s.isTest
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
@@ -368,12 +376,12 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	case d.Name.Name == "_":
 	case !s.active:
 		if s.whole != ByHand {
-			s.excluded(s.whole, name, d.Pos(), d.Body, always)
+			s.excluded(s.whole, sym, d.Pos(), d.Body, always)
 		}
 	case never:
-		s.excluded(fdr.UntracedNever, name, d.Pos(), d.Body, always)
+		s.excluded(fdr.UntracedNever, sym, d.Pos(), d.Body, always)
 	case goDirective:
-		s.excluded(fdr.UntracedDirective, name, d.Pos(), d.Body, always)
+		s.excluded(fdr.UntracedDirective, sym, d.Pos(), d.Body, always)
 	default:
 		// main.main and TestMain carry the AutoStop defer, which must
 		// stay in them, and they and init functions run once: they keep

@@ -245,3 +245,34 @@ func TestUntracedAddedFile(t *testing.T) {
 		t.Errorf("%d results; a.go registers %+v", len(rs), u)
 	}
 }
+
+// TestUntracedLinknamePush: a function with a body that a //go:linkname
+// line gives another symbol (a push, read wherever the line is in the
+// file) is left out as carrying a directive, and the set names it as the
+// linker does, by its target; its literals keep the local name, as the
+// compiler names them. A pull (bodiless) adds nothing.
+func TestUntracedLinknamePush(t *testing.T) {
+	big := "{\n" + strings.Repeat("\tfmt.Println(len(xs) * 3 + len(xs) * 5 - len(xs))\n", 12) + "}\n\n"
+	src := "package q\n\nimport (\n\t\"fmt\"\n\t_ \"unsafe\"\n)\n\n" +
+		"//go:linkname pushed example.com/elsewhere.pushedName\nfunc pushed(xs []int) {\n\tf := func() " + big + "\tf()\n" + big[2:] +
+		"func far(xs []int) " + big +
+		"//go:linkname pulled example.com/elsewhere.pulled\nfunc pulled() int\n\n" +
+		"func Traced(xs []int) " + big +
+		"//go:linkname far example.com/elsewhere.farName\n"
+	rs, err := Package("example.com/q", []File{{Path: "a.go", Src: []byte(src)}},
+		Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"example.com/q.pushed.func1", "example.com/q.Traced"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("instrumented %q, want %q", got, want)
+	}
+	var got []string
+	for _, u := range rs[0].Untraced {
+		got = append(got, u.Reason+":"+u.Name)
+	}
+	want := []string{fdr.UntracedDirective + ":example.com/elsewhere.pushedName", fdr.UntracedDirective + ":example.com/elsewhere.farName"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("untraced %q, want %q", got, want)
+	}
+}
