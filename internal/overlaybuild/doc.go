@@ -6,9 +6,11 @@
 // goxray yet). It is what `goxray build`, `goxray test` and `goxray run`
 // do; the user's tree is only read. A package named on the command line
 // that none of this would instrument (another module's command or tests,
-// unless -xray.pkgs names them, or a standard package) is refused before
-// anything is built, naming the flag that would: such a build would
-// succeed and trace nothing of what was asked.
+// unless -xray.pkgs names them, a standard package, or one goxray's
+// runtime imports, whose instrumented copy would import itself) is
+// refused before anything is built, naming the flag that would when
+// there is one: such a build would succeed and trace nothing of what was
+// asked, or fail on an import cycle.
 //
 // The go command hashes overlaid files like any source, so the build
 // cache keys follow the rewritten content: a plain build afterwards

@@ -316,6 +316,9 @@ func (d *driver) units(mm listModule, pkgs, listFlags []string) ([]*unit, []list
 			extraPkgs[p.ImportPath] = true
 		}
 	}
+	if list, err = withoutRuntimeImports(list, d.runtimeImports(listFlags), extraPkgs); err != nil {
+		return nil, nil, err
+	}
 	pruneOverlays()
 	var roots []listPackage
 	for _, p := range list {

@@ -1,0 +1,3 @@
+// Package cpu stands for golang.org/x/sys/cpu, which goxray's runtime
+// imports.
+package cpu
