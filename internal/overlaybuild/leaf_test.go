@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/modfixture"
-	"github.com/goxray/xray/internal/xraytool"
 )
 
 // TestLeavesReported: at the default settings `goxray build` leaves
@@ -175,47 +172,5 @@ func TestDispatchTestFileFunc(t *testing.T) {
 	out, e, code := modfixture.Run(t, dir, nil, tool, "test", "-xray.threshold=0", "./...")
 	if code != 0 {
 		t.Fatalf("goxray test: exit %d\n%s%s", code, out, e)
-	}
-}
-
-// TestUntracedCgoOnlyPackage: testdata/cgoonly's package cw has only a
-// cgo file, which the rewrite leaves as it is; the build adds a file to
-// register cw's untraced set, so the trace says that cw.Sum is not
-// traced, the package builds and runs as it does unbuilt, and both
-// llvm-xray releases load the trace.
-func TestUntracedCgoOnlyPackage(t *testing.T) {
-	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
-		t.Skip("cgo is not enabled")
-	}
-	tool, dir := testdataModule(t, "cgoonly")
-	bin := filepath.Join(t.TempDir(), "cgoonly")
-	_, e, code := modfixture.Run(t, dir, nil, tool, "build", "-xray.v", "-o", bin, ".")
-	if code != 0 {
-		t.Fatalf("goxray build: exit %d\n%s", code, e)
-	}
-	if !strings.Contains(e, " example.com/cgoonly/cw.Sum (size ") || !strings.Contains(e, "not traced, in a file that uses cgo") {
-		t.Errorf("-xray.v does not name cw.Sum as not traced for cgo:\n%s", e)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil || strings.TrimSpace(string(out)) != "CGOONLY 10" {
-		t.Errorf("run: %q, %v; want CGOONLY 10", out, err)
-	}
-	trace := modfixture.Trace(t, dir, bin)
-	var set fdr.Untraced
-	for _, th := range modfixture.Threads(t, xraytool.Bin(t), trace) {
-		for _, ev := range th.Events {
-			if u, ok := fdr.ParseUntraced(ev.Data); ok && ev.Type == fdr.EventCustom {
-				set.MergeCounts(u, func(a, b int) int { return max(a, b) })
-				set.Funcs = append(set.Funcs, u.Funcs...)
-			}
-		}
-	}
-	if !slices.Contains(set.Funcs, fdr.UntracedFunc{Reason: fdr.UntracedCgo, Name: "example.com/cgoonly/cw.Sum"}) || set.Counts[fdr.UntracedCgo] != 1 {
-		t.Errorf("the trace's untraced set %+v does not name cw.Sum for cgo", set)
-	}
-	for tool, rows := range modfixture.Account(t, trace) {
-		if rows["main.main"].Count != 1 {
-			t.Errorf("%s: main.main called %d times, want 1", tool, rows["main.main"].Count)
-		}
 	}
 }
