@@ -65,7 +65,7 @@ func directives(doc *ast.CommentGroup) (never, always, goDirective bool) {
 // isGoPragma reports whether a comment is a compiler directive that rules
 // out instrumentation: any //go: line but //go:noinline, which a defer
 // implies anyway, and the ones the compiler does not read (build,
-// generate, embed).
+// generate, embed, and fix, which go fix's inliner reads).
 func isGoPragma(t string) bool {
 	name, ok := strings.CutPrefix(t, "//go:")
 	if !ok {
@@ -73,7 +73,7 @@ func isGoPragma(t string) bool {
 	}
 	name, _, _ = strings.Cut(name, " ")
 	switch name {
-	case "noinline", "build", "generate", "embed":
+	case "noinline", "build", "generate", "embed", "fix":
 		return false
 	}
 	return true

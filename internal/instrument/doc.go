@@ -72,7 +72,8 @@
 //     (nosplit, systemstack, norace, …: code that must not grow a call or
 //     a defer), wherever the compiler takes it from: the doc comment or
 //     any line since the previous declaration, blank lines included
-//     (//go:generate and //go:embed are not compiler directives), and
+//     (//go:generate, //go:embed and //go:fix are not compiler
+//     directives), and
 //     functions a //go:linkname line anywhere in the file exports under
 //     another symbol, which the untraced set gives as their name;
 //   - functions named _, bodiless declarations (assembly, linkname pulls);

@@ -182,7 +182,9 @@ func (p *pkgState) fresh(base string) string {
 	return name
 }
 
-var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+// generatedRE finds the generated-code comment; a file with Windows line
+// endings has it too (go/ast.IsGenerated drops the carriage return).
+var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.\r?$`)
 
 type fileState struct {
 	*pkgState
