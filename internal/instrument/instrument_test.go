@@ -947,7 +947,7 @@ func TestGeneratedCRLF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(rs); len(got) != 0 || rs[0].Skipped[SkipGenerated] != 1 {
-		t.Errorf("instrumented %q, skipped %v", got, rs[0].Skipped)
+	if got := names(rs); len(got) != 0 || rs[0].Whole != fdr.UntracedGenerated || marks(rs[0])[fdr.UntracedGenerated] != 1 {
+		t.Errorf("instrumented %q, whole %q, untraced %+v", got, rs[0].Whole, rs[0].Untraced)
 	}
 }
