@@ -276,3 +276,39 @@ func TestUntracedLinknamePush(t *testing.T) {
 		t.Errorf("untraced %q, want %q", got, want)
 	}
 }
+
+// TestUntracedCgoLiterals: cgo wraps a C call whose arguments it checks
+// in a function literal of its own, which the compiler numbers with the
+// file's: a literal of a cgo file after a C call with arguments in the
+// same declaration may have another number in the binary, so it is
+// counted but not named (Untraced.Unnamed); one before any is named.
+func TestUntracedCgoLiterals(t *testing.T) {
+	body := "{\n" + strings.Repeat("\t\tfmt.Println(x * 3 + x * 5 - x)\n", 12) + "\t}\n"
+	src := "package q\n\n// static int first(void *p) { return 0; }\nimport \"C\"\n\nimport (\n\t\"fmt\"\n\t\"unsafe\"\n)\n\n" +
+		"func Run(b []byte) {\n\tbefore := func(x int) " + body +
+		"\tbefore(int(C.first(unsafe.Pointer(&b[0]))))\n\tafter := func(x int) " + body + "\tafter(1)\n}\n"
+	rs, err := Package("example.com/q", []File{{Path: "main.go", Src: []byte("package q\n")}, {Path: "c.go", Src: []byte(src)}},
+		Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range rs[1].Untraced {
+		got = append(got, fmt.Sprintf("%s:%s:%v", u.Reason, u.Name, u.Unnamed))
+	}
+	want := []string{"cgo:example.com/q.Run.func1:false", "cgo:example.com/q.Run.func2:true", "cgo:example.com/q.Run:false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("untraced %q, want %q", got, want)
+	}
+	u, ok := registration(t, rs[0].Src)
+	if !ok {
+		t.Fatalf("no registration in\n%s", rs[0].Src)
+	}
+	var names []string
+	for _, f := range u.Funcs {
+		names = append(names, f.Name)
+	}
+	if u.Counts[fdr.UntracedCgo] != 3 || !reflect.DeepEqual(names, []string{"example.com/q.Run.func1", "example.com/q.Run"}) {
+		t.Errorf("registered %d cgo, names %q; want 3, Run.func1 and Run", u.Counts[fdr.UntracedCgo], names)
+	}
+}

@@ -57,7 +57,11 @@ func (d *driver) instrument(units []*unit, cfg instrument.Config, userOv map[str
 					fmt.Fprintf(os.Stderr, "goxray: %s: not instrumented, %s\n", r.Path, why)
 				}
 				for _, f := range r.Untraced {
-					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[cmp.Or(f.Mark, f.Reason)])
+					note := ""
+					if f.Unnamed {
+						note = " (cgo may number it otherwise: the trace counts it without a name)"
+					}
+					fmt.Fprintf(os.Stderr, "goxray: %s:%d %s (size %d): not traced, %s%s\n", r.Path, f.Line, f.Name, f.Size, untracedWhy[cmp.Or(f.Mark, f.Reason)], note)
 				}
 			}
 			if r.Src == nil {
