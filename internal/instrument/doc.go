@@ -77,7 +77,8 @@
 //     functions a //go:linkname line anywhere in the file exports under
 //     another symbol, which the untraced set gives as their name;
 //   - functions named _, bodiless declarations (assembly, linkname pulls);
-//   - files that import "C" (cgo) or github.com/goxray/xray (instrumented
+//   - files that import "C" (cgo: a command's main function there still
+//     gets its exit hooks) or github.com/goxray/xray (instrumented
 //     by hand already), and generated files ("// Code generated
 //     … DO NOT EDIT." before the package clause) unless
 //     Config.Generated.

@@ -286,9 +286,10 @@ func (s *fileState) result(af *ast.File, f File) Result {
 	if name == "" {
 		name = f.Path
 	}
-	if s.cgo || !s.rewritten() && s.cfg.Lang == "" {
-		// A cgo file stays as it is: cgo reads it from the package's
-		// directory, not through the overlay.
+	if !s.rewritten() && (s.cfg.Lang == "" || s.cgo) {
+		// A cgo file changes only for a command's exit hooks: its
+		// functions are not instrumented, and its package's untraced
+		// set is registered elsewhere.
 		return res
 	}
 	if s.cfg.Lang != "" {

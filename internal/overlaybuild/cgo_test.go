@@ -77,4 +77,21 @@ func TestCgoFilesUntraced(t *testing.T) {
 			t.Errorf("%s: main.report called %d times, want 1", tool, rows["main.report"].Count)
 		}
 	}
+
+	// A command whose main function is in a cgo file writes its trace
+	// when main returns, and when it calls os.Exit.
+	cmain := filepath.Join(t.TempDir(), "cmain")
+	if _, e, code := modfixture.Run(t, dir, nil, tool, "build", "-o", cmain, "./cmain"); code != 0 {
+		t.Fatalf("goxray build ./cmain: exit %d\n%s", code, e)
+	}
+	for tool, rows := range modfixture.Account(t, modfixture.Trace(t, dir, cmain)) {
+		if rows["main.report"].Count != 1 {
+			t.Errorf("%s: cmain's main.report called %d times, want 1", tool, rows["main.report"].Count)
+		}
+	}
+	traces := t.TempDir()
+	if out, _, code := modfixture.Run(t, dir, modfixture.XrayEnv(traces), cmain, "exit"); code != 3 || !strings.Contains(out, "CMAIN") {
+		t.Fatalf("cmain exit: exit %d, want 3\n%s", code, out)
+	}
+	modfixture.OnlyTrace(t, traces)
 }

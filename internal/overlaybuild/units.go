@@ -23,7 +23,7 @@ type listPackage struct {
 	DepOnly                        bool // not named on the command line
 	GoFiles, TestGoFiles           []string
 	XTestGoFiles                   []string
-	CgoFiles, SFiles               []string // the rewrite leaves cgo files as they are, and is not given assembly
+	CgoFiles, SFiles               []string // the rewrite instruments no cgo file, and is not given assembly
 	Module                         *listModule
 	Error                          *struct{ Err string }
 }
@@ -96,10 +96,11 @@ type unit struct {
 	// command compiles as a library, under its import path.
 	library bool
 	// unseen: the package has cgo or assembly files, which the rewrite
-	// does not change or is not given (instrument.Config.Unseen).
+	// does not instrument or is not given (instrument.Config.Unseen).
 	unseen bool
-	// cgo are the package's cgo files, among files: the rewrite leaves
-	// them as they are, and registers their functions as untraced.
+	// cgo are the package's cgo files, among files: the rewrite
+	// instruments none of their functions and registers them as
+	// untraced (it changes one only for a command's exit hooks).
 	cgo map[string]bool
 }
 
