@@ -58,7 +58,7 @@ func stackFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) 
 		gp := trace + xrt.GoTraceSuffix
 		_, statErr := os.Stat(gp)
 		if *split {
-			_, j, note, _, err := joinWhy(pf.in, trace, gp)
+			_, j, note, _, err := joinWhy(pf.in, trace, gp, nil)
 			if err != nil {
 				return nil, err
 			}

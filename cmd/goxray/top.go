@@ -32,7 +32,7 @@ func topFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		var whyTable func(io.Writer) error
 		gp := trace + xrt.GoTraceSuffix
 		if _, err := os.Stat(gp); err == nil {
-			res, _, note, _, err := joinWhy(pf.in, trace, gp)
+			res, _, note, _, err := joinWhy(pf.in, trace, gp, nil)
 			switch {
 			case err != nil:
 				return nil, err

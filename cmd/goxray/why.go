@@ -65,7 +65,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		if gp == "" {
 			gp = trace + xrt.GoTraceSuffix
 		}
-		res, j, note, untraced, err := joinWhy(in, trace, gp)
+		res, j, note, gaps, err := joinWhy(in, trace, gp, m)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 				return nil, err
 			}
 			return func(w io.Writer) error {
-				io.WriteString(w, untraced)
+				io.WriteString(w, gaps)
 				return writeSlowest(w, j.Slowest(id, *slowest), m, note)
 			}, nil
 		}
@@ -97,8 +97,8 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 			}
 			return func(w io.Writer) error {
 				p := whyprof.PProf(j, names)
-				if untraced != "" {
-					p.Comments = append(p.Comments, strings.TrimSuffix(untraced, "\n"))
+				if gaps != "" {
+					p.Comments = append(p.Comments, strings.TrimSuffix(gaps, "\n"))
 				}
 				return p.Write(w)
 			}, nil
@@ -107,12 +107,12 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 			if *format == "csv" {
 				// The CSV holds rows only; the note goes where the
 				// other views' notes go beside machine-read output.
-				if untraced != "" {
-					fmt.Fprintf(os.Stderr, "goxray why: %s", untraced)
+				if gaps != "" {
+					fmt.Fprintf(os.Stderr, "goxray why: %s", gaps)
 				}
 				return writeWhyCSV(w, res, m, *self, *n)
 			}
-			io.WriteString(w, untraced)
+			io.WriteString(w, gaps)
 			return writeWhyText(w, res, m, *self, *n, note)
 		}, nil
 	}
@@ -120,10 +120,11 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 
 // joinWhy joins trace with the Go trace at gp. When the Go trace is
 // missing or does not fit, the result holds calls and wall time only,
-// all of it Unknown, and note says why. untraced is the note about what
-// the build left untraced ("" when the file says nothing of it): that
-// time is in its callers' split, in their self split too.
-func joinWhy(in *input, trace, gp string) (res *why.Result, j *why.Join, note, untraced string, err error) {
+// all of it Unknown, and note says why. gaps is the note about what the
+// governor shed and the build left untraced ("" when the file says
+// nothing of either, or m is nil: a caller that prints its own notes):
+// that time is in its callers' split, in their self split too.
+func joinWhy(in *input, trace, gp string, m *analysis.Map) (res *why.Result, j *why.Join, note, gaps string, err error) {
 	var g *why.GoTrace
 	if f, err := os.Open(gp); err != nil {
 		note = fmt.Sprintf("no Go execution trace: %v (start the session with Options.GoTrace)", err)
@@ -135,10 +136,11 @@ func joinWhy(in *input, trace, gp string) (res *why.Result, j *why.Join, note, u
 			g = nil
 		}
 	}
-	var u analysis.Untraced
+	var gs analysis.Gaps
 	err = in.each(trace, func(r *analysis.Reader) {
 		j = why.NewJoin(g, r.Header().CycleFrequency)
-	}, func(e *analysis.Event) error { j.Add(e); u.Scan(e); return nil })
+		gs.Header = r.Header()
+	}, func(e *analysis.Event) error { j.Add(e); gs.Scan(e); return nil })
 	if err != nil {
 		return nil, nil, "", "", err
 	}
@@ -153,7 +155,10 @@ func joinWhy(in *input, trace, gp string) (res *why.Result, j *why.Join, note, u
 	if res.Truncated != nil && note == "" {
 		fmt.Fprintf(os.Stderr, "goxray why: %s is truncated (%v): the split stops where it does, and the rest is unknown\n", gp, res.Truncated)
 	}
-	return res, j, note, u.Note(), nil
+	if m != nil {
+		gaps = gs.Note(m)
+	}
+	return res, j, note, gaps, nil
 }
 
 // pickFunc finds -func's id, or the function with the most wall time.

@@ -202,6 +202,7 @@ func TestWindowGapsInEveryView(t *testing.T) {
 		loop, "calls were open when the window began")
 	has("flame", view("flame"), "shed by the overhead governor", "may skip shed calls", winShort(read))
 	has("perfetto", view("perfetto"), "goxray: what this window lacks", "entered before window", "may skip shed calls", "open at end")
+	has("why", view("why"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool, "their time is in their callers' split")
 	view("pprof")
 	pf, err := os.Open(out("pprof"))
 	if err != nil {

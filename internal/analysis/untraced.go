@@ -44,14 +44,6 @@ func (u *Untraced) add(data []byte) bool {
 	return true
 }
 
-// Scan adds e to u when it is an untraced event: what a view that reads
-// the events itself (goxray why) needs to print the note.
-func (u *Untraced) Scan(e *Event) {
-	if e.Type == fdr.EventCustom {
-		u.add(e.Data)
-	}
-}
-
 // isUntraced reports whether a custom event's payload is an untraced event.
 func isUntraced(data []byte) bool {
 	_, ok := fdr.ParseUntraced(data)

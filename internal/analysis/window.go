@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // What a trace says about its own gaps, which every view repeats:
@@ -262,11 +264,62 @@ func (p *Profile) ShedName(m *Map, fn uint32) string {
 
 // Since prints a TSC as time since the window's first event, or before
 // it.
-func (p *Profile) Since(tsc uint64) string {
-	if tsc < p.First {
-		return "-" + fmtDur(p.Seconds(p.First-tsc)) + " (before the window)"
+func (p *Profile) Since(tsc uint64) string { return since(p.Header, p.First, tsc) }
+
+// since prints tsc as time since first, the window's first event, or
+// before it.
+func since(h fdr.Header, first, tsc uint64) string {
+	secs := func(ticks uint64) float64 {
+		if h.CycleFrequency == 0 {
+			return float64(ticks)
+		}
+		return float64(ticks) / float64(h.CycleFrequency)
 	}
-	return "+" + fmtDur(p.Seconds(tsc-p.First))
+	if tsc < first {
+		return "-" + fmtDur(secs(first-tsc)) + " (before the window)"
+	}
+	return "+" + fmtDur(secs(tsc-first))
+}
+
+// Gaps collects from a window's events what a view that reads them
+// itself (goxray why) says of the window's gaps beside its own account of
+// open calls: the shed set and the build's untraced set.
+type Gaps struct {
+	Header   fdr.Header
+	Sheds    []Shed
+	Untraced Untraced
+	first    uint64
+	seen     bool
+}
+
+// Scan feeds one event.
+func (g *Gaps) Scan(e *Event) {
+	if !g.seen || e.TSC < g.first {
+		g.first, g.seen = e.TSC, true
+	}
+	if e.Type != fdr.EventCustom {
+		return
+	}
+	if sh, ok := fdr.ParseShed(e.Data); ok {
+		g.Sheds = mergeShed(g.Sheds, Shed{Shed: sh, TSC: e.TSC})
+		return
+	}
+	g.Untraced.add(e.Data)
+}
+
+// Note says the shed set (without ShedHeader's marks, which such a view
+// does not put on names) and the untraced set; empty when the window
+// lacks neither.
+func (g *Gaps) Note(m *Map) string {
+	var b strings.Builder
+	if len(g.Sheds) > 0 {
+		b.WriteString("Shed by the overhead governor (new calls not traced from then on: their time is in their callers' split):\n")
+		for _, sh := range g.Sheds {
+			b.WriteString("  " + shedNote(sh, m, func(tsc uint64) string { return since(g.Header, g.first, tsc) }) + "\n")
+		}
+	}
+	b.WriteString(g.Untraced.Note())
+	return b.String()
 }
 
 // Notes is what every view of p says about the window's gaps (see
