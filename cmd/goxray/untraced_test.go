@@ -51,7 +51,7 @@ func TestUntracedInViews(t *testing.T) {
 
 	// From "build" (the flame graph's subtitle starts it lower case) to
 	// "callers" (the SVG escapes the apostrophe).
-	const note = "build left 4 functions untraced (1 small, 1 call-free leaf, 1 marked //xray:never, 1 in generated files: main.quiet, main.classify, main.table, main.main; goxray build -xray.v lists them): their time counts in their callers"
+	const note = "build left 4 functions untraced (1 small, 1 call-free leaf, 1 marked //xray:never, 1 in generated files: main.quiet, main.classify, main.table, main.main; -xray.v of goxray build or test lists them): their time counts in their callers"
 	once := func(view, text string) {
 		t.Helper()
 		if n := strings.Count(text, note); n != 1 {

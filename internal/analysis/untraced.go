@@ -77,7 +77,7 @@ func (u *Untraced) Note() string {
 	if total == 1 {
 		fns = "function"
 	}
-	return fmt.Sprintf("The build left %d %s untraced (%s; goxray build -xray.v lists them): their time counts in their callers' self time.\n", total, fns, what)
+	return fmt.Sprintf("The build left %d %s untraced (%s; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n", total, fns, what)
 }
 
 // untracedPhrase says n functions left untraced for reason, as the note

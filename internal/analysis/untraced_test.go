@@ -30,7 +30,7 @@ func untracedEvents() []Event {
 // the set (counts once, names once) and their notes say it in one line;
 // a request filter keeps its events; a file without it says nothing.
 func TestUntracedNote(t *testing.T) {
-	const want = "The build left 312 functions untraced (250 small, 60 inlinable, 2 call-free leaves; e.g. p.sum, p.(*T).Len, p.small0, p.small1, p.small2; goxray build -xray.v lists them): their time counts in their callers' self time.\n"
+	const want = "The build left 312 functions untraced (250 small, 60 inlinable, 2 call-free leaves; e.g. p.sum, p.(*T).Len, p.small0, p.small1, p.small2; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n"
 	h := fdr.Header{Version: 5, CycleFrequency: 1e9}
 	p := NewProfile(h, ProfileOptions{})
 	a := NewAccountant(AccountOptions{})
@@ -61,7 +61,7 @@ func TestUntracedNote(t *testing.T) {
 	}
 	one := Untraced{}
 	one.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedLeaf: 1}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}}))
-	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("one function: %q", got)
 	}
 	// Every reason, in the payload's order; the names as the file ranks
@@ -69,13 +69,13 @@ func TestUntracedNote(t *testing.T) {
 	every := Untraced{}
 	every.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 3, fdr.UntracedInlinable: 2, fdr.UntracedLeaf: 1, fdr.UntracedNever: 1, fdr.UntracedDirective: 2, fdr.UntracedGenerated: 4, fdr.UntracedCgo: 1},
 		Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedCgo, Name: "p.callC"}, {Reason: fdr.UntracedNever, Name: "p.quiet"}}}))
-	if got := every.Note(); got != "The build left 14 functions untraced (3 small, 2 inlinable, 1 call-free leaf, 1 marked //xray:never, 2 with a //go: directive, 4 in generated files, 1 in cgo files; e.g. p.callC, p.quiet; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+	if got := every.Note(); got != "The build left 14 functions untraced (3 small, 2 inlinable, 1 call-free leaf, 1 marked //xray:never, 2 with a //go: directive, 4 in generated files, 1 in cgo files; e.g. p.callC, p.quiet; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("every reason: %q", got)
 	}
 	// A newer writer's reason: counted, and named as it is.
 	newer := Untraced{}
 	newer.add([]byte("goxray.untraced small=1 future=3 func=future:p.x"))
-	if got := newer.Note(); got != "The build left 4 functions untraced (1 small, 3 for another reason, \"future\"; e.g. p.x; goxray build -xray.v lists them): their time counts in their callers' self time.\n" {
+	if got := newer.Note(); got != "The build left 4 functions untraced (1 small, 3 for another reason, \"future\"; e.g. p.x; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("a reason this reader does not know: %q", got)
 	}
 	plain := NewProfile(h, ProfileOptions{})
