@@ -73,9 +73,10 @@
 //     a defer), wherever the compiler takes it from: the doc comment or
 //     any line since the previous declaration, blank lines included
 //     (//go:generate, //go:embed and //go:fix are not compiler
-//     directives), and
-//     functions a //go:linkname line anywhere in the file exports under
-//     another symbol, which the untraced set gives as their name;
+//     directives, and //go:linkname names a function wherever it is);
+//   - functions a //go:linkname line in any file of the package names,
+//     under another symbol (which the untraced set gives as their name)
+//     or their own;
 //   - functions named _, bodiless declarations (assembly, linkname pulls);
 //   - files that import "C" (cgo: a command's main function there still
 //     gets its exit hooks) or github.com/goxray/xray (instrumented

@@ -44,6 +44,7 @@ func Package(importPath string, files []File, cfg Config) ([]Result, error) {
 	p.inline = newInlineInfo(afs)
 	p.inline.leafLoops = cfg.LeafLoops
 	p.consts = collectConsts(afs)
+	p.linked = linknames(afs)
 	var untyped int
 	if cfg.rangeScopes() {
 		p.rangeFuncs, untyped = rangeOverFuncs(fset, afs, cfg)
@@ -115,6 +116,9 @@ type pkgState struct {
 	// the literals in their bodies (see rangefunc.go).
 	rangeFuncs map[*ast.RangeStmt]bool
 	dispatch   *dispatch // functions dispatched by their callers (dispatch.go)
+	// linked are the package's //go:linkname lines by local name (see
+	// linknames).
+	linked map[string]string
 }
 
 // fresh is base, or base with the smallest numeric suffix, that no
@@ -164,8 +168,6 @@ type fileState struct {
 	// untraced are the functions left uninstrumented (see
 	// untraced.go).
 	untraced []Untraced
-	// linked are the file's //go:linkname targets by local name.
-	linked map[string]string
 	// cgoCalls are the C calls with arguments of a cgo file, in source
 	// order, and declStart where the declaration being walked starts:
 	// see Untraced.Unnamed.
@@ -198,7 +200,6 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		s.origName = f.Path
 	}
 	s.scanLineDirectives(af, f.Path)
-	s.linked = linknames(af)
 	s.dead = &deadCode{consts: p.consts, goos: p.cfg.GOOS, goarch: p.cfg.GOARCH, imports: fileImports(af)}
 	if s.dead.goos == "" {
 		s.dead.goos, s.dead.goarch = runtime.GOOS, runtime.GOARCH
@@ -318,7 +319,8 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	// sym is the function's symbol; its literals are named after name.
 	sym := name
 	if t, ok := s.linked[d.Name.Name]; ok && d.Recv == nil {
-		sym, goDirective = t, true
+		goDirective = true
+		sym = cmp.Or(t, name)
 	}
 	isMain := d.Recv == nil && d.Name.Name == "main" && s.prefix == "main" && !s.isTest
 	isTestMain := d.Recv == nil && d.Name.Name == "TestMain" && s.isTest

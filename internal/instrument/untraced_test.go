@@ -312,3 +312,30 @@ func TestUntracedCgoLiterals(t *testing.T) {
 		t.Errorf("registered %d cgo, names %q; want 3, Run.func1 and Run", u.Counts[fdr.UntracedCgo], names)
 	}
 }
+
+// TestLinknameAcrossFiles: the compiler reads a //go:linkname line in any
+// file of the package and apart from the declaration after it: a
+// function another file names is left out under its target, one named
+// without a target under its own name, and the function that happens to
+// follow the line is traced.
+func TestLinknameAcrossFiles(t *testing.T) {
+	big := "{\n" + strings.Repeat("\tfmt.Println(len(xs) * 3 + len(xs) * 5 - len(xs))\n", 12) + "}\n\n"
+	a := "package q\n\nimport (\n\t\"fmt\"\n\t_ \"unsafe\"\n)\n\n" +
+		"//go:linkname far example.com/elsewhere.farName\n//go:linkname kept\nfunc Follows(xs []int) " + big
+	b := "package q\n\nimport \"fmt\"\n\nfunc far(xs []int) " + big + "func kept(xs []int) " + big
+	rs, err := Package("example.com/q", []File{{Path: "a.go", Src: []byte(a)}, {Path: "b.go", Src: []byte(b)}},
+		Config{Threshold: DefaultThreshold, SkipInlinable: true, SkipLeaves: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(rs), []string{"example.com/q.Follows"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("instrumented %q, want %q", got, want)
+	}
+	var got []string
+	for _, u := range rs[1].Untraced {
+		got = append(got, u.Reason+":"+u.Name)
+	}
+	if want := []string{fdr.UntracedDirective + ":example.com/elsewhere.farName", fdr.UntracedDirective + ":example.com/q.kept"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("untraced %q, want %q", got, want)
+	}
+}

@@ -122,7 +122,7 @@ var untracedWhy = map[string]string{
 	fdr.UntracedInlinable: "the compiler would inline it (-xray.threshold=0 traces it)",
 	fdr.UntracedLeaf:      "a call-free leaf (-xray.leaves traces it)",
 	fdr.UntracedNever:     "marked //xray:never",
-	fdr.UntracedDirective: "it carries a //go: directive (code that must not grow a call or a defer)",
+	fdr.UntracedDirective: "it carries a //go: directive (nosplit, linkname, …)",
 	fdr.UntracedGenerated: "in generated code (-xray.generated instruments it)",
 	fdr.UntracedCgo:       "in a file that uses cgo",
 }

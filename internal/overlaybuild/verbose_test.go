@@ -53,7 +53,7 @@ func TestVerboseNamesSkippedFiles(t *testing.T) {
 		// that would also leave it out (its flag would not trace it).
 		for name, why := range map[string]string{
 			".Never (size ":   "): not traced, marked //xray:never\n",
-			".Nosplit (size ": "): not traced, it carries a //go: directive (code that must not grow a call or a defer)\n",
+			".Nosplit (size ": "): not traced, it carries a //go: directive (nosplit, linkname, …)\n",
 		} {
 			if i := strings.Index(e, name); i < 0 || !strings.HasPrefix(e[i+strings.Index(e[i:], ")"):], why) {
 				t.Errorf("goxray %v: -xray.v does not list %s as %q\n%s", args, name, why, e)
