@@ -28,7 +28,7 @@ func TestCgoFilesUntraced(t *testing.T) {
 		t.Fatalf("goxray build: exit %d\n%s", code, e)
 	}
 	cgo := map[string]string{
-		"main.init.0":                      filepath.Join(dir, "c.go") + ":8 ",
+		"main.init.1":                      filepath.Join(dir, "c.go") + ":8 ",
 		"main.mix":                         filepath.Join(dir, "c.go") + ":19 ",
 		"example.com/cgountraced/allc.Sum": filepath.Join(dir, "allc", "allc.go") + ":9 ",
 	}
