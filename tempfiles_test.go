@@ -63,6 +63,13 @@ func TestStartRemovesKilledFlushTemp(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStartRemovesKilledFlushTemp$")
 	cmd.Env = append(os.Environ(), "GOXRAY_KILLED_FLUSH_DIR="+dir)
 	childproc.StartReady(t, cmd)
+	// While the child writes, its lock keeps its temporary from any
+	// sweep, even one that takes the file for an hour old.
+	for name := range temps(t, dir, prefix) {
+		if removed, _ := tmpfile.RemoveStale(dir, name, cmd.Process.Pid, time.Now().Add(2*tmpfile.StaleAge)); removed {
+			t.Errorf("a sweep removed %s while its writer held it", name)
+		}
+	}
 	cmd.Process.Kill()
 	if err := cmd.Wait(); !childproc.KilledBy(err, syscall.SIGKILL) {
 		t.Fatalf("child ended with %v, want death by SIGKILL", err)

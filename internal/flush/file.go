@@ -24,7 +24,9 @@ const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // file or nothing, and a file whose path WriteFile returned survives a
 // machine crash where the file system keeps what fsync(2) was told to. On
 // any error nothing is left behind; a process killed meanwhile leaves its
-// temporary, which tmpfile.Sweep removes later.
+// temporary, which the next Start or budgeted flush of a session with
+// the same prefix removes (tmpfile.Sweep; a request's files, each of a
+// prefix of its own, are not swept).
 func WriteFile(dir, prefix string, write func(io.Writer) error) (path string, err error) {
 	return WriteFiles(dir, prefix, write, nil)
 }
@@ -143,17 +145,11 @@ func writeTemp(dir, prefix string, write func(io.Writer) error) (*tmpfile.File, 
 	// Synced before the rename, so that after a crash the name never
 	// leads to data the disk does not have. The flush then waits for the
 	// disk instead of leaving the write-back to the kernel's flusher
-	// threads. On ext4 on this project's 2-vCPU KVM guest (virtio disk,
-	// load average 2.4–3.3) the sync of 64 MiB took 29–55 ms (median
-	// 32), the directory's 0.08–0.19 ms, and BenchmarkFlush64MiB with
-	// GOXRAY_BENCH_DIR on that disk read 82–110 ms a flush with them
-	// (median of 10 runs 90) against 42–59 (48) without. On tmpfs, where
-	// the benchmark writes by default, the sync takes 4–6 µs, the
-	// directory's 24–127 µs and each flock 3–57 µs: nothing a 40 ms flush
-	// shows (the row read 1450–2070 MB/s, median 1655, against 1584–2050,
-	// median 1694, without them, alternating runs). A flush is not on the
-	// recording path: only its caller and the flushes queued behind it
-	// wait for the disk.
+	// threads: tens of milliseconds for 64 MiB on a virtual disk, nothing
+	// on tmpfs (bench/README.md, below the flush's profile, has the
+	// figures); on darwin, where Sync asks the drive to empty its cache
+	// too (F_FULLFSYNC), more. A flush is not on the recording path: only
+	// its caller and the flushes queued behind it wait for the disk.
 	if err = f.Sync(); err != nil {
 		closeTemp(f, &err)
 		return nil, fmt.Errorf("xray: flush: syncing %s: %w", f.Name(), err)

@@ -40,6 +40,10 @@ func tryLock(f *os.File) error {
 // of another user.
 func gone(pid int) bool { return unix.Kill(pid, 0) == unix.ESRCH }
 
+// openNoFollow opens path for the sweep's lock. For writing: where a
+// file system emulates flock with POSIX locks (NFS), an exclusive lock
+// needs a descriptor open for writing, and a file the sweep may not write
+// is one it may not remove either.
 func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	return os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 }
