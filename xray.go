@@ -72,10 +72,11 @@ type Options struct {
 	// is this process's own, as when a container restarts as pid 1) or
 	// they were last written an hour ago or more; those they leave count
 	// against DirMaxBytes. Statistics.TempFilesDeleted
-	// counts what went. Where Dir's file system does not share locks
-	// between machines (NFS mounted with local_lock or nolock) a flush
-	// of another machine may lose its temporary: it then fails with an
-	// error, as any flush whose file cannot be written does.
+	// counts what went. Do not share a Dir between machines whose file
+	// system does not share locks (NFS mounted with local_lock or
+	// nolock): a flush of another machine can lose its temporary, always
+	// when both processes are pid 1 in containers, and then fails with
+	// an error, as any flush whose file cannot be written does.
 	Dir string
 	// Version is the FDR file version: 5 (the default, what compiler-rt
 	// writes) or 1 (the layout of LLVM's XRayFDRFormat.rst). Both load in

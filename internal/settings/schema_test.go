@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,5 +195,15 @@ func changeValue(f reflect.Value) {
 		f.Set(reflect.ValueOf(syscall.SIGWINCH))
 	default:
 		panic("changeValue: " + f.Kind().String())
+	}
+}
+
+// TestNameLimitStated: the limit on FilePrefix+Program that Validate
+// enforces is the one the schema states.
+func TestNameLimitStated(t *testing.T) {
+	for _, id := range []ID{Program, FilePrefix} {
+		if want := "at most " + strconv.Itoa(maxNameLen) + " bytes"; !strings.Contains(Table[id].Valid, want) {
+			t.Errorf("%s: Valid %q does not say %q", Table[id].Field, Table[id].Valid, want)
+		}
 	}
 }

@@ -14,8 +14,9 @@
 //   - nobody holds its lock. A live writer does, from before its first
 //     byte to after its rename; locks are the kernel's, so this holds
 //     across processes, sessions with the same prefix, pid namespaces
-//     (containers sharing a volume), and on NFS wherever locks reach the
-//     server. A file system that refuses locks leaves every temporary in
+//     (containers sharing a volume), and on NFS where locks reach the
+//     server (the sweep opens a temporary for writing, as an emulated
+//     flock needs). A file system that refuses locks leaves every temporary in
 //     place.
 //   - its writer is gone: no process here has its pid (kill(pid, 0) says
 //     ESRCH), or the pid is the sweeper's own (its own writers hold their
@@ -29,9 +30,11 @@
 // The lock is what protects a live writer; the pid and the age are a
 // second, independent sign, which matters where a file system's locks do
 // not reach other machines (NFS mounted with local_lock or nolock): there
-// a writer on another machine whose pid happens not to run here could
+// a writer on another machine whose pid does not run here, or is the
+// sweeper's own (containers whose process is pid 1 share every pid), can
 // lose its temporary, and then its rename fails and its flush returns the
-// error. No file is ever reported written that is not.
+// error. Do not share such a directory between machines. No file is ever
+// reported written that is not.
 //
 // Create closes the window between creating a file and locking it: after
 // locking, it checks that the name still leads to the file it locked and

@@ -2,6 +2,7 @@ package tmpfile
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,7 +25,9 @@ func deadPid(t *testing.T) int {
 	return 0
 }
 
-// livePid returns the pid of a process that runs, not this one.
+// livePid returns the pid of a process that runs, not this one: the
+// parent, pid 1, or (for a test that is pid 1 without a parent) a child
+// started for the test.
 func livePid(t *testing.T) int {
 	t.Helper()
 	for _, pid := range []int{os.Getppid(), 1} {
@@ -32,8 +35,12 @@ func livePid(t *testing.T) int {
 			return pid
 		}
 	}
-	t.Fatal("no other running process found")
-	return 0
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("no other running process found, and none started: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }
 
 func tempName(pid int, rnd string) string {
