@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/childproc"
+	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/tmpfile"
 )
@@ -59,6 +60,7 @@ func TestStartRemovesKilledFlushTemp(t *testing.T) {
 		}, nil)
 		os.Exit(7)
 	}
+	emulated.SkipIf(t, "the child process would not run under the emulator")
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStartRemovesKilledFlushTemp$")
 	cmd.Env = append(os.Environ(), "GOXRAY_KILLED_FLUSH_DIR="+dir)
