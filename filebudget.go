@@ -52,11 +52,4 @@ func (b *FileBudget) Counts() FileCounts {
 // with (Flush's, Request.WriteFiles'): name less its six random letters or
 // digits and the suffix of a file beside a trace (.map, .gotrace); false
 // when name is not so made.
-func FilePrefix(name string) (prefix string, ok bool) {
-	u := diskbudget.Unit(name)
-	n := len(u) - diskbudget.SuffixLen
-	if n < 0 || !diskbudget.IsSuffix(u[n:]) {
-		return "", false
-	}
-	return u[:n], true
-}
+func FilePrefix(name string) (prefix string, ok bool) { return diskbudget.Prefix(name) }

@@ -225,13 +225,6 @@ func (b *Budget) Trim(keep ...string) {
 	}
 }
 
-// nameChars are the characters of the unique suffix flush.WriteFiles
-// gives a file, as mkstemp does.
-const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-// SuffixLen is the length of that suffix.
-const SuffixLen = 6
-
 // Companions are the suffixes of the files written beside a trace: its
 // function map and the Go execution trace a session with GoTrace writes.
 // A trace and its companions are one unit, counted and deleted together.
@@ -248,26 +241,24 @@ func Unit(name string) string {
 	return name
 }
 
+// Prefix returns the prefix of a name flush.WriteFiles gave a file:
+// name less its random suffix and a companion's suffix; false when name
+// is not so made.
+func Prefix(name string) (prefix string, ok bool) {
+	u := Unit(name)
+	n := len(u) - tmpfile.SuffixLen
+	if n < 0 || !tmpfile.IsSuffix(u[n:]) {
+		return "", false
+	}
+	return u[:n], true
+}
+
 // Pattern recognises the names flush.WriteFiles gives files of prefix:
-// prefix, six letters or digits, and a companion's suffix for the files
-// beside it.
+// prefix, a random suffix (tmpfile.Suffix), and a companion's suffix for
+// the files beside it.
 func Pattern(prefix string) func(name string) bool {
 	return func(name string) bool {
 		rest, ok := strings.CutPrefix(Unit(name), prefix)
-		return ok && IsSuffix(rest)
+		return ok && tmpfile.IsSuffix(rest)
 	}
-}
-
-// IsSuffix reports whether s is a unique suffix as flush.WriteFiles makes
-// them.
-func IsSuffix(s string) bool {
-	if len(s) != SuffixLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(nameChars, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -18,7 +18,6 @@ type dirBudget struct {
 	maxBytes          int64
 	maxFiles          int
 	deleted, deletedB atomic.Uint64
-	prevDel, prevDelB uint64
 	temps, tempsB     atomic.Uint64
 }
 
@@ -50,18 +49,16 @@ func (s *session) trimDir(path string) {
 	cfg, d := s.cfg, &s.dirb
 	prefix := cfg.NamePrefix()
 	if d.b == nil || d.dir != cfg.Dir || d.prefix != prefix || d.maxBytes != cfg.DirMaxBytes || d.maxFiles != cfg.DirMaxFiles {
-		if d.b != nil {
-			c := d.b.Counts()
-			d.prevDel, d.prevDelB = d.prevDel+c.Deleted, d.prevDelB+c.DeletedBytes
-		}
 		d.dir, d.prefix, d.maxBytes, d.maxFiles = cfg.Dir, prefix, cfg.DirMaxBytes, cfg.DirMaxFiles
 		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles}).SweepTemps(prefix)
 	}
+	// What this Trim deleted is added to what every budget of the
+	// session deleted.
 	c0 := d.b.Counts()
 	d.b.Trim(path)
 	c := d.b.Counts()
+	d.deleted.Add(c.Deleted - c0.Deleted)
+	d.deletedB.Add(c.DeletedBytes - c0.DeletedBytes)
 	d.temps.Add(c.TempsDeleted - c0.TempsDeleted)
 	d.tempsB.Add(c.TempBytesDeleted - c0.TempBytesDeleted)
-	d.deleted.Store(d.prevDel + c.Deleted)
-	d.deletedB.Store(d.prevDelB + c.DeletedBytes)
 }

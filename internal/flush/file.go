@@ -1,7 +1,6 @@
 package flush
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/goxray/xray/internal/tmpfile"
 )
-
-// nameChars are the characters of the unique suffix, as mkstemp uses.
-const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // WriteFile writes a new file named prefix + six random characters in dir
 // (compiler-rt's xray-log.<program>.XXXXXX) and returns its path. The bytes
@@ -76,7 +72,7 @@ func renameFiles(dir, prefix, tmp string, side *tmpfile.File) (path string, err 
 		sideTmp = side.Name()
 	}
 	for try := 0; try < 100; try++ {
-		path = filepath.Join(dir, prefix+randomSuffix())
+		path = filepath.Join(dir, prefix+tmpfile.Suffix())
 		if sideTmp != "" {
 			err = renameNoReplace(sideTmp, path+MapSuffix)
 			if errors.Is(err, fs.ErrExist) {
@@ -166,15 +162,4 @@ func closeTemp(f *tmpfile.File, err *error) {
 		os.Remove(f.Name())
 	}
 	f.Close()
-}
-
-func randomSuffix() string {
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	for i := range b {
-		b[i] = nameChars[int(b[i])%len(nameChars)]
-	}
-	return string(b[:])
 }

@@ -8,16 +8,16 @@ import (
 )
 
 // declareTables declares the files' id tables and the package's
-// registrations. The id arrays and their gates are declared in the
-// first file of the package (and of its test files), right after its imports (and
-// the import of xrayauto goes in afterwards, so that the host has it
-// even without functions of its own): being ready at once, they are
-// the first variables initialized, before any initializer
-// that reaches an instrumented function in a way initialization
-// order does not see (an interface or func value call). The test
-// files' go to the first test file: the package's first file is
-// compiled without them too. declareTables returns a file to add to the package, nil when none is needed (see
-// addedRegistration).
+// registrations, and returns a file to add to the package, nil when none
+// is needed (see addedRegistration). The id arrays and their gates are
+// declared in the first file of the package (and of its test files),
+// right after its imports (and the import of xrayauto goes in
+// afterwards, so that the host has it even without functions of its
+// own): being ready at once, they are the first variables initialized,
+// before any initializer that reaches an instrumented function in a way
+// initialization order does not see (an interface or func value call).
+// The test files' go to the first test file: the package's first file is
+// compiled without them too.
 func (p *pkgState) declareTables(importPath string, afs []*ast.File, files []File, states []*fileState) *Result {
 	var added *Result
 	for _, test := range []bool{false, true} {

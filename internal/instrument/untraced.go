@@ -26,8 +26,7 @@ import (
 // and the runtime writes the set at the start of every file
 // (fdr.UntracedPrefix). It is a call of its own, not an argument of
 // RegisterTable, so that a package with nothing instrumented says it too.
-// Functions in a file that imports goxray are not in it: that file is
-// instrumented by hand, and what it leaves out is its author's choice.
+// A file instrumented by hand adds nothing to it (ByHand).
 
 // ByHand is Result.Whole for a file that imports goxray: it is
 // instrumented by hand, so what it leaves out is its author's choice and

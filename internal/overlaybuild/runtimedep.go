@@ -3,6 +3,8 @@ package overlaybuild
 import (
 	"fmt"
 	"strings"
+
+	"github.com/goxray/xray/internal/instrument"
 )
 
 // What goxray's runtime imports. Instrumented code imports the runtime
@@ -17,7 +19,7 @@ import (
 // imports, directly or not, as this build resolves them (its main module
 // wins over the runtime's requirement of the same module).
 func (d *driver) runtimeImports(listFlags []string) map[string]bool {
-	deps, err := goJSON[struct{ ImportPath string }](d, append(append([]string{"list", "-e", "-deps", "-json=ImportPath"}, listFlags...), runtimePath)...)
+	deps, err := goJSON[struct{ ImportPath string }](d, append(append([]string{"list", "-e", "-deps", "-json=ImportPath"}, listFlags...), instrument.ImportPath)...)
 	if err != nil {
 		// Not knowing is not a reason to refuse the build: the go
 		// command will still say if there is a cycle.
@@ -29,9 +31,6 @@ func (d *driver) runtimeImports(listFlags []string) map[string]bool {
 	}
 	return out
 }
-
-// runtimePath is the package instrumented code imports.
-const runtimePath = xrayModule + "/xrayauto"
 
 // withoutRuntimeImports drops from list the packages to instrument that
 // rt names (their test variants too), and refuses a build that names one
@@ -48,7 +47,7 @@ func withoutRuntimeImports(list []listPackage, rt map[string]bool, extra map[str
 			continue
 		}
 		if !p.DepOnly && p.ForTest == "" {
-			return nil, fmt.Errorf("%s is imported by goxray's runtime (%s), which instrumented code imports: an instrumented copy of it would import itself, so goxray does not instrument it, and this build would trace nothing of it", path, runtimePath)
+			return nil, fmt.Errorf("%s is imported by goxray's runtime (%s), which instrumented code imports: an instrumented copy of it would import itself, so goxray does not instrument it, and this build would trace nothing of it", path, instrument.ImportPath)
 		}
 	}
 	return out, nil

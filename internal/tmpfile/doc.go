@@ -1,5 +1,6 @@
 // Package tmpfile names, creates and sweeps the hidden temporary files a
-// flush writes a file through before renaming it into place.
+// flush writes a file through before renaming it into place, and makes
+// the random suffix (Suffix) that ends both their names and the files'.
 //
 // A temporary of a file named prefix+… is "." + prefix + pid + "-" + six
 // random letters or digits + ".tmp", where pid is the writer's process

@@ -18,16 +18,45 @@ import (
 const StaleAge = time.Hour
 
 const (
-	// nameChars are the characters of the random part, as mkstemp uses.
+	// nameChars are the characters of a random suffix, as mkstemp uses.
 	nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	randLen   = 6
 	maxPidLen = 10 // a positive int32
 	suffix    = ".tmp"
 )
 
+// SuffixLen is the length of a random suffix (Suffix): the six
+// characters that end a flush's file names (compiler-rt's
+// xray-log.<program>.XXXXXX) and that make its temporaries unique.
+const SuffixLen = 6
+
+// Suffix returns a new random suffix.
+func Suffix() string {
+	var b [SuffixLen]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	for i := range b {
+		b[i] = nameChars[int(b[i])%len(nameChars)]
+	}
+	return string(b[:])
+}
+
+// IsSuffix reports whether s is a random suffix as Suffix makes them.
+func IsSuffix(s string) bool {
+	if len(s) != SuffixLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(nameChars, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxExtra is how many bytes a temporary's name adds to its prefix at
 // most: the leading dot, the pid, the dash, the random part and ".tmp".
-const MaxExtra = len(".") + maxPidLen + len("-") + randLen + len(suffix)
+const MaxExtra = len(".") + maxPidLen + len("-") + SuffixLen + len(suffix)
 
 // File is a temporary Create made. Its writer holds its lock until Close.
 type File struct {
@@ -55,7 +84,7 @@ func Create(dir, prefix string) (*File, error) {
 	pid := strconv.Itoa(os.Getpid())
 	var err error
 	for try := 0; try < 100; try++ {
-		base := "." + prefix + pid + "-" + random() + suffix
+		base := "." + prefix + pid + "-" + Suffix() + suffix
 		if _, taken := live.LoadOrStore(base, true); taken {
 			continue
 		}
@@ -95,16 +124,11 @@ func Owner(name, prefix string) (pid int, ok bool) {
 		return 0, false
 	}
 	digits, rnd, ok := strings.Cut(rest, "-")
-	if !ok || len(digits) == 0 || len(digits) > maxPidLen || len(rnd) != randLen {
+	if !ok || len(digits) == 0 || len(digits) > maxPidLen || !IsSuffix(rnd) {
 		return 0, false
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
-	for i := 0; i < len(rnd); i++ {
-		if strings.IndexByte(nameChars, rnd[i]) < 0 {
 			return 0, false
 		}
 	}
@@ -195,15 +219,4 @@ func same(f *os.File, path string) bool {
 	}
 	b, err := os.Lstat(path)
 	return err == nil && os.SameFile(a, b)
-}
-
-func random() string {
-	var b [randLen]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	for i := range b {
-		b[i] = nameChars[int(b[i])%len(nameChars)]
-	}
-	return string(b[:])
 }
