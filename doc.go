@@ -61,6 +61,14 @@
 //     FlightRecorder mode recycles the oldest buffer (BuffersRecycled); a
 //     file then holds the window in which every goroutine's records are
 //     complete.
+//   - A flush keeps the window recorded before it was asked for: it cuts
+//     the window first, and until it has copied a buffer no writer
+//     recycles it. A P that finds no free buffer meanwhile drops its
+//     records (Drops.Flush) and its goroutine's window in later files
+//     starts after the drop. Each buffer is free again as soon as it is
+//     copied, so this costs records only while a flush waits for a CPU
+//     on a saturated machine, where recycling would have emptied the
+//     file instead.
 //   - Each P that records holds a buffer, so the flight recorder needs
 //     BufferCount ≥ GOMAXPROCS+2 (the default, max(64, 8×GOMAXPROCS,
 //     2×NumCPU+2), covers whatever GOMAXPROCS Go picks by itself). With

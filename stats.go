@@ -134,11 +134,17 @@ type Drops struct {
 	EmptyEvent uint64
 	// ArgsTruncated: EnterArgs arguments past the 64th.
 	ArgsTruncated uint64
+	// Flush: a flight recorder's records made while a flush copied the
+	// window, on a P that found no free buffer. A flush keeps what was
+	// recorded before it was asked for rather than let writers recycle
+	// it under the copy; each buffer is free again as soon as it is
+	// copied, so this grows only while a flush waits for a CPU.
+	Flush uint64
 }
 
 // Total is the sum over all reasons.
 func (d Drops) Total() uint64 {
-	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated
+	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated + d.Flush
 }
 
 // statistics copies the engine's counters into the documented type:

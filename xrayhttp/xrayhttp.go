@@ -329,6 +329,7 @@ type DropsJSON struct {
 	OversizedEvent uint64 `json:"oversized_event"`
 	EmptyEvent     uint64 `json:"empty_event"`
 	ArgsTruncated  uint64 `json:"args_truncated"`
+	Flush          uint64 `json:"flush"`
 }
 
 // NewStatsJSON converts st.
@@ -344,6 +345,7 @@ func NewStatsJSON(st xray.Statistics) StatsJSON {
 			OversizedEvent: st.Drops.OversizedEvent,
 			EmptyEvent:     st.Drops.EmptyEvent,
 			ArgsTruncated:  st.Drops.ArgsTruncated,
+			Flush:          st.Drops.Flush,
 		},
 		BufferSize:            st.BufferSize,
 		BufferCount:           st.BufferCount,

@@ -242,7 +242,7 @@ var statsKeys = []string{
 	"temp_file_bytes_deleted", "temp_files_deleted", "trimmed_records", "typed_events_dropped", "unmatched_exits",
 }
 
-var dropKeys = []string{"args_truncated", "bad_id", "empty_event", "full", "oversized_event", "total"}
+var dropKeys = []string{"args_truncated", "bad_id", "empty_event", "flush", "full", "oversized_event", "total"}
 
 func keys(m map[string]any) []string {
 	var k []string

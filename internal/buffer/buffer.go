@@ -37,6 +37,10 @@ var (
 	// buffer is held by a writer, or being sealed; see the package
 	// documentation).
 	ErrFull = errors.New("buffer: no buffer available")
+	// ErrHeld is returned by a FlightRecorder Acquire that found no free
+	// buffer while a hold (Queue.Hold) kept the oldest sealed one for a
+	// snapshot that has not copied it yet.
+	ErrHeld = errors.New("buffer: the oldest buffer is held for a snapshot")
 	// ErrClosed is returned by Acquire after Close.
 	ErrClosed = errors.New("buffer: queue closed")
 )

@@ -48,7 +48,16 @@ type Queue struct {
 	_         cpu.CacheLinePad
 	failures  atomic.Uint64
 	discarded atomic.Uint64
-	_         cpu.CacheLinePad
+	// heldFailures counts Acquires refused because a hold kept the
+	// oldest sealed buffer (Hold).
+	heldFailures atomic.Uint64
+
+	_ cpu.CacheLinePad
+	// release is the hold's bound (Hold): dequeue hands out the sealed
+	// FIFO's head only if its seal sequence is below it. noSeq while no
+	// hold is on.
+	release atomic.Uint64
+	_       cpu.CacheLinePad
 }
 
 // New maps an arena of size×count bytes and returns a queue over it with
@@ -103,6 +112,7 @@ func New(size, count int, mode Mode) (*Queue, error) {
 		}
 	}
 	q.free.Store(1) // tag 0, buffer 0 on top: buffers are handed out in index order
+	q.release.Store(noSeq)
 	return q, nil
 }
 
@@ -117,9 +127,9 @@ func (q *Queue) Mode() Mode { return q.mode }
 
 // Acquire hands out a buffer with published extent 0. It takes a free one if
 // there is one; otherwise, in FlightRecorder mode, it recycles the oldest
-// sealed buffer, accounting for what that buffer held; otherwise it returns
-// ErrFull. It returns ErrClosed after Close. It is lock-free and does not
-// allocate.
+// sealed buffer, accounting for what that buffer held, unless a hold keeps
+// that buffer (ErrHeld); otherwise it returns ErrFull. It returns ErrClosed
+// after Close. It is lock-free and does not allocate.
 func (q *Queue) Acquire() (*Buffer, error) {
 	if q.closed.Load() {
 		return nil, ErrClosed
@@ -129,9 +139,14 @@ func (q *Queue) Acquire() (*Buffer, error) {
 		return b, nil
 	}
 	if q.mode == FlightRecorder {
-		if b := q.dequeue(); b != nil {
+		b, held := q.dequeue()
+		if b != nil {
 			q.recycle(b)
 			return b, nil
+		}
+		if held {
+			q.heldFailures.Add(1)
+			return nil, ErrHeld
 		}
 	}
 	q.failures.Add(1)

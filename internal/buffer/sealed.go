@@ -68,19 +68,29 @@ func (q *Queue) enqueue(b *Buffer) {
 // that the slot value it read belonged to position h (the slot is refilled
 // for h+len(ring) only after head passed h). Head may pass tail by one (the
 // position at tail filled before tail moved on); that is fine, see enqueue.
-func (q *Queue) dequeue() *Buffer {
+//
+// It reports held when the FIFO's head is a buffer a hold keeps (Hold):
+// its seal sequence, stable while it sits unconsumed at h (it is rewritten
+// only by a Seal after somebody consumed h, and then the CAS fails), is at
+// or above the hold's bound. A dequeuer that read the bound before a Hold
+// began may still take one buffer; Snapshot's validation catches that.
+func (q *Queue) dequeue() (b *Buffer, held bool) {
 	for {
 		h := q.head.Load()
 		slot := q.ring[h&q.mask].Load()
 		switch d := int32(uint32(slot>>32) - uint32(h)); {
 		case d == 0:
+			b := &q.bufs[uint32(slot)]
+			if b.s.seq.Load() >= q.release.Load() {
+				return nil, true
+			}
 			if q.head.CompareAndSwap(h, h+1) {
-				return &q.bufs[uint32(slot)]
+				return b, false
 			}
 		case d < 0:
 			// Position h is not filled: the FIFO is empty (every position
 			// below tail is filled, see enqueue).
-			return nil
+			return nil, false
 		}
 		// d > 0: h was stale (another dequeuer advanced head); retry.
 	}

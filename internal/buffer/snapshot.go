@@ -73,6 +73,33 @@ type snapCand struct {
 	bytes int    // the extent at the scan
 }
 
+// Hold keeps the window recorded so far for the next snapshot: until that
+// snapshot has copied them, FlightRecorder Acquires do not recycle the
+// buffers sealed before it (they return ErrHeld, counted in Stats's
+// HeldFailures, once no buffer is free), nor those sealed while it runs.
+// The next Snapshot, SnapshotSince or SnapshotInPlace copies them oldest
+// first and lets each go as soon as it is copied, and ends the hold when
+// it returns; Sample ignores it. Release ends it without a snapshot.
+//
+// A flusher that loses its CPU to the writers (a saturated machine) would
+// otherwise find every buffer recycled under it and keep nothing of the
+// window it was asked for: what was recorded before a flush was asked
+// for is worth more than what is recorded while it copies.
+//
+// One hold at a time: its callers serialize their snapshots. In Fill
+// mode nothing is recycled and Hold does nothing. A dequeuer that was
+// between its check and its take when Hold began may still recycle one
+// buffer; the snapshot's validation discards that copy, as without a
+// hold.
+func (q *Queue) Hold() {
+	if q.mode == FlightRecorder {
+		q.release.Store(0)
+	}
+}
+
+// Release ends a hold (Hold). It does nothing when none is on.
+func (q *Queue) Release() { q.release.Store(noSeq) }
+
 // Snapshot copies every sealed buffer and every buffer held by a writer, each
 // up to its published extent, into dst (grown if too small; Snapshot.Buf is
 // the array used), while writers keep writing. It takes no lock and never
@@ -114,9 +141,10 @@ func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
 // be recycled at any moment, every buffer is.
 //
 // If each is not nil, it is called with every segment as soon as the
-// segment is final, newest first (the reverse of Segments' order), while
-// older buffers are still to be copied: a caller can start on them
-// meanwhile. each runs on the caller's goroutine and must not block.
+// segment is final, while others are still to be copied: a caller can
+// start on them meanwhile. The order is newest first (the reverse of
+// Segments' order), or oldest first (Segments' order) under a hold. each
+// runs on the caller's goroutine and must not block.
 func (q *Queue) SnapshotInPlace(dst []byte, each func(Segment)) Snapshot {
 	return q.snapshot(dst, 0, 0, q.mode == Fill, each)
 }
@@ -208,13 +236,26 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 		buf = make([]byte, 0, min(2*max(estimate, cap(buf)), arena))
 	}
 
-	// Pass 2: copy and validate, newest first. Flight-recorder writers
-	// recycle from the oldest end while we copy; starting at the newest end
-	// means a copy and a recycler meet at most once, so a slow copy (a
-	// loaded machine, the race detector) loses the oldest buffers, which a
-	// flight recorder gives up first anyway, not the whole window.
+	// Pass 2: copy and validate. Without a hold, newest first:
+	// flight-recorder writers recycle from the oldest end while we copy,
+	// and starting at the newest end means a copy and a recycler meet at
+	// most once, so a slow copy loses the oldest buffers, not the whole
+	// window. Under a hold (Hold), oldest first: nothing the hold keeps is
+	// recycled before it is copied, and each sealed buffer is let go as
+	// soon as its copy is done, so writers wait for the copy of one
+	// buffer, not of the window.
+	held := limit == 0 && q.mode == FlightRecorder && q.release.Load() != noSeq
 	snap.Segments = make([]Segment, 0, len(cands))
-	for i := len(cands) - 1; i >= 0; i-- {
+	for k := range cands {
+		i := len(cands) - 1 - k
+		if held {
+			i = k
+			if k > 0 && cands[k-1].seq != noSeq {
+				// Every sealed candidate older than this one is copied
+				// (or lost): let writers recycle them.
+				q.release.Store(cands[k-1].seq + 1)
+			}
+		}
 		cd := cands[i]
 		b := cd.b
 		// Retractions are read before the extent: a Retract publishes
@@ -327,10 +368,14 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			each(snap.Segments[len(snap.Segments)-1])
 		}
 	}
+	if held {
+		q.Release()
+	} else {
+		slices.Reverse(snap.Segments) // oldest first, as documented
+	}
 	if snap.Discarded > 0 && limit == 0 {
 		q.discarded.Add(uint64(snap.Discarded))
 	}
-	slices.Reverse(snap.Segments) // oldest first, as documented
 
 	snap.LostUpTo = lostUpTo
 	snap.Recycled = q.recycled.Load()

@@ -14,6 +14,7 @@ type Stats struct {
 	LostUpTo    uint64 // the largest LastTSC of a recycled buffer
 
 	AcquireFailures uint64 // Acquire calls that returned ErrFull
+	HeldFailures    uint64 // Acquire calls that returned ErrHeld (Hold)
 	Discarded       uint64 // Snapshot copies thrown away because their buffer was recycled
 	Sealings        uint64 // seal sequences handed out (non-empty Seals)
 
@@ -54,6 +55,7 @@ func (q *Queue) Stats() Stats {
 	s.Bytes += s.LostBytes
 	s.LostUpTo = q.lostUpTo.Load()
 	s.AcquireFailures = q.failures.Load()
+	s.HeldFailures = q.heldFailures.Load()
 	s.Discarded = q.discarded.Load()
 	s.Sealings = q.seqs.Load()
 	return s

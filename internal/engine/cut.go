@@ -23,12 +23,12 @@ import (
 //
 // x, if not nil, is given every segment as soon as it is copied, to index
 // it while later ones are (flush.Indexer).
-func (s *session) snapshot(final bool, x *flush.Indexer) ([][]byte, flush.Params) {
+func (s *session) snapshot(c cutPoint, x *flush.Indexer) ([][]byte, flush.Params) {
 	var dst []byte
 	if p := s.scratch.Swap(nil); p != nil {
 		dst = *p
 	}
-	segs, p, buf := s.snapshotFrom(dst, final, true, 0, !final, x)
+	segs, p, buf := s.snapshotFrom(dst, c, true, 0, !c.final, x)
 	s.scratch.Store(&buf)
 	return segs, p
 }
@@ -92,7 +92,7 @@ func (s *session) snapshot(final bool, x *flush.Indexer) ([][]byte, flush.Params
 // window, which no record in it mentions, get Entries at its start. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, final, stacks, 0, false, nil)
+	return s.snapshotFrom(dst, s.takeCut(final), stacks, 0, false, nil)
 }
 
 // snapshotSince is snapshotInto that copies only the buffers that may
@@ -100,13 +100,51 @@ func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.
 // copies them all. The cut and After are the same: the buffers left out
 // hold only records < since.
 func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, final, stacks, since, false, nil)
+	return s.snapshotFrom(dst, s.takeCut(final), stacks, since, false, nil)
+}
+
+// cutPoint is where a snapshot cuts the window (see snapshotInto): the
+// cut, and the drops that start windows later, read just after it.
+type cutPoint struct {
+	final bool
+	cut   uint64
+	lost  uint64            // lostAt
+	lostG map[uint64]uint64 // lostSince
+}
+
+// takeCut reads the cut and the drops, and, unless final, puts a hold
+// on the buffers (buffer.Queue.Hold) that the snapshot which follows
+// ends. A flush takes it first, so that what it keeps is what was
+// recorded before it was asked for. Called with mu held.
+func (s *session) takeCut(final bool) cutPoint {
+	c := cutPoint{final: final, cut: math.MaxUint64}
+	if !final {
+		c.cut, _ = now()
+	}
+	// A record dropped for want of a buffer at a TSC below the cut, after
+	// these loads, was its goroutine's last before the cut (see above).
+	// Loading after the cut keeps drops from just after it out of After,
+	// which would empty the file.
+	c.lost = s.lostAt.Load()
+	c.lostG = s.lostSince()
+	if !final {
+		// Keep what was recorded before the cut until it is copied: a
+		// flusher that waits for a CPU while writers record would
+		// otherwise find the window recycled under it. The drops the
+		// hold causes come after the loads above, so they cost this
+		// file nothing (each was its goroutine's last record before the
+		// cut or came after it); later files start their goroutines
+		// after them.
+		s.q.Hold()
+	}
+	return c
 }
 
 // snapshotFrom is snapshotSince that, when inPlace, leaves a Fill
 // session's sealed buffers where they are and gives x every segment as
 // soon as it has it (see snapshot).
-func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
+func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
+	final, cut, lost, lostG := c.final, c.cut, c.lost, c.lostG
 	var open map[uint64][]uint32
 	var openFrom, openTo uint64
 	read := true
@@ -122,16 +160,6 @@ func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inP
 	case stacks:
 		read = false
 	}
-	cut, _ := now()
-	if final {
-		cut = math.MaxUint64
-	}
-	// A record dropped for want of a buffer at a TSC below the cut, after
-	// this load, was its goroutine's last before the cut (see above).
-	// Loading after the cut keeps drops from just after it out of After,
-	// which would empty the file.
-	lost := s.lostAt.Load()
-	lostG := s.lostSince()
 	var sn buffer.Snapshot
 	if inPlace {
 		var each func(buffer.Segment)

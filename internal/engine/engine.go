@@ -312,7 +312,7 @@ func stop() (string, func(string, ...any), *session, error, error) {
 		}
 		raceRelease(w)
 	}
-	snap, p := s.snapshot(true, nil)
+	snap, p := s.snapshot(s.takeCut(true), nil)
 	writers.Store(nil)
 	cur = nil
 	// Nobody may hold this session's writers when its arena goes: every

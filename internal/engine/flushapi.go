@@ -32,11 +32,12 @@ func flushFile() (string, func(string, ...any), error, error) {
 		mu.Unlock()
 		return "", nil, nil, ErrNotRunning
 	}
+	c := s.takeCut(false)
 	// The segments are indexed as they are copied (flush.Indexer), on
 	// helpers that take no lock.
 	x := flush.StartIndex(s.q.Count(), s.q.Count()*s.q.BufferSize())
 	defer x.Release()
-	snap, p := s.snapshot(false, x)
+	snap, p := s.snapshot(c, x)
 	mu.Unlock()
 	path, gtErr, err := s.writeFile(snap, p, x)
 	return path, s.cfg.Logf, gtErr, err

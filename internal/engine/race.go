@@ -15,3 +15,6 @@ import (
 
 func raceAcquire(w *writer) { goruntime.RaceAcquire(unsafe.Pointer(w)) }
 func raceRelease(w *writer) { goruntime.RaceRelease(unsafe.Pointer(w)) }
+
+// raceEnabled: the race detector is on.
+const raceEnabled = true

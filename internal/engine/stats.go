@@ -17,10 +17,11 @@ const (
 	DropOversized                    // event payload larger than a buffer can hold
 	DropEmptyEvent                   // event with no payload (llvm-xray refuses size 0)
 	DropArgs                         // EnterArgs with more than MaxArgs arguments: the extra ones
+	DropFlush                        // no buffer: a flush was copying the buffers a writer would have recycled
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"bad-id", "full", "oversized-event", "empty-event", "args-truncated"}
+var dropNames = [numDropReasons]string{"bad-id", "full", "oversized-event", "empty-event", "args-truncated", "flush"}
 
 func (r DropReason) String() string {
 	if r >= 0 && r < numDropReasons {
@@ -31,12 +32,12 @@ func (r DropReason) String() string {
 
 // Drops counts records that were not written, by reason.
 type Drops struct {
-	BadID, Full, OversizedEvent, EmptyEvent, ArgsTruncated uint64
+	BadID, Full, OversizedEvent, EmptyEvent, ArgsTruncated, Flush uint64
 }
 
 // Total is the sum over all reasons.
 func (d Drops) Total() uint64 {
-	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated
+	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated + d.Flush
 }
 
 // Stats describes the current session, or the last one after Stop.
@@ -150,6 +151,7 @@ func (s *session) stats() Stats {
 			st.Drops.OversizedEvent += w.drops[DropOversized].n.Load()
 			st.Drops.EmptyEvent += w.drops[DropEmptyEvent].n.Load()
 			st.Drops.ArgsTruncated += w.drops[DropArgs].n.Load()
+			st.Drops.Flush += w.drops[DropFlush].n.Load()
 			st.RewoundCalls += w.rewound.n.Load()
 		}
 	}

@@ -342,12 +342,19 @@ func (w *writer) next(t, g uint64) bool {
 	w.goid = 0
 	checkFastPath(w.p)
 	b, err := w.s.q.Acquire()
-	if err != nil && w.s.cfg.Mode == buffer.FlightRecorder {
+	if err == buffer.ErrFull && w.s.cfg.Mode == buffer.FlightRecorder {
 		// Writers of Ps that GOMAXPROCS no longer has may hold the buffers.
 		b, err = w.s.acquireAfterReclaim()
 	}
 	if err != nil {
-		w.drop(DropFull)
+		// A flush holding the window (buffer.Queue.Hold) costs the
+		// records made while it copies, and a hole in this goroutine's
+		// records like any other drop.
+		if err == buffer.ErrHeld {
+			w.drop(DropFlush)
+		} else {
+			w.drop(DropFull)
+		}
 		w.s.bufferExhausted(t, g)
 		return false
 	}

@@ -188,8 +188,9 @@ func (s *session) acquireAfterReclaim() (*buffer.Buffer, error) {
 		if !s.reclaiming.Load() {
 			return s.q.Acquire() // the other reclaim, if any, has ended
 		}
-		if b, err := s.q.Acquire(); err == nil {
-			return b, nil
+		b, err := s.q.Acquire()
+		if err != buffer.ErrFull {
+			return b, err
 		}
 	}
 	return nil, buffer.ErrFull

@@ -19,12 +19,15 @@ import (
 const parallelIndexMin = 4 << 20
 
 // indexWorkers is how many goroutines index a snapshot of total bytes in
-// n segments.
+// n segments: at most half the Ps. A flush is background work in a
+// service that keeps recording while it runs; taking every P would stall
+// the service's own goroutines for the length of the index, and on two
+// Ps make each of their calls dearer while a flush runs.
 func indexWorkers(total, n int) int {
 	if total < parallelIndexMin {
 		return 1
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), n, 8))
+	return max(1, min(runtime.GOMAXPROCS(0)/2, n, 8))
 }
 
 // index finds the blocks of every segment and summarises their runs: one

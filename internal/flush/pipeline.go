@@ -16,7 +16,8 @@ import (
 
 // Indexer indexes a snapshot's segments while the snapshot is being taken.
 // Add it each segment in the order the snapshot produces them (newest
-// first: the reverse of the order Encode is given them); EncodeIndexed
+// first, the reverse of the order Encode is given them, or oldest first,
+// that order itself: buffer.Queue.SnapshotInPlace); EncodeIndexed
 // then encodes with its index. Release it in every case. A nil *Indexer
 // is valid and does nothing: EncodeIndexed then indexes as Encode does.
 type Indexer struct {
@@ -94,9 +95,9 @@ func (x *Indexer) end() {
 }
 
 // finish completes the index into ix, which is empty, and reports whether
-// it did: segs must be exactly the segments added, in reverse order, and
-// index without an error (an error is left for the one-pass index to
-// report, with its segment's number).
+// it did: segs must be exactly the segments added, in the order added or
+// its reverse, and index without an error (an error is left for the
+// one-pass index to report, with its segment's number).
 func (x *Indexer) finish(ix *indexed, segs [][]byte) bool {
 	if x == nil {
 		return false
@@ -105,14 +106,28 @@ func (x *Indexer) finish(ix *indexed, segs [][]byte) bool {
 	if len(segs) != x.n {
 		return false
 	}
-	for i, s := range segs {
-		d := x.data[x.n-1-i]
-		if len(s) != len(d) || len(s) > 0 && &s[0] != &d[0] || x.errs[x.n-1-i] != nil {
+	added := func(i int) int { return x.n - 1 - i }
+	if !x.same(segs, added) {
+		added = func(i int) int { return i }
+		if !x.same(segs, added) {
 			return false
 		}
 	}
 	for i := range segs {
-		ix.appendPartAs(x.parts[x.n-1-i], int32(i))
+		ix.appendPartAs(x.parts[added(i)], int32(i))
+	}
+	return true
+}
+
+// same reports whether segs[i] is the segment added as added(i), for
+// every i, and each indexed without an error.
+func (x *Indexer) same(segs [][]byte, added func(int) int) bool {
+	for i, s := range segs {
+		k := added(i)
+		d := x.data[k]
+		if len(s) != len(d) || len(s) > 0 && &s[0] != &d[0] || x.errs[k] != nil {
+			return false
+		}
 	}
 	return true
 }

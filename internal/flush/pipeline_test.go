@@ -12,10 +12,10 @@ import (
 
 // startIndexOn2 is StartIndex with two goroutines whatever the machine,
 // for at least two segments: the Indexer is only started where a
-// snapshot would be split.
+// snapshot would be split (on four Ps: a flush takes half).
 func startIndexOn2(t *testing.T, count int) *Indexer {
 	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	x := StartIndex(max(count, 2), parallelIndexMin)
 	if x == nil {
 		t.Fatal("StartIndex on two Ps for a large snapshot: no Indexer")
@@ -24,7 +24,8 @@ func startIndexOn2(t *testing.T, count int) *Indexer {
 }
 
 // TestIndexerMatchesOnePass: segments handed to an Indexer newest first,
-// as a snapshot copies them, and indexed by its helpers meanwhile, give
+// as a snapshot copies them, or oldest first, as a snapshot under a hold
+// does, and indexed by its helpers meanwhile, give
 // the index one pass over them in file order builds, entry for entry, and
 // the same file; the Indexer's parts are emptied for the next flush.
 func TestIndexerMatchesOnePass(t *testing.T) {
@@ -42,7 +43,11 @@ func TestIndexerMatchesOnePass(t *testing.T) {
 		}
 		for round := 0; round < 2; round++ {
 			x := startIndexOn2(t, len(raw)+round) // room to spare the second time
-			for i := len(raw) - 1; i >= 0; i-- {
+			for k := range raw {
+				i := len(raw) - 1 - k
+				if round == 1 {
+					i = k
+				}
 				x.Add(raw[i])
 			}
 			ix := new(indexed)
@@ -95,7 +100,7 @@ func TestIndexerFallsBack(t *testing.T) {
 	}{
 		{"fewer", 2, [][]byte{b.b, a.b}, [][]byte{a.b}},
 		{"other bytes", 2, [][]byte{b.b, a.b}, [][]byte{a.b, bcopy}},
-		{"file order", 2, [][]byte{a.b, b.b}, [][]byte{a.b, b.b}},
+		{"neither order", 3, [][]byte{b.b, a.b, bcopy}, [][]byte{a.b, b.b, bcopy}},
 		{"more than started for", 2, [][]byte{b.b, a.b, a.b}, [][]byte{a.b, a.b, b.b}},
 		{"malformed", 3, [][]byte{b.b, bad.b, a.b}, [][]byte{a.b, bad.b, b.b}},
 	}
