@@ -96,7 +96,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	}
 	g := &GoTrace{spans: map[int32][]span{}, start: -1}
 	open := map[exptrace.GoID]*span{}
-	sites := map[exptrace.Stack]string{}
+	sites := siteCache{}
 	var last int64
 	cutoff := int64(-1 << 63)
 	for {
@@ -136,8 +136,20 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 			from, to := st.Goroutine()
 			cur := open[id]
 			state, ok := goState(to)
-			if from == exptrace.GoUndetermined && cur != nil && ok && cur.state == state {
-				continue // a new generation restating what is known
+			if cur != nil && ok && cur.state == state && (from == to || from == exptrace.GoUndetermined) {
+				// The tracer restates a goroutine's state at a new
+				// generation, and a waiting one's again just before its
+				// wake, with no reason: the state goes on, with what
+				// was known of it.
+				if cur.state == Blocked {
+					if st.Reason != "" && (cur.reason == NoReason || cur.reason == BeforeWindow) {
+						cur.reason = st.Reason
+					}
+					if cur.site == "" {
+						cur.site = sites.of(&st, &ev)
+					}
+				}
+				continue
 			}
 			if cur != nil {
 				cur.t1 = t
@@ -165,16 +177,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 				default:
 					s.reason = NoReason
 				}
-				stk := st.Stack
-				if stk == exptrace.NoStack {
-					stk = ev.Stack()
-				}
-				site, seen := sites[stk]
-				if !seen {
-					site = userSite(stk)
-					sites[stk] = site
-				}
-				s.site = site
+				s.site = sites.of(&st, &ev)
 			}
 			open[id] = s
 		}
@@ -214,6 +217,24 @@ func goState(s exptrace.GoState) (State, bool) {
 		return Blocked, true
 	}
 	return 0, false
+}
+
+// siteCache holds the site of each stack seen.
+type siteCache map[exptrace.Stack]string
+
+// of names the site of a goroutine that blocks in st: the innermost
+// user frame of the transition's stack, else of the event's.
+func (c siteCache) of(st *exptrace.StateTransition, ev *exptrace.Event) string {
+	stk := st.Stack
+	if stk == exptrace.NoStack {
+		stk = ev.Stack()
+	}
+	site, seen := c[stk]
+	if !seen {
+		site = userSite(stk)
+		c[stk] = site
+	}
+	return site
 }
 
 // userSite names the innermost frame of user code in stk: a function
