@@ -1,15 +1,14 @@
 package xrayotel
 
 import (
-	"bytes"
 	"context"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/internal/parked"
 )
 
 var idLongWait, idLongSend xray.ID
@@ -23,41 +22,23 @@ func longWait(t *testing.T) time.Duration {
 	xray.Enter(idLongWait)
 	defer xray.Exit(idLongWait)
 	ch := make(chan time.Duration)
-	go longSend(t, ch)
+	go longSend(t, parked.Self(), ch)
 	return <-ch
 }
 
-func longSend(t *testing.T, ch chan<- time.Duration) {
+func longSend(t *testing.T, waiter uint64, ch chan<- time.Duration) {
 	xray.Enter(idLongSend)
 	defer xray.Exit(idLongSend)
-	waitParked(t, "xrayotel.longWait", "chan receive")
-	parked := time.Now()
+	if err := parked.Wait(waiter, "chan receive"); err != nil {
+		t.Error(err)
+	}
+	from := time.Now()
 	for range 2 {
 		if _, err := xray.Flush(); err != nil {
 			t.Error(err)
 		}
 	}
-	ch <- time.Since(parked)
-}
-
-// waitParked returns once a goroutine whose stack holds fn is parked for
-// reason (runtime.Stack's "[reason]" header).
-func waitParked(t *testing.T, fn, reason string) {
-	buf := make([]byte, 1<<20)
-	for i := 0; ; i++ {
-		n := runtime.Stack(buf, true)
-		for _, g := range bytes.Split(buf[:n], []byte("\n\n")) {
-			head, _, _ := bytes.Cut(g, []byte("\n"))
-			if bytes.Contains(head, []byte("["+reason)) && bytes.Contains(g, []byte(fn+"(")) {
-				return
-			}
-		}
-		if i == 1_000_000 {
-			t.Errorf("no goroutine in %s parked on %s", fn, reason)
-			return
-		}
-		runtime.Gosched()
-	}
+	ch <- time.Since(from)
 }
 
 // TestGoTraceLongWait: a channel receive that spans two flushes (new

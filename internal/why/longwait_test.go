@@ -1,36 +1,14 @@
 package why_test
 
 import (
-	"bytes"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/parked"
 	"github.com/goxray/xray/internal/why"
 )
-
-// waitParked returns once a goroutine whose stack holds fn is parked for
-// reason (runtime.Stack's "[reason]" header): an event the test observes,
-// not a time it waits.
-func waitParked(t *testing.T, fn, reason string) {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for i := 0; ; i++ {
-		n := runtime.Stack(buf, true)
-		for _, g := range bytes.Split(buf[:n], []byte("\n\n")) {
-			head, _, _ := bytes.Cut(g, []byte("\n"))
-			if bytes.Contains(head, []byte("["+reason)) && bytes.Contains(g, []byte(fn)) {
-				return
-			}
-		}
-		if i == 1_000_000 {
-			t.Fatalf("no goroutine in %s parked on %s", fn, reason)
-		}
-		runtime.Gosched()
-	}
-}
 
 // TestLongWaitKeepsItsReason: a channel receive that spans two flushes
 // (each starts a new generation of the Go trace, in which the tracer
@@ -42,14 +20,18 @@ func TestLongWaitKeepsItsReason(t *testing.T) {
 	recv, send, mark := xray.Register("why_test.longrecv"), xray.Register("why_test.longsend"), xray.Register("why_test.longmark")
 	ch := make(chan int)
 	done := make(chan struct{})
+	gid := make(chan uint64)
 	path := session(t, func() {
 		go func() {
 			defer close(done)
+			gid <- parked.Self()
 			xray.Enter(recv)
 			<-ch
 			xray.Exit(recv)
 		}()
-		waitParked(t, "TestLongWaitKeepsItsReason", "chan receive")
+		if err := parked.Wait(<-gid, "chan receive"); err != nil {
+			t.Fatal(err)
+		}
 		xray.Enter(mark) // the receiver is parked from here on
 		xray.Exit(mark)
 		for i := 0; i < 2; i++ {
