@@ -85,10 +85,16 @@ const sinceMargin = 50_000_000 // 50 ms
 
 // ReadGoTraceSince is ReadGoTrace keeping only the states that end at or
 // after the session's clock reads since (freq its ticks per second),
-// located through the anchor read last, less sinceMargin: a reader that
-// asks about recent calls only (xrayotel's slow spans) does not build
-// the whole window's states, which cost more than the parse. since 0
-// keeps them all; so does a trace whose first anchor comes after them.
+// less sinceMargin: a reader that asks about recent calls only
+// (xrayotel's slow spans) does not build the whole window's states,
+// which cost more than the parse. since is located through the anchor
+// read last: through its monotonic-clock pair and the clock snapshot of
+// its generation where the trace has them (Go 1.25 and later), which no
+// scheduling delay moves; else through the anchor's log timestamp, which
+// comes later than its clock reading by however long the anchor's
+// goroutine waited in between, so that a state is kept from that much
+// later. since 0 keeps them all; so does a trace whose first anchor
+// comes after them.
 func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	rd, err := exptrace.NewReader(r)
 	if err != nil {
@@ -119,7 +125,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 				if a, err := gotrace.ParseAnchor(l.Message); err == nil {
 					g.anchors = append(g.anchors, anchor{pid: a.PID, tsc: a.TSC, t: t, mono: a.Mono, mtsc: a.MonoTSC, hasMono: a.HasMonoAnchor})
 					if since != 0 && freq != 0 {
-						cutoff = t + int64(float64(int64(since-a.TSC))*1e9/float64(freq)) - sinceMargin
+						cutoff = sinceCutoff(since, freq, a, t, g.snapshots)
 					}
 				}
 			}
@@ -203,6 +209,17 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 		return nil, ErrNoAnchors
 	}
 	return g, nil
+}
+
+// sinceCutoff is the Go-trace time of since less sinceMargin, located
+// through anchor a, logged at t, and the latest of snaps.
+func sinceCutoff(since, freq uint64, a gotrace.AnchorInfo, t int64, snaps []snapshot) int64 {
+	ns := func(from uint64) int64 { return int64(float64(int64(since-from)) * 1e9 / float64(freq)) }
+	if a.HasMonoAnchor && len(snaps) > 0 {
+		s := snaps[len(snaps)-1]
+		return s.trace - s.mono + a.Mono + ns(a.MonoTSC) - sinceMargin
+	}
+	return t + ns(a.TSC) - sinceMargin
 }
 
 func goState(s exptrace.GoState) (State, bool) {
