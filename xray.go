@@ -103,7 +103,7 @@ type Options struct {
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int
-	// Mode: FlightRecorder (default) or Fill.
+	// Mode: FlightRecorder (default) or Fill (not with GoTrace).
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
 	// NoSignal listens to none. A server that owns SIGUSR1 or SIGUSR2 (log
@@ -197,7 +197,9 @@ type Options struct {
 	// WriteGoTraceTo gives it to a stream. `go tool goxray why` joins the
 	// two: for every traced call, the time it ran, waited for a P, sat in
 	// a system call, or was blocked, on what and where. Start fails when
-	// the process already runs an execution trace or flight recorder. The
+	// the process already runs an execution trace or flight recorder, and
+	// with Mode Fill, whose file keeps the session's first records while
+	// the Go trace keeps its last seconds: the two would never meet. The
 	// Go tracer's cost (a few percent of CPU; see internal/gotrace) is not
 	// part of OverheadBudget, which bounds goxray's own records: this is
 	// why it is off by default.
