@@ -289,8 +289,9 @@ func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 // released. Start may be called again afterwards. Stop when not started
 // returns ErrNotRunning. If the final file cannot be written, tracing
 // ends all the same and Stop returns why (counted in Stats().FlushErrors;
-// nothing is left in Dir). From the moment Stop begins, Stats describes
-// the stopped session.
+// nothing is left in Dir); if the Go trace beside it cannot, the file
+// stays and Stop returns an error wrapping ErrGoTraceNotWritten. From the
+// moment Stop begins, Stats describes the stopped session.
 func Stop() error {
 	err := xrt.Stop()
 	logline.Release()
@@ -302,6 +303,9 @@ func Stop() error {
 // goes on. Flush when not started returns ErrNotRunning. A
 // flush that fails (a missing or read-only Dir, a full disk) returns the
 // error, leaves no file behind and is counted in Stats().FlushErrors.
+// With Options.GoTrace, a file written without the Go trace beside it
+// (the disk filled up in between) stays: Flush returns its path with an
+// error wrapping ErrGoTraceNotWritten, counted in Stats().GoTrace.Errors.
 func Flush() (path string, err error) { return xrt.Flush() }
 
 // WriteTo writes the bytes Flush would write to w, and returns how many w
