@@ -8,6 +8,7 @@ import (
 
 func TestWait(t *testing.T) {
 	var mu sync.Mutex
+	got := false
 	ch := make(chan uint64)
 	mu.Lock()
 	var wg sync.WaitGroup
@@ -17,6 +18,7 @@ func TestWait(t *testing.T) {
 		ch <- Self()
 		<-ch
 		mu.Lock()
+		got = true
 		mu.Unlock()
 	}()
 	g := <-ch
@@ -32,6 +34,9 @@ func TestWait(t *testing.T) {
 	}
 	mu.Unlock()
 	wg.Wait()
+	if !got {
+		t.Error("the goroutine never took the lock")
+	}
 	if err := Wait(g, "chan receive"); err == nil || !strings.Contains(err.Error(), "gone") {
 		t.Errorf("a goroutine that has exited: %v, want it called gone", err)
 	}
