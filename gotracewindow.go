@@ -6,6 +6,13 @@ import xrt "github.com/goxray/xray/internal/engine"
 // Options.GoTrace.
 var ErrNoGoTrace = xrt.ErrNoGoTrace
 
+// ErrGoTraceNotWritten is wrapped by the error of Flush or Stop when the
+// file was written but the Go execution trace beside it (Options.GoTrace)
+// was not, as when the disk is full: the file stays, whole without it,
+// and its path is returned (Stop's in Stats().LastFlushPath) with the
+// error; Stats().GoTrace counts the failure and Logf says it.
+var ErrGoTraceNotWritten = xrt.ErrGoTraceNotWritten
+
 // GoTraceOn reports whether the running session records Go's execution
 // trace beside its own records (Options.GoTrace). Package gostate reads
 // what WriteGoTraceTo writes.

@@ -134,6 +134,7 @@ var layers = []layer{
 		"internal/emulated",
 		"internal/childproc",
 		"internal/inlinecheck",
+		"internal/parked",
 	}},
 	{name: "fixtures", testOnly: true, may: append([]string{"testing"}, product...), pkgs: []string{
 		"internal/modfixture",

@@ -52,6 +52,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"OverheadBudget", Options{OverheadBudget: -2}},
 		{"OverheadBudget", Options{OverheadBudget: 101}},
 		{"OverheadBudget", Options{OverheadBudget: math.NaN()}},
+		{"GoTrace", Options{GoTrace: true, Mode: Fill}},
 	} {
 		fields += " " + c.field + " "
 		o := c.o
@@ -80,6 +81,40 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		if e := &settings.Table[i]; e.Checked() && !strings.Contains(fields, " "+e.Field+" ") {
 			t.Errorf("%s is validated, but no case here refuses a value of it", e.Field)
 		}
+	}
+}
+
+// TestGoTraceRefusesFill: GoTrace with Mode Fill fails Start naming both,
+// whether Options or XRAY_FDR_OPTIONS ask for either.
+func TestGoTraceRefusesFill(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		env string
+		o   Options
+	}{
+		{"", Options{GoTrace: true, Mode: Fill, IgnoreEnv: true}},
+		{"go_trace=true mode=fill", Options{}},
+		{"go_trace=true", Options{Mode: Fill}},
+		{"mode=fill", Options{GoTrace: true}},
+	} {
+		withEnv(t, "", c.env)
+		o := c.o
+		o.Dir, o.Logf, o.FlushSignal = dir, quiet, NoSignal
+		err := Start(o)
+		if err == nil {
+			Stop()
+			t.Errorf("env %q, Options %+v: Start succeeded", c.env, c.o)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "GoTrace true: with Mode Fill") || !strings.Contains(err.Error(), "mode=flight-recorder") {
+			t.Errorf("env %q, Options %+v: %v, want ErrInvalidOptions naming GoTrace, Mode Fill and the way out", c.env, c.o, err)
+		}
+	}
+	withEnv(t, "", "mode=fill")
+	if err := Start(Options{Dir: dir, Logf: quiet, FlushSignal: NoSignal}); err != nil {
+		t.Errorf("Fill without GoTrace: %v", err)
+	} else {
+		Stop()
 	}
 }
 

@@ -103,7 +103,7 @@ type Options struct {
 	// Memory used: BufferSize × BufferCount, allocated once at Start, off
 	// the Go heap.
 	BufferCount int
-	// Mode: FlightRecorder (default) or Fill.
+	// Mode: FlightRecorder (default) or Fill (not with GoTrace).
 	Mode Mode
 	// FlushSignal triggers a Flush when delivered; default syscall.SIGUSR1.
 	// NoSignal listens to none. A server that owns SIGUSR1 or SIGUSR2 (log
@@ -197,7 +197,9 @@ type Options struct {
 	// WriteGoTraceTo gives it to a stream. `go tool goxray why` joins the
 	// two: for every traced call, the time it ran, waited for a P, sat in
 	// a system call, or was blocked, on what and where. Start fails when
-	// the process already runs an execution trace or flight recorder. The
+	// the process already runs an execution trace or flight recorder, and
+	// with Mode Fill, whose file keeps the session's first records while
+	// the Go trace keeps its last seconds: the two would never meet. The
 	// Go tracer's cost (a few percent of CPU; see internal/gotrace) is not
 	// part of OverheadBudget, which bounds goxray's own records: this is
 	// why it is off by default.
@@ -287,8 +289,9 @@ func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 // released. Start may be called again afterwards. Stop when not started
 // returns ErrNotRunning. If the final file cannot be written, tracing
 // ends all the same and Stop returns why (counted in Stats().FlushErrors;
-// nothing is left in Dir). From the moment Stop begins, Stats describes
-// the stopped session.
+// nothing is left in Dir); if the Go trace beside it cannot, the file
+// stays and Stop returns an error wrapping ErrGoTraceNotWritten. From the
+// moment Stop begins, Stats describes the stopped session.
 func Stop() error {
 	err := xrt.Stop()
 	logline.Release()
@@ -300,6 +303,9 @@ func Stop() error {
 // goes on. Flush when not started returns ErrNotRunning. A
 // flush that fails (a missing or read-only Dir, a full disk) returns the
 // error, leaves no file behind and is counted in Stats().FlushErrors.
+// With Options.GoTrace, a file written without the Go trace beside it
+// (the disk filled up in between) stays: Flush returns its path with an
+// error wrapping ErrGoTraceNotWritten, counted in Stats().GoTrace.Errors.
 func Flush() (path string, err error) { return xrt.Flush() }
 
 // WriteTo writes the bytes Flush would write to w, and returns how many w

@@ -86,9 +86,10 @@ func Exit(id ID) { xray.Exit(id) }
 // instrumenter defers it at the top of main.main and of TestMain (its own
 // or the user's), so that a program traced by XRAY_OPTIONS alone leaves a
 // file when it returns from main, as compiler-rt's does at exit. Errors
-// other than "not running" are printed on standard error.
+// other than "not running" are printed on standard error, but for a Go
+// trace not written beside the file, which Stop logs itself.
 func AutoStop() {
-	if err := xray.Stop(); err != nil && !errors.Is(err, xray.ErrNotRunning) {
+	if err := xray.Stop(); err != nil && !errors.Is(err, xray.ErrNotRunning) && !errors.Is(err, xray.ErrGoTraceNotWritten) {
 		fmt.Fprintf(os.Stderr, "xray: final flush: %v\n", err)
 	}
 }

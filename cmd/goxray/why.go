@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,13 +27,16 @@ func init() {
 
 Per function: calls, wall time, and how much of it the goroutine was
 running, runnable (waiting for a P), in a system call or blocked, with the
-top blocking reasons, their sites and the goroutines that woke it. The split
-comes from the Go execution trace a session with Options.GoTrace (or
-XRAY_FDR_OPTIONS=go_trace=true) writes beside every file, TRACE.gotrace.
-Without one, or with one that does not belong to TRACE (another process,
-another window, no goxray clock anchors), it says why on standard error and
-shows calls and wall time only. Time the Go trace does not cover is shown
-as unknown.
+top blocking reasons, their sites (the innermost frame of user code where
+the goroutine blocked, left out when the Go trace took no stack for it)
+and the goroutines that woke it. With -self each function's own time is
+split, its traced callees' left out: the wall column becomes that self
+time, which orders the functions. The split comes from the Go execution
+trace a session with Options.GoTrace (or XRAY_FDR_OPTIONS=go_trace=true)
+writes beside every file, TRACE.gotrace. Without one, or with one that
+does not belong to TRACE (another process, another window, no goxray
+clock anchors), it says why on standard error and shows calls and wall
+time only. Time the Go trace does not cover is shown as unknown.
 
 -format csv prints function,state,reason,ns rows: state is running,
 runnable, syscall, blocked or unknown; reason is empty unless blocked.`,
@@ -44,7 +48,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	in := inputFlags(fs)
 	n := fs.Int("n", 20, "functions to print (0: all)")
 	format := fs.String("format", "text", "text, csv, or pprof (a profile of self time per call path with sample types running, runnable, syscall, blocked and unknown, blocked samples labelled reason and site; needs -o)")
-	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time")
+	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time; the wall column becomes the self time, and orders the functions")
 	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+xrt.GoTraceSuffix+")")
 	slowest := fs.Int("slowest", 0, "explain the N slowest calls of -func one by one instead of the table")
 	fn := fs.String("func", "", "with -slowest: the function, as the table names it (default: the one with the most wall time)")
@@ -193,7 +197,7 @@ func writeSlowest(w io.Writer, calls []why.Call, m *analysis.Map, note string) e
 				continue
 			}
 			if k.State == why.Blocked {
-				parts = append(parts, part{ns, fmt.Sprintf("%s blocked on %s at %s%s", dur(ns), k.Reason, k.Site, wokenBy(c.Wakers[k], m))})
+				parts = append(parts, part{ns, fmt.Sprintf("%s blocked on %s%s%s", dur(ns), k.Reason, site(k), wokenBy(c.Wakers[k], m))})
 			} else {
 				parts = append(parts, part{ns, fmt.Sprintf("%s %s", dur(ns), k.State)})
 			}
@@ -212,18 +216,43 @@ func writeSlowest(w io.Writer, calls []why.Call, m *analysis.Map, note string) e
 	return nil
 }
 
-func funcs(res *why.Result, n int) []*why.Func {
+// funcs returns the n functions with the most wall time (0: all), or
+// with self, the most self time, largest first.
+func funcs(res *why.Result, n int, self bool) []*why.Func {
 	fs := res.Funcs
+	if self {
+		fs = slices.Clone(fs)
+		sort.SliceStable(fs, func(a, b int) bool { return selfWall(fs[a]) > selfWall(fs[b]) })
+	}
 	if n > 0 && len(fs) > n {
 		fs = fs[:n]
 	}
 	return fs
 }
 
+// selfWall is f's self time: its calls' wall time less their traced
+// callees', which its self split divides.
+func selfWall(f *why.Func) int64 {
+	var ns int64
+	for _, v := range f.Self {
+		ns += v
+	}
+	return ns
+}
+
+// site is " at SITE" for a blocked share, "" when the Go trace took no
+// stack for it.
+func site(k why.Key) string {
+	if k.Site == "" {
+		return ""
+	}
+	return " at " + k.Site
+}
+
 func writeWhyCSV(w io.Writer, res *why.Result, m *analysis.Map, self bool, n int) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"function", "state", "reason", "ns"})
-	for _, f := range funcs(res, n) {
+	for _, f := range funcs(res, n, self) {
 		split := f.Incl
 		if self {
 			split = f.Self
@@ -296,14 +325,18 @@ func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n in
 		}
 		fmt.Fprintf(w, "time is %s\n\n", what)
 	}
-	fmt.Fprintf(w, "%8s %10s %10s %10s %10s %10s %10s  %s\n", "calls", "wall", "running", "runnable", "syscall", "blocked", "unknown", "function")
-	for _, f := range funcs(res, n) {
-		split := f.Incl
+	wall := "wall"
+	if self {
+		wall = "self"
+	}
+	fmt.Fprintf(w, "%8s %10s %10s %10s %10s %10s %10s  %s\n", "calls", wall, "running", "runnable", "syscall", "blocked", "unknown", "function")
+	for _, f := range funcs(res, n, self) {
+		split, ns := f.Incl, f.Wall
 		if self {
-			split = f.Self
+			split, ns = f.Self, selfWall(f)
 		}
 		st := split.ByState()
-		fmt.Fprintf(w, "%8d %10s %10s %10s %10s %10s %10s  %s\n", f.Calls, dur(f.Wall),
+		fmt.Fprintf(w, "%8d %10s %10s %10s %10s %10s %10s  %s\n", f.Calls, dur(ns),
 			dur(st[why.Running]), dur(st[why.Runnable]), dur(st[why.Syscall]), dur(st[why.Blocked]), dur(st[why.Unknown]), m.Name(f.ID))
 		shown := 0
 		for _, k := range sortedKeys(split) {
@@ -311,7 +344,7 @@ func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n in
 				continue
 			}
 			shown++
-			fmt.Fprintf(w, "%8s %10s blocked on %s at %s%s\n", "", dur(split[k]), k.Reason, k.Site, wokenBy(f.Wakers[k], m))
+			fmt.Fprintf(w, "%8s %10s blocked on %s%s%s\n", "", dur(split[k]), k.Reason, site(k), wokenBy(f.Wakers[k], m))
 		}
 	}
 	return nil

@@ -21,6 +21,8 @@ func (s *session) notify() {
 			path, err := Flush()
 			switch {
 			case errors.Is(err, ErrNotRunning):
+			case errors.Is(err, ErrGoTraceNotWritten): // Flush logged why
+				cfg.Logf("flush on %s: wrote %s, without its Go trace", name, path)
 			case err != nil:
 				cfg.Logf("flush on %s failed: %v", name, err)
 			default:
@@ -40,7 +42,8 @@ func (s *session) notify() {
 		}
 		if len(sigs) > 0 {
 			s.stopExit = flush.NotifyExit(func() {
-				if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+				// Stop logs a Go trace it could not write.
+				if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) && !errors.Is(err, ErrGoTraceNotWritten) {
 					cfg.Logf("stop on exit: %v", err)
 				}
 			}, sigs...)

@@ -259,7 +259,9 @@ func checkArena(size, count int) error {
 }
 
 // Stop ends the session: recording stops, a final file is written to Dir and
-// the buffers are released. The error is the final file's.
+// the buffers are released. The error is the final file's, or, when the
+// file was written without its Go trace, one wrapping
+// ErrGoTraceNotWritten.
 //
 // Logf is called after every lock is released: no user callback runs under
 // a lock, so a Logf that flushes (and gets ErrNotRunning) cannot deadlock.
@@ -275,6 +277,9 @@ func Stop() error {
 	if path != "" {
 		logGoTraceError(logf, path, gtErr)
 		logf("stopped: wrote %s", path)
+	}
+	if err == nil {
+		err = gtErr
 	}
 	return err
 }

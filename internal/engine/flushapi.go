@@ -14,10 +14,15 @@ import (
 	"github.com/goxray/xray/internal/registry"
 )
 
-// Flush writes the current window to a new file in Dir and returns its path.
+// Flush writes the current window to a new file in Dir and returns its
+// path. A file written without its Go trace comes with an error wrapping
+// ErrGoTraceNotWritten, logged too.
 func Flush() (string, error) {
 	path, logf, gtErr, err := flushFile()
 	logGoTraceError(logf, path, gtErr)
+	if err == nil {
+		err = gtErr
+	}
 	return path, err
 }
 

@@ -66,12 +66,33 @@ func (s *session) stopGoTrace() {
 	}
 }
 
+// ErrGoTraceNotWritten is wrapped by the error of a flush that wrote its
+// file but not the Go trace beside it (a full disk): the file stays, as
+// it is whole without the Go trace, and the flush returns its path with
+// the error.
+var ErrGoTraceNotWritten = errors.New("xray: the Go trace beside the file was not written")
+
+// goTraceError is a flush's error when the Go trace beside its file at
+// path was not written.
+type goTraceError struct {
+	path string
+	err  error
+}
+
+func (e *goTraceError) Error() string {
+	return "xray: the Go trace " + e.path + GoTraceSuffix + " was not written: " + e.err.Error()
+}
+
+func (e *goTraceError) Is(target error) bool { return target == ErrGoTraceNotWritten }
+func (e *goTraceError) Unwrap() error        { return e.err }
+
 // writeGoTrace writes the Go trace beside the FDR file at path. A failure
 // leaves the FDR file in place (it is complete without the Go trace), and
-// is counted and returned for the caller to log (logGoTraceError) once it
-// holds no lock: a Logf that flushes would otherwise wait for flushMu
-// forever. The why view then says the split is missing. Called with
-// flushMu held, so snapshots never overlap.
+// is counted and returned (a *goTraceError) for the caller to log
+// (logGoTraceError) once it holds no lock, as a Logf that flushes would
+// otherwise wait for flushMu forever, and to return with the file's path.
+// The why view then says the split is missing. Called with flushMu held,
+// so snapshots never overlap.
 func (s *session) writeGoTrace(path string) error {
 	if s.gt == nil {
 		return nil
@@ -83,10 +104,11 @@ func (s *session) writeGoTrace(path string) error {
 		return err
 	})
 	if err != nil {
+		gerr := &goTraceError{path: path, err: err}
 		s.gtFl.errors.Add(1)
-		e := err.Error()
+		e := gerr.Error()
 		s.gtFl.lastErr.Store(&e)
-		return err
+		return gerr
 	}
 	s.gtFl.files.Add(1)
 	s.gtFl.bytes.Add(uint64(n))
@@ -96,8 +118,8 @@ func (s *session) writeGoTrace(path string) error {
 // logGoTraceError logs writeGoTrace's failure, if any, through logf. The
 // caller holds no lock.
 func logGoTraceError(logf func(string, ...any), path string, err error) {
-	if err != nil {
-		logf("go trace beside %s not written: %v", path, err)
+	if e, ok := err.(*goTraceError); ok {
+		logf("go trace beside %s not written: %v", path, e.err)
 	}
 }
 

@@ -233,6 +233,16 @@ func checkOverheadBudget(v *Values) (string, any) {
 	return "", nil
 }
 
+// checkGoTrace: Go's tracer keeps a flight recorder's window, the last
+// seconds, while Fill keeps the session's first records: the Go trace
+// beside a Fill file would never cover its calls.
+func checkGoTrace(v *Values) (string, any) {
+	if v.GoTrace && v.Mode == buffer.Fill {
+		return "with Mode Fill: the file keeps the session's first records and the Go trace its last seconds, which never meet; use Mode FlightRecorder (XRAY_FDR_OPTIONS mode=flight-recorder) or leave GoTrace off", v.GoTrace
+	}
+	return "", nil
+}
+
 func resolveGoTraceBytes(v *Values, _ Set) {
 	if v.GoTraceBytes == 0 {
 		v.GoTraceBytes = max(uint64(max(v.BufferSize, 0))*uint64(max(v.BufferCount, 0)), minGoTraceBytes)

@@ -114,6 +114,7 @@ func TestValidateRefusesEachCheckedSetting(t *testing.T) {
 		Program:        func(v *Values) { v.Program = "a/b" },
 		FilePrefix:     func(v *Values) { v.FilePrefix = "a\x00" },
 		OverheadBudget: func(v *Values) { v.OverheadBudget = math.NaN() },
+		GoTrace:        func(v *Values) { v.GoTrace, v.Mode = true, buffer.Fill },
 	}
 	dir := t.TempDir()
 	for i := range Table {

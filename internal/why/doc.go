@@ -33,6 +33,12 @@
 // twice and moves the line to the least delayed anchor. TestAlignment
 // bounds the error on 10 ms intervals measured by both clocks to 1 %.
 //
+// The Go tracer restates a goroutine's state at a new generation of its
+// trace (each flush starts one) and a waiting goroutine's again just
+// before its wake, without the reason: a restatement continues the state
+// it restates, so a wait across generations is one wait, with the reason,
+// site and waker it has.
+//
 // The waker's traced call is found at the wake-up's time: within the
 // alignment's error, so a goroutine that wakes another just as it
 // returns is named in the call it returns from only when the two are

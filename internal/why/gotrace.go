@@ -85,10 +85,16 @@ const sinceMargin = 50_000_000 // 50 ms
 
 // ReadGoTraceSince is ReadGoTrace keeping only the states that end at or
 // after the session's clock reads since (freq its ticks per second),
-// located through the anchor read last, less sinceMargin: a reader that
-// asks about recent calls only (xrayotel's slow spans) does not build
-// the whole window's states, which cost more than the parse. since 0
-// keeps them all; so does a trace whose first anchor comes after them.
+// less sinceMargin: a reader that asks about recent calls only
+// (xrayotel's slow spans) does not build the whole window's states,
+// which cost more than the parse. since is located through the anchor
+// read last: through its monotonic-clock pair and the clock snapshot of
+// its generation where the trace has them (Go 1.25 and later), which no
+// scheduling delay moves; else through the anchor's log timestamp, which
+// comes later than its clock reading by however long the anchor's
+// goroutine waited in between, so that a state is kept from that much
+// later. since 0 keeps them all; so does a trace whose first anchor
+// comes after them.
 func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	rd, err := exptrace.NewReader(r)
 	if err != nil {
@@ -96,7 +102,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	}
 	g := &GoTrace{spans: map[int32][]span{}, start: -1}
 	open := map[exptrace.GoID]*span{}
-	sites := map[exptrace.Stack]string{}
+	sites := siteCache{}
 	var last int64
 	cutoff := int64(-1 << 63)
 	for {
@@ -119,7 +125,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 				if a, err := gotrace.ParseAnchor(l.Message); err == nil {
 					g.anchors = append(g.anchors, anchor{pid: a.PID, tsc: a.TSC, t: t, mono: a.Mono, mtsc: a.MonoTSC, hasMono: a.HasMonoAnchor})
 					if since != 0 && freq != 0 {
-						cutoff = t + int64(float64(int64(since-a.TSC))*1e9/float64(freq)) - sinceMargin
+						cutoff = sinceCutoff(since, freq, a, t, g.snapshots)
 					}
 				}
 			}
@@ -136,8 +142,20 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 			from, to := st.Goroutine()
 			cur := open[id]
 			state, ok := goState(to)
-			if from == exptrace.GoUndetermined && cur != nil && ok && cur.state == state {
-				continue // a new generation restating what is known
+			if cur != nil && ok && cur.state == state && (from == to || from == exptrace.GoUndetermined) {
+				// The tracer restates a goroutine's state at a new
+				// generation, and a waiting one's again just before its
+				// wake, with no reason: the state goes on, with what
+				// was known of it.
+				if cur.state == Blocked {
+					if st.Reason != "" && (cur.reason == NoReason || cur.reason == BeforeWindow) {
+						cur.reason = st.Reason
+					}
+					if cur.site == "" {
+						cur.site = sites.of(&st, &ev)
+					}
+				}
+				continue
 			}
 			if cur != nil {
 				cur.t1 = t
@@ -165,16 +183,7 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 				default:
 					s.reason = NoReason
 				}
-				stk := st.Stack
-				if stk == exptrace.NoStack {
-					stk = ev.Stack()
-				}
-				site, seen := sites[stk]
-				if !seen {
-					site = userSite(stk)
-					sites[stk] = site
-				}
-				s.site = site
+				s.site = sites.of(&st, &ev)
 			}
 			open[id] = s
 		}
@@ -202,6 +211,17 @@ func ReadGoTraceSince(r io.Reader, since, freq uint64) (*GoTrace, error) {
 	return g, nil
 }
 
+// sinceCutoff is the Go-trace time of since less sinceMargin, located
+// through anchor a, logged at t, and the latest of snaps.
+func sinceCutoff(since, freq uint64, a gotrace.AnchorInfo, t int64, snaps []snapshot) int64 {
+	ns := func(from uint64) int64 { return int64(float64(int64(since-from)) * 1e9 / float64(freq)) }
+	if a.HasMonoAnchor && len(snaps) > 0 {
+		s := snaps[len(snaps)-1]
+		return s.trace - s.mono + a.Mono + ns(a.MonoTSC) - sinceMargin
+	}
+	return t + ns(a.TSC) - sinceMargin
+}
+
 func goState(s exptrace.GoState) (State, bool) {
 	switch s {
 	case exptrace.GoRunning:
@@ -214,6 +234,24 @@ func goState(s exptrace.GoState) (State, bool) {
 		return Blocked, true
 	}
 	return 0, false
+}
+
+// siteCache holds the site of each stack seen.
+type siteCache map[exptrace.Stack]string
+
+// of names the site of a goroutine that blocks in st: the innermost
+// user frame of the transition's stack, else of the event's.
+func (c siteCache) of(st *exptrace.StateTransition, ev *exptrace.Event) string {
+	stk := st.Stack
+	if stk == exptrace.NoStack {
+		stk = ev.Stack()
+	}
+	site, seen := c[stk]
+	if !seen {
+		site = userSite(stk)
+		c[stk] = site
+	}
+	return site
 }
 
 // userSite names the innermost frame of user code in stk: a function

@@ -2,19 +2,40 @@ package why_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
+	"runtime/trace"
 	"sync"
 	"testing"
 	"time"
+	_ "unsafe" // go:linkname
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/gotrace"
 	"github.com/goxray/xray/internal/why"
 )
 
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// heldUpAnchor writes a clock anchor as the recorder does, but logs it d
+// after reading the clocks: what the recorder's own anchor goroutine
+// does when a loaded machine holds it up between the two.
+func heldUpAnchor(d time.Duration) {
+	a := xray.Clock()
+	mono := nanotime()
+	z := xray.Clock()
+	tsc := xray.Clock()
+	time.Sleep(d)
+	trace.Log(context.Background(), gotrace.AnchorCategory, fmt.Sprintf("pid=%d mono=%d tsc=%d mtsc=%d", os.Getpid(), mono, tsc, a+(z-a)/2))
+}
+
 // TestReadGoTraceSince: states that end well before since are not kept
 // (their time reads Unknown), those after it are, with the same split
-// ReadGoTrace gives.
+// ReadGoTrace gives, however late the anchor read before them was
+// logged.
 func TestReadGoTraceSince(t *testing.T) {
 	early, late := xray.Register("why_test.early"), xray.Register("why_test.late")
 	nap := func(id xray.ID) {
@@ -31,7 +52,9 @@ func TestReadGoTraceSince(t *testing.T) {
 	var pid int32
 	path := session(t, func() {
 		nap(early)
-		time.Sleep(200 * time.Millisecond) // four times the margin
+		// A sleep lasts that long at least: four times the margin.
+		time.Sleep(200 * time.Millisecond)
+		heldUpAnchor(200 * time.Millisecond)
 		nap(late)
 	})
 	type iv struct {
