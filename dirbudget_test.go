@@ -63,3 +63,46 @@ func TestFlushesKeepDirWithinBudget(t *testing.T) {
 		t.Errorf("Stats: %d files (%d bytes) deleted, want %d", st.FilesDeleted, st.FileBytesDeleted, 2*flushes-6)
 	}
 }
+
+// TestEnvironmentBoundsDir: XRAY_FDR_OPTIONS' dir_max_files and
+// dir_max_bytes bound Dir as Options' fields do, so that a binary built
+// by goxray build, configured only by the environment, is not held to
+// the defaults.
+func TestEnvironmentBoundsDir(t *testing.T) {
+	for _, c := range []struct {
+		flags string
+		files int // own files left
+	}{
+		{"dir_max_files=4", 4},
+		{"dir_max_files=none dir_max_bytes=1", 2}, // the newest unit alone is over one byte: it stays
+	} {
+		t.Run(c.flags, func(t *testing.T) {
+			withEnv(t, "", c.flags)
+			dir := t.TempDir()
+			if err := Start(Options{Dir: dir, Program: "envbudget", FlushSignal: NoSignal, Logf: quiet,
+				NoFinalFile: true, BufferSize: 4096, BufferCount: 16}); err != nil {
+				t.Fatal(err)
+			}
+			defer Stop()
+			for range 10 {
+				record(10)
+				if _, err := Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), "xray-log.envbudget.") {
+					n++
+				}
+			}
+			if n != c.files {
+				t.Errorf("%d own files left, want %d", n, c.files)
+			}
+		})
+	}
+}

@@ -147,8 +147,9 @@ type Options struct {
 	// after each flush the oldest of them are deleted until at most
 	// DirMaxFiles files and DirMaxBytes bytes remain, never the file just
 	// written, nor any file of another name. Defaults 64 files (32
-	// traces) and 1 GiB; negative: no bound. Statistics.FilesDeleted
-	// counts what went.
+	// traces) and 1 GiB; negative: no bound (XRAY_FDR_OPTIONS'
+	// dir_max_files and dir_max_bytes set them, none for no bound).
+	// Statistics.FilesDeleted counts what went.
 	DirMaxFiles int
 	DirMaxBytes int64
 	// NoFinalFile makes Stop write no file (compiler-rt's no_file_flush).
