@@ -175,7 +175,10 @@ type Options struct {
 	// SIGINT, then lets the signal kill the process as it would have.
 	// Go has no atexit: this is for programs that do not handle those
 	// signals themselves; programs that do should call Stop on their way
-	// out.
+	// out. Nor does anything run at os.Exit: a program (or a library, a
+	// logger's Fatal) that calls it ends without a final file; call
+	// StopAndExit instead, and give it to libraries that take an exit
+	// function. goxray build does so in the code it instruments.
 	FlushOnExit bool
 	// FastClock reads the TSC without a fence and without the CPU (RDTSC
 	// alone), on amd64 CPUs with an invariant TSC: each timestamp may be
