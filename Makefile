@@ -15,12 +15,14 @@ FUZZTIME ?= 15s
 # qemu-user (scripts/test-emulated.sh: arm64, an amd64 without RDTSCP or
 # invariant TSC, one with RDTSCP), the xrayotel module against a real
 # Jaeger (built once by scripts/build-jaeger.sh into a cache outside the
-# clone, about 150 s cold), and every fuzz target for FUZZTIME (a crasher
+# clone, about 150 s cold), goxray stack's output read by speedscope
+# (installed from the npm registry by scripts/install-speedscope.sh into a
+# cache outside the clone), and every fuzz target for FUZZTIME (a crasher
 # is kept in testdata/fuzz and fails the run).
 # Each configuration runs through scripts/gotest.sh, which records every
 # test's outcome; at the end a test skipped in every configuration fails
 # the run unless .ci/skip-ledger.txt lists it with its reason.
-# GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu) fails the tests
+# GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu, or npm) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
 GO_NEXT ?= go1.27.3
 test: export GOXRAY_REQUIRE_TOOLS := 1

@@ -124,7 +124,9 @@
 //
 // Go has no atexit: call Stop (defer xray.Stop() in main) to get a final
 // file, or set Options.FlushOnExit (XRAY_FDR_OPTIONS flush_on_exit=true)
-// for a final file on SIGTERM and SIGINT.
+// for a final file on SIGTERM and SIGINT. os.Exit runs nothing either: end
+// with StopAndExit, and give it to libraries that take an exit function
+// (a logger's Fatal).
 //
 // # One request's records
 //

@@ -48,6 +48,8 @@ import (
 //	go_trace                     Options.GoTrace (goxray's: Go's execution trace beside every file)
 //	overhead_budget              Options.OverheadBudget (goxray's: percent of the process's CPU time, or off)
 //	fdr_version, mode            Options.Version, Mode (ours: 1|5, flight-recorder|fill)
+//	dir_max_files, dir_max_bytes Options.DirMaxFiles, DirMaxBytes (goxray's: the bound on the
+//	                             program's files in Dir; a count or bytes ≥ 1, or none)
 //	flush_signal                 Options.FlushSignal (ours: a signal name such as WINCH, a number, or none)
 //	verbosity                    ≥ 1 logs the configuration at Start
 //	grace_period_ms and the other compiler-rt flags: accepted and ignored

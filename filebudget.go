@@ -19,27 +19,44 @@ type FileCounts struct {
 }
 
 // FileBudget bounds the files one writer keeps in a directory (Options.Dir
-// bounds the session's own flushes the same way). Only the files own
-// recognises count and are ever deleted, so files of anyone else, and
-// hidden temporary files being written, are never touched. A trace and
-// the files beside it (its .map and .gotrace) are one unit, deleted
-// together, oldest first. Its methods are safe for concurrent use.
+// bounds the session's own flushes the same way). A file is the writer's
+// because Trim was told the writer wrote it, never because of its name:
+// only those files count and are ever deleted, and each only while it is
+// still the file that was written (a regular file of this process's user,
+// with the inode, size and modification time it had then). Files of
+// anyone else, whatever their names, and hidden temporary files being
+// written, are never touched. A trace and the files beside it (its .map
+// and .gotrace) are one unit, deleted together, oldest first. Its methods
+// are safe for concurrent use.
 type FileBudget struct{ b *diskbudget.Budget }
 
 // NewFileBudget returns the budget of dir, where own recognises the
-// writer's base file names exactly (FilePrefix helps).
+// writer's base file names exactly (FilePrefix helps): a second check on
+// the files Trim is told of. Its record of the writer's files lives in
+// memory unless Ledger keeps it in dir.
 func NewFileBudget(dir string, own func(name string) bool, lim FileLimits) *FileBudget {
 	return &FileBudget{diskbudget.New(dir, own, diskbudget.Limits{MaxFiles: lim.MaxFiles,
 		MaxBytes: lim.MaxBytes, PerSecond: lim.PerSecond, Burst: lim.Burst})}
+}
+
+// Ledger keeps the budget's record of the writer's files in a hidden
+// file of dir, "."+name+".owned-"+the user id, so that a later process
+// whose FileBudget has the same name trims the files of those before it.
+// Call it before the budget is used; it returns b.
+func (b *FileBudget) Ledger(name string) *FileBudget {
+	b.b.Ledger(name)
+	return b
 }
 
 // Allow reports whether the rate limit lets one more file be written now;
 // a refusal is counted as Skipped. Ask before writing.
 func (b *FileBudget) Allow() bool { return b.b.Allow() }
 
-// Trim deletes the oldest own files until the directory is within the
-// limits, never the units of the paths in keep (the file just written).
-// Call it after each file. Failures to delete are counted, never returned.
+// Trim records the files in keep as the writer's: pass every file just
+// written (Request.WriteFiles' path and path+".map"). It then deletes the
+// oldest of the writer's recorded files until the directory is within
+// the limits, never the units of the paths in keep. Call it after each
+// file. Failures to delete are counted, never returned.
 func (b *FileBudget) Trim(keep ...string) { b.b.Trim(keep...) }
 
 // Counts returns what was skipped and deleted so far.

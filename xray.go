@@ -143,12 +143,30 @@ type Options struct {
 	// only once something else is recorded on their P.
 	MinDuration time.Duration
 	// DirMaxFiles and DirMaxBytes bound the files this program's flushes
-	// keep in Dir (traces and maps, named FilePrefix+Program+".XXXXXX"):
-	// after each flush the oldest of them are deleted until at most
-	// DirMaxFiles files and DirMaxBytes bytes remain, never the file just
-	// written, nor any file of another name. Defaults 64 files (32
-	// traces) and 1 GiB; negative: no bound. Statistics.FilesDeleted
-	// counts what went.
+	// keep in Dir (traces, maps and Go traces, named
+	// FilePrefix+Program+".XXXXXX"): after each flush the oldest of them
+	// are deleted until at most DirMaxFiles files and DirMaxBytes bytes
+	// remain, never the files just written. Defaults 64 files (32
+	// traces) and 1 GiB; negative: no bound (XRAY_FDR_OPTIONS'
+	// dir_max_files and dir_max_bytes set them, none for no bound).
+	// Statistics.FilesDeleted counts what went.
+	//
+	// A file is the program's because a flush recorded it when it wrote
+	// it, never because of its name: each flush adds its files to a
+	// ledger in Dir, the hidden file "."+FilePrefix+Program+".owned-"+the
+	// user id, with each file's inode, size and modification time. Only
+	// files the ledger names count and are deleted, and each only while
+	// it is still that file, a regular file of the same user: files of
+	// another program or user, symlinks, and a file put at a recorded
+	// name or written over a recorded file are left alone, whatever
+	// their names. The program's next process (same Dir, FilePrefix,
+	// Program and user) reads the same ledger and trims the files of
+	// those before it. Files no ledger names (written while Dir had no
+	// bound, by a process killed between writing a file and recording
+	// it, or by a goxray that kept no ledger) stay until someone removes
+	// them; so do a process's files when the ledger's name holds
+	// anything but a regular file of its user with one link (the
+	// process then keeps its record in memory).
 	DirMaxFiles int
 	DirMaxBytes int64
 	// NoFinalFile makes Stop write no file (compiler-rt's no_file_flush).
@@ -157,7 +175,10 @@ type Options struct {
 	// SIGINT, then lets the signal kill the process as it would have.
 	// Go has no atexit: this is for programs that do not handle those
 	// signals themselves; programs that do should call Stop on their way
-	// out.
+	// out. Nor does anything run at os.Exit: a program (or a library, a
+	// logger's Fatal) that calls it ends without a final file; call
+	// StopAndExit instead, and give it to libraries that take an exit
+	// function. goxray build does so in the code it instruments.
 	FlushOnExit bool
 	// FastClock reads the TSC without a fence and without the CPU (RDTSC
 	// alone), on amd64 CPUs with an invariant TSC: each timestamp may be

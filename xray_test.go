@@ -160,8 +160,7 @@ func TestFlushFileNameAndAtomicity(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 10 {
+	if ents := entries(t, dir); len(ents) != 10 {
 		t.Errorf("%d files in %s, want 5 traces and their maps (no temporaries left)", len(ents), dir)
 	}
 	for p := range seen {

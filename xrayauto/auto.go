@@ -102,6 +102,19 @@ func AutoExit(code int) int {
 	return code
 }
 
+// ExitVia returns exit preceded by AutoStop. The instrumenter turns every
+// use of os.Exit other than a call it can wrap the argument of into
+// ExitVia(os.Exit): a function value (a logger's exit function, var exit
+// = os.Exit, which a library's Fatal calls later) and the function of a
+// go or defer statement. The final file is then written when the
+// function is called, however os.Exit is reached in instrumented code.
+func ExitVia(exit func(code int)) func(code int) {
+	return func(code int) {
+		AutoStop()
+		exit(code)
+	}
+}
+
 // AutoStopAny, AutoStopArgs and AutoStopFormat are AutoStop for the last
 // argument of log.Fatal, log.Fatalf and log.Fatalln, which exit without
 // running deferred calls: the instrumenter wraps that argument, by its

@@ -57,7 +57,7 @@ func newDirBudget(o Options) *xray.FileBudget {
 		lim.PerSecond = DefaultDirPerSecond
 	}
 	lim.MaxFiles, lim.MaxBytes, lim.PerSecond = max(lim.MaxFiles, 0), max(lim.MaxBytes, 0), max(lim.PerSecond, 0)
-	return xray.NewFileBudget(o.Dir, requestFile, lim)
+	return xray.NewFileBudget(o.Dir, requestFile, lim).Ledger(requestPrefix)
 }
 
 // dirCounts is what the Dir budget skipped and deleted so far.

@@ -74,7 +74,9 @@
 // Options.Dir is bounded: at most DirPerSecond requests a second get a
 // file (bursts of DirBurst; default one a second), and after each file the
 // processor deletes its own oldest files (xray-request.<trace id>-<span
-// id>.XXXXXX and .map, matched exactly; nobody else's) until at most
+// id>.XXXXXX and .map, those it recorded writing in the hidden ledger
+// .xray-request.owned-<uid>, which the next process reads too; nobody
+// else's, whatever its name: see xray.FileBudget) until at most
 // DirMaxFiles files and DirMaxBytes bytes remain (defaults 1000 and 256
 // MiB). Stats counts both.
 //

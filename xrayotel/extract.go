@@ -109,7 +109,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			sum.err = "writing the request's file: " + err.Error()
 		} else {
 			sum.file = path
-			p.dirb.Trim(path)
+			p.dirb.Trim(path, path+".map")
 		}
 	}
 	var sp *splitter

@@ -41,7 +41,8 @@ type Options struct {
 	Dir string
 	// DirMaxFiles, DirMaxBytes and DirPerSecond bound what Dir holds:
 	// after each file, the oldest of the processor's own files (named
-	// xray-request.<trace id>-<span id>.XXXXXX, and .map) are deleted
+	// xray-request.<trace id>-<span id>.XXXXXX, and .map, and recorded in
+	// its ledger as it wrote them: see the package doc) are deleted
 	// until at most DirMaxFiles files and DirMaxBytes bytes remain, never
 	// anyone else's; and at most DirPerSecond requests a second get a
 	// file (bursts of DirBurst), the others are counted and said on their

@@ -197,7 +197,16 @@ func TestWindowGapsInEveryView(t *testing.T) {
 	has("top", view("top", "-n", "0"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool,
 		loop, accept+" [1 entered before window, 1 open at end]", edge, self, "calls were open when the window began")
 	has("top -lineage", view("top", "-lineage", "-n", "0"), loop, edge)
-	has("stack", view("stack"), loop+";"+funcName(winHandle), edge, accept+" [1 entered before window, 1 open at end] ")
+	has("stack -marks", view("stack", "-marks"), loop+";"+funcName(winHandle), edge, accept+" [1 entered before window, 1 open at end] ")
+	// Plain frames; the marks on standard error, with their functions.
+	var plain string
+	stderr := captureStderr(t, func() { plain = view("stack") })
+	has("stack", plain, read+";"+funcName(winHandle)+" ", accept+" ")
+	if strings.Contains(plain, "[") {
+		t.Errorf("stack's frames carry marks:\n%s", plain)
+	}
+	has("stack's standard error", stderr, decode, read+": 1 entered before window, 1 open at end", accept+": 1 entered before window, 1 open at end",
+		pool+": ", "may skip shed calls", parse+": ", "self may include shed calls")
 	has("account", view("account"), "Shed by the overhead governor", decode+" [shed: later calls not traced]",
 		loop, "calls were open when the window began")
 	has("flame", view("flame"), "shed by the overhead governor", "may skip shed calls", winShort(read))

@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,14 +49,36 @@ func (p *Profile) baseName(m *Map, n int32) string {
 }
 
 // WriteFolded writes one line per node, "root;…;leaf value", parents before
-// children. Names are cleaned of ';' and newlines, which would break the
-// format. Paths deeper than MaxFrames are elided.
+// children, each frame named by FrameName: with the window's marks, which
+// make a function's marked and unmarked paths different frames to a flame
+// graph tool (WritePlainFolded writes what those tools read). Names are
+// cleaned of ';' and newlines, which would break the format. Paths deeper
+// than MaxFrames are elided.
 func (p *Profile) WriteFolded(w io.Writer, m *Map, v Value) error {
+	return p.writeFolded(w, m, v, true)
+}
+
+// WritePlainFolded is WriteFolded with each frame named by its function
+// alone (FrameName without the marks): the frames flamegraph.pl, inferno
+// and speedscope read, each function one frame name. With ValueSelf or
+// ValueSelfNanos, the values they add up to a node's width: the sum of a
+// path's lines and its descendants' is the path's inclusive time. The
+// marks are the caller's to say elsewhere (MarkSummary).
+func (p *Profile) WritePlainFolded(w io.Writer, m *Map, v Value) error {
+	return p.writeFolded(w, m, v, false)
+}
+
+func (p *Profile) writeFolded(w io.Writer, m *Map, v Value, marks bool) error {
 	p = p.capped()
 	bw := bufio.NewWriter(w)
+	clean := strings.NewReplacer(";", ":", "\n", " ")
 	names := make([]string, len(p.Nodes))
 	for i := 1; i < len(p.Nodes); i++ {
-		names[i] = strings.NewReplacer(";", ":", "\n", " ").Replace(p.FrameName(m, int32(i)))
+		name := p.FrameName(m, int32(i))
+		if _, elided := p.elided[int32(i)]; !marks && !elided {
+			name = p.baseName(m, int32(i))
+		}
+		names[i] = clean.Replace(name)
 	}
 	var path []string
 	var visit func(n int32)
@@ -87,4 +111,51 @@ func (p *Profile) WriteFolded(w io.Writer, m *Map, v Value) error {
 		visit(c)
 	}
 	return bw.Flush()
+}
+
+// MarkSummary lists the functions whose frames FrameName marks, one line
+// each, "name: marks", the marks of all its paths merged (counts added),
+// sorted by name: what a view whose frames carry no marks says once
+// beside them.
+func (p *Profile) MarkSummary(m *Map) []string {
+	type merged struct {
+		before, open   uint64
+		skip, selfShed bool
+	}
+	by := map[string]*merged{}
+	for i := 1; i < len(p.Nodes); i++ {
+		nd := &p.Nodes[i]
+		if nd.Before == 0 && nd.Open == 0 && !nd.SkipShed && !p.shedG.selfMay(nd.Func) {
+			continue
+		}
+		name := p.baseName(m, int32(i))
+		x := by[name]
+		if x == nil {
+			x = new(merged)
+			by[name] = x
+		}
+		x.before += nd.Before
+		x.open += nd.Open
+		x.skip = x.skip || nd.SkipShed
+		x.selfShed = x.selfShed || p.shedG.selfMay(nd.Func)
+	}
+	out := make([]string, 0, len(by))
+	for name, x := range by {
+		var ms []string
+		if x.before > 0 {
+			ms = append(ms, fmt.Sprintf("%d %s", x.before, markBefore))
+		}
+		if x.open > 0 {
+			ms = append(ms, fmt.Sprintf("%d %s", x.open, markOpen))
+		}
+		if x.skip {
+			ms = append(ms, markSkipShed)
+		}
+		if x.selfShed {
+			ms = append(ms, markSelfShed)
+		}
+		out = append(out, name+": "+strings.Join(ms, ", "))
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,7 +1,6 @@
 package diskbudget
 
 import (
-	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,23 +44,26 @@ type Budget struct {
 	// sweep is set (SweepTemps).
 	temps string
 	sweep bool
+	// ledger is the path of the file the record is kept in (Ledger), or
+	// "": the record is this Budget's alone.
+	ledger string
 
 	mu     sync.Mutex // serialises Trim and the rate limit's state
 	tokens float64
 	last   time.Time
-	// written orders the units this Budget was told to keep, newest
-	// highest: file times are too coarse to order files written within a
-	// few milliseconds. Entries of units gone from the directory are
-	// dropped at each Trim.
-	written map[string]uint64
-	seq     uint64
+	// record is the files this Budget knows the writer wrote, oldest
+	// first: Trim's keep, and the ledger's entries as the last Trim read
+	// them. File times are too coarse to order files written within a
+	// few milliseconds; the record's order is the order they were written.
+	record []entry
 
 	skipped, deleted, deletedBytes, deleteErrs atomic.Uint64
 	tempsDeleted, tempBytesDeleted             atomic.Uint64
 }
 
-// New returns the budget of dir, where own recognises the writer's file
-// names (base names, without the directory).
+// New returns the budget of dir. own recognises the writer's file names
+// (base names, without the directory): a file counts only when it is
+// both of those names and recorded as the writer's (see Trim).
 func New(dir string, own func(name string) bool, lim Limits) *Budget {
 	return newAt(dir, own, lim, time.Now)
 }
@@ -79,6 +81,18 @@ func newAt(dir string, own func(string) bool, lim Limits, now func() time.Time) 
 // reader of the directory finds. Call it before the Budget is used.
 func (b *Budget) SweepTemps(prefix string) *Budget {
 	b.temps, b.sweep = prefix, true
+	return b
+}
+
+// Ledger makes the Budget keep its record of the writer's files in the
+// directory, in the hidden file LedgerName(name), so that a
+// later Budget of the same name and user, such as the next process of
+// the same program, counts and trims the files this one wrote. Trims
+// take the file's flock while they read and rewrite it. A ledger that is
+// not a regular file of this user with one link is not used: the record
+// then stays this Budget's. Call it before the Budget is used.
+func (b *Budget) Ledger(name string) *Budget {
+	b.ledger = filepath.Join(b.dir, LedgerName(name))
 	return b
 }
 
@@ -114,35 +128,162 @@ func (b *Budget) Counts() Counts {
 }
 
 type unit struct {
-	key   string // the trace's name; its companions are key+Companions[i]
-	names []string
-	bytes int64
-	mod   time.Time
-	seq   uint64 // from written; 0: not written by this Budget
+	key     string // the trace's name; its companions are key+Companions[i]
+	entries []entry
+	bytes   int64
 }
 
-// Trim deletes the oldest own files until the directory is within its
-// limits, sparing the units of the paths in keep. It reads the directory
-// once; problems reading it leave everything in place.
+// Trim records the files in keep as the writer's, each path one file it
+// has just written (a trace, its map, its Go trace), then deletes the
+// writer's oldest units until the directory is within its limits,
+// sparing the units of the paths in keep.
+//
+// Only recorded files count and are deleted, and each only while it is
+// still the file recorded: a regular file of this process's user, with
+// the inode, size and modification time it had when recorded. Anything
+// else at a recorded name (a file written over it, or put there after it
+// was removed) drops out of the record and is left alone, as is every
+// file nobody recorded, whatever its name. A Budget without limits
+// records nothing.
 func (b *Budget) Trim(keep ...string) {
 	if b.lim.MaxBytes <= 0 && b.lim.MaxFiles <= 0 {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	spare := map[string]bool{}
+	for _, k := range keep {
+		name := filepath.Base(k)
+		spare[Unit(name)] = true
+		if !b.own(name) {
+			continue
+		}
+		if id, ok := ownFile(filepath.Join(b.dir, name)); ok {
+			b.record = append(b.record, entry{name, id})
+		}
+	}
+	es := b.record
+	var l *ledger
+	if b.ledger != "" {
+		if lg, les, err := openLedger(b.ledger); err == nil {
+			l = lg
+			es = union(les, es)
+		}
+	}
+	bytes := b.sweepTemps()
+	var order []*unit
+	units := map[string]*unit{}
+	files := 0
+	for _, e := range latest(es) {
+		if !b.own(e.name) || !b.current(e) {
+			continue
+		}
+		k := Unit(e.name)
+		u := units[k]
+		if u == nil {
+			u = &unit{key: k}
+			units[k] = u
+			order = append(order, u)
+		}
+		u.entries = append(u.entries, e)
+		u.bytes += e.id.size
+		files++
+		bytes += e.id.size
+	}
+	over := func() bool {
+		return (b.lim.MaxFiles > 0 && files > b.lim.MaxFiles) || (b.lim.MaxBytes > 0 && bytes > b.lim.MaxBytes)
+	}
+	gone := map[string]bool{}
+	for _, u := range order {
+		if !over() {
+			break
+		}
+		if spare[u.key] {
+			continue
+		}
+		for _, e := range u.entries {
+			// Checked again just before it goes: it may have been
+			// replaced since the pass above.
+			if !b.current(e) {
+				gone[e.name] = true
+				continue
+			}
+			if err := os.Remove(filepath.Join(b.dir, e.name)); err == nil {
+				gone[e.name] = true
+				b.deleted.Add(1)
+				b.deletedBytes.Add(uint64(e.id.size))
+			} else if os.IsNotExist(err) {
+				gone[e.name] = true
+			} else {
+				b.deleteErrs.Add(1)
+			}
+		}
+		files -= len(u.entries)
+		bytes -= u.bytes
+	}
+	b.record = b.record[:0]
+	for _, u := range order {
+		for _, e := range u.entries {
+			if !gone[e.name] {
+				b.record = append(b.record, e)
+			}
+		}
+	}
+	if l != nil {
+		l.store(b.record) // a ledger not written loses entries: their files are left alone
+	}
+}
+
+// union returns a's entries, then those of b that a lacks: the ledger's
+// order, which every writer's Trims append to, is the order files were
+// written in.
+func union(a, b []entry) []entry {
+	in := make(map[entry]bool, len(a))
+	for _, e := range a {
+		in[e] = true
+	}
+	out := slices.Clip(a)
+	for _, e := range b {
+		if !in[e] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// latest returns es with only the last entry of each name (a name
+// written again after its file went), in order.
+func latest(es []entry) []entry {
+	last := make(map[string]int, len(es))
+	for i, e := range es {
+		last[e.name] = i
+	}
+	out := make([]entry, 0, len(last))
+	for i, e := range es {
+		if last[e.name] == i {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// sweepTemps removes the stale temporaries of the Budget's prefix and
+// returns the bytes of those left (SweepTemps); 0 when it does not sweep.
+func (b *Budget) sweepTemps() (bytes int64) {
+	if !b.sweep {
+		return 0
+	}
 	ents, err := os.ReadDir(b.dir)
 	if err != nil {
-		return
+		return 0
 	}
-	units := map[string]*unit{}
-	files, bytes := 0, int64(0)
 	now := b.now()
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() {
 			continue
 		}
-		if pid, ok := tmpfile.Owner(name, b.temps); ok && b.sweep {
+		if pid, ok := tmpfile.Owner(name, b.temps); ok {
 			removed, size := tmpfile.RemoveStale(b.dir, name, pid, now)
 			if removed {
 				b.tempsDeleted.Add(1)
@@ -150,79 +291,9 @@ func (b *Budget) Trim(keep ...string) {
 			} else if size > 0 {
 				bytes += size
 			}
-			continue
-		}
-		if !b.own(name) {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		key := Unit(name)
-		u := units[key]
-		if u == nil {
-			u = &unit{key: key, mod: fi.ModTime()}
-			units[key] = u
-		}
-		u.names = append(u.names, name)
-		u.bytes += fi.Size()
-		if fi.ModTime().Before(u.mod) {
-			u.mod = fi.ModTime()
-		}
-		files++
-		bytes += fi.Size()
-	}
-	if b.written == nil {
-		b.written = map[string]uint64{}
-	}
-	spare := map[string]bool{}
-	for _, k := range keep {
-		k = Unit(filepath.Base(k))
-		spare[k] = true
-		b.seq++
-		b.written[k] = b.seq
-	}
-	for k := range b.written {
-		if units[k] == nil {
-			delete(b.written, k)
 		}
 	}
-	order := make([]*unit, 0, len(units))
-	for _, u := range units {
-		if !spare[u.key] {
-			u.seq = b.written[u.key]
-			order = append(order, u)
-		}
-	}
-	slices.SortFunc(order, func(x, y *unit) int {
-		if x.seq != 0 && y.seq != 0 {
-			return cmp.Compare(x.seq, y.seq)
-		}
-		if c := x.mod.Compare(y.mod); c != 0 {
-			return c
-		}
-		return strings.Compare(x.key, y.key)
-	})
-	over := func() bool {
-		return (b.lim.MaxFiles > 0 && files > b.lim.MaxFiles) || (b.lim.MaxBytes > 0 && bytes > b.lim.MaxBytes)
-	}
-	for _, u := range order {
-		if !over() {
-			return
-		}
-		for _, name := range u.names {
-			fi, err := os.Lstat(filepath.Join(b.dir, name))
-			if err == nil && os.Remove(filepath.Join(b.dir, name)) == nil {
-				b.deleted.Add(1)
-				b.deletedBytes.Add(uint64(fi.Size()))
-			} else if !os.IsNotExist(err) {
-				b.deleteErrs.Add(1)
-			}
-		}
-		files -= len(u.names)
-		bytes -= u.bytes
-	}
+	return bytes
 }
 
 // Companions are the suffixes of the files written beside a trace: its

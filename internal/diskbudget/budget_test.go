@@ -35,16 +35,24 @@ func names(t *testing.T, dir string) []string {
 	return n
 }
 
-// TestTrimOldestOwnFirst: the oldest units go first, trace and map
-// together; other files, near-miss names and the kept unit stay.
+// writeUnit writes a unit of the writer, name and its files of suffixes
+// ("" the trace), size bytes each, and tells b so (Trim).
+func writeUnit(t *testing.T, b *Budget, dir, name string, size int, suffixes ...string) {
+	t.Helper()
+	var paths []string
+	for _, s := range suffixes {
+		write(t, dir, name+s, size, time.Now())
+		paths = append(paths, filepath.Join(dir, name+s))
+	}
+	b.Trim(paths...)
+}
+
+// TestTrimOldestOwnFirst: the writer's oldest units go first, trace and
+// map together; files of near-miss names, which nobody recorded, stay;
+// the unit Trim is told of is spared.
 func TestTrimOldestOwnFirst(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 5 {
-		name := fmt.Sprintf("xray-log.svc.AAAAA%d", i)
-		write(t, dir, name, 100, t0.Add(time.Duration(i)*time.Minute))
-		write(t, dir, name+".map", 10, t0.Add(time.Duration(i)*time.Minute))
-	}
 	others := []string{
 		"xray-log.svc.AAAAA",      // suffix too short
 		"xray-log.svc.AAAAAAA",    // too long
@@ -58,10 +66,13 @@ func TestTrimOldestOwnFirst(t *testing.T) {
 		write(t, dir, o, 1000, t0.Add(-time.Hour))
 	}
 	b := New(dir, Pattern("xray-log.svc."), Limits{MaxFiles: 4})
-	// The oldest unit is kept: it is the one just written, say.
-	b.Trim(filepath.Join(dir, "xray-log.svc.AAAAA0"))
+	for i := range 5 {
+		writeUnit(t, b, dir, fmt.Sprintf("xray-log.svc.AAAAA%d", i), 100, "")
+		write(t, dir, fmt.Sprintf("xray-log.svc.AAAAA%d.map", i), 10, t0)
+		b.Trim(filepath.Join(dir, fmt.Sprintf("xray-log.svc.AAAAA%d.map", i)))
+	}
 	got := names(t, dir)
-	want := append(slices.Clone(others), "xray-log.svc.AAAAA0", "xray-log.svc.AAAAA0.map", "xray-log.svc.AAAAA4", "xray-log.svc.AAAAA4.map")
+	want := append(slices.Clone(others), "xray-log.svc.AAAAA3", "xray-log.svc.AAAAA3.map", "xray-log.svc.AAAAA4", "xray-log.svc.AAAAA4.map")
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("left %v\nwant %v", got, want)
@@ -69,10 +80,10 @@ func TestTrimOldestOwnFirst(t *testing.T) {
 	if c := b.Counts(); c.Deleted != 6 || c.DeletedBytes != 330 || c.DeleteErrors != 0 {
 		t.Errorf("counts %+v", c)
 	}
-	// Bytes: 220 own bytes are left; 150 allows one unit.
-	b = New(dir, Pattern("xray-log.svc."), Limits{MaxBytes: 150})
-	b.Trim(filepath.Join(dir, "xray-log.svc.AAAAA4"))
-	if got := names(t, dir); slices.Contains(got, "xray-log.svc.AAAAA0") || !slices.Contains(got, "xray-log.svc.AAAAA4.map") {
+	// The kept unit is spared, even when it is the oldest.
+	b.lim.MaxBytes = 150
+	b.Trim(filepath.Join(dir, "xray-log.svc.AAAAA3"))
+	if got := names(t, dir); !slices.Contains(got, "xray-log.svc.AAAAA3") || slices.Contains(got, "xray-log.svc.AAAAA4") {
 		t.Errorf("byte budget left %v", got)
 	}
 }
@@ -111,16 +122,11 @@ func TestAllowRate(t *testing.T) {
 // counts against the budget like its map.
 func TestTrimTakesCompanions(t *testing.T) {
 	dir := t.TempDir()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 3 {
-		name := fmt.Sprintf("xray-log.svc.BBBBB%d", i)
-		for _, suffix := range []string{"", ".map", ".gotrace"} {
-			write(t, dir, name+suffix, 100, t0.Add(time.Duration(i)*time.Minute))
-		}
-	}
-	write(t, dir, "xray-log.svc.BBBBB9.gotrace.bak", 100, t0)
+	write(t, dir, "xray-log.svc.BBBBB9.gotrace.bak", 100, time.Now())
 	b := New(dir, Pattern("xray-log.svc."), Limits{MaxFiles: 6})
-	b.Trim(filepath.Join(dir, "xray-log.svc.BBBBB2"))
+	for i := range 3 {
+		writeUnit(t, b, dir, fmt.Sprintf("xray-log.svc.BBBBB%d", i), 100, "", ".map", ".gotrace")
+	}
 	got := names(t, dir)
 	want := []string{
 		"xray-log.svc.BBBBB1", "xray-log.svc.BBBBB1.gotrace", "xray-log.svc.BBBBB1.map",
@@ -141,20 +147,19 @@ func TestTrimTakesCompanions(t *testing.T) {
 // against MaxBytes, so an older unit goes to make room for it.
 func TestTrimSweepsTemps(t *testing.T) {
 	dir := t.TempDir()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := New(dir, Pattern("xray-log.svc."), Limits{MaxBytes: 350}).SweepTemps("xray-log.svc.")
 	for i := range 3 {
-		write(t, dir, fmt.Sprintf("xray-log.svc.CCCCC%d", i), 100, t0.Add(time.Duration(i)*time.Minute))
+		writeUnit(t, b, dir, fmt.Sprintf("xray-log.svc.CCCCC%d", i), 100, "")
 	}
 	dead := ".xray-log.svc.2147483646-AAAAAA.tmp" // above any pid_max
-	write(t, dir, dead, 5000, t0)
+	write(t, dir, dead, 5000, time.Now())
 	live, err := tmpfile.Create(dir, "xray-log.svc.")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Close()
 	live.Write(make([]byte, 150))
-	b := New(dir, Pattern("xray-log.svc."), Limits{MaxBytes: 350}).SweepTemps("xray-log.svc.")
-	b.Trim(filepath.Join(dir, "xray-log.svc.CCCCC2"))
+	b.Trim()
 	want := []string{filepath.Base(live.Name()), "xray-log.svc.CCCCC1", "xray-log.svc.CCCCC2"}
 	slices.Sort(want)
 	if got := names(t, dir); !slices.Equal(got, want) {

@@ -38,24 +38,31 @@ func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (pa
 	s.account(res, err, path)
 	if err == nil {
 		gtErr = s.writeGoTrace(path)
-		s.trimDir(path)
+		s.trimDir(path, s.gt != nil && gtErr == nil)
 	}
 	return path, gtErr, err
 }
 
-// trimDir applies the budget after a flush wrote path. Called with flushMu
-// held.
-func (s *session) trimDir(path string) {
+// trimDir applies the budget after a flush wrote path, its map and, when
+// goTrace, its Go trace: the files the budget records as the program's
+// (in a ledger in Dir, so that the program's next process trims them
+// too). Called with flushMu held.
+func (s *session) trimDir(path string, goTrace bool) {
 	cfg, d := s.cfg, &s.dirb
 	prefix := cfg.NamePrefix()
 	if d.b == nil || d.dir != cfg.Dir || d.prefix != prefix || d.maxBytes != cfg.DirMaxBytes || d.maxFiles != cfg.DirMaxFiles {
 		d.dir, d.prefix, d.maxBytes, d.maxFiles = cfg.Dir, prefix, cfg.DirMaxBytes, cfg.DirMaxFiles
-		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles}).SweepTemps(prefix)
+		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles}).
+			SweepTemps(prefix).Ledger(prefix)
+	}
+	wrote := []string{path, path + flush.MapSuffix}
+	if goTrace {
+		wrote = append(wrote, path+GoTraceSuffix)
 	}
 	// What this Trim deleted is added to what every budget of the
 	// session deleted.
 	c0 := d.b.Counts()
-	d.b.Trim(path)
+	d.b.Trim(wrote...)
 	c := d.b.Counts()
 	d.deleted.Add(c.Deleted - c0.Deleted)
 	d.deletedB.Add(c.DeletedBytes - c0.DeletedBytes)

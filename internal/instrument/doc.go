@@ -114,9 +114,13 @@
 // # Exit hooks
 //
 // With Config.ExitHooks, main.main and every TestMain defer xrayauto.AutoStop,
-// and each os.Exit(code) in an instrumented file (and anywhere in package
-// main and _test.go files) becomes os.Exit(xrayauto.AutoExit(code)); the last
+// and each os.Exit(code) in a file of the package (traced or not: generated,
+// instrumented by hand; cgo files only in package main and _test.go files)
+// becomes os.Exit(xrayauto.AutoExit(code)); the last
 // argument of log.Fatal, Fatalf and Fatalln is wrapped likewise
 // (AutoStopAny, AutoStopArgs, AutoStopFormat), so that a program traced by XRAY_OPTIONS
-// writes its final file when it ends, as compiler-rt's does at exit.
+// writes its final file when it ends, as compiler-rt's does at exit. Every
+// other use of os.Exit, a function value (a logger's exit function) or
+// the function of a go or defer statement, becomes
+// xrayauto.ExitVia(os.Exit), which writes the final file when it is called.
 package instrument

@@ -11,14 +11,20 @@ import (
 // AutoStopArgs or AutoStopFormat. Wrapping the last argument, not the call,
 // keeps the call's position (log's file:line), keeps the import used, and
 // stops tracing only after every other argument was evaluated (Go
-// evaluates calls in arguments left to right). Calls in go and defer
-// statements are left alone: their arguments are evaluated long before
-// the call runs.
+// evaluates calls in arguments left to right).
+//
+// Every other use of os.Exit becomes __xray.ExitVia(os.Exit), which stops
+// tracing when it is called: a function value (a logger's exit function,
+// var exit = os.Exit), and the function of a go or defer statement, whose
+// arguments are evaluated long before the call runs. log.Fatal's in go and
+// defer statements and as values are left alone: called from ExitVia's
+// kind of wrapper, log would print the wrapper's file:line as the
+// caller's.
 //
 // The parser resolves no scopes, so a function that declares a name like
 // an import's anywhere (a variable log, a parameter os) is left alone
 // entirely: its log.Fatal may be a method with other parameters.
-func (s *fileState) wrapExits(d *ast.FuncDecl) {
+func (s *fileState) wrapExits(d ast.Node) {
 	osName, logName := s.osName, s.logName
 	if declares(d, osName) {
 		osName = ""
@@ -30,12 +36,19 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 		return
 	}
 	later := map[*ast.CallExpr]bool{}
-	ast.Inspect(d.Body, func(n ast.Node) bool {
+	called := map[ast.Expr]bool{} // os.Exit of the calls whose argument is wrapped
+	ast.Inspect(d, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.DeferStmt:
 			later[n.Call] = true
 		case *ast.GoStmt:
 			later[n.Call] = true
+		case *ast.SelectorExpr:
+			if isSel(n, osName, "Exit") && !called[n] {
+				s.insert(s.tf.Offset(n.Pos()), s.xr+".ExitVia(")
+				s.insert(s.tf.Offset(n.End()), ")")
+			}
+			return true
 		}
 		c, ok := n.(*ast.CallExpr)
 		if !ok || later[c] {
@@ -45,14 +58,11 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 		if !ok {
 			return true
 		}
-		x, ok := sel.X.(*ast.Ident)
-		if !ok {
-			return true
-		}
 		switch {
-		case x.Name == osName && sel.Sel.Name == "Exit" && len(c.Args) == 1:
+		case isSel(sel, osName, "Exit") && len(c.Args) == 1:
+			called[sel] = true
 			s.wrapArg(c.Args[0], "AutoExit")
-		case x.Name == logName && (sel.Sel.Name == "Fatal" || sel.Sel.Name == "Fatalln"):
+		case isSel(sel, logName, "Fatal") || isSel(sel, logName, "Fatalln"):
 			switch {
 			case len(c.Args) == 1 && isCall(c.Args[0]) && !c.Ellipsis.IsValid():
 				// Maybe multi-valued (log.Fatal(f())): only a variadic
@@ -66,7 +76,7 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 			default:
 				s.wrapArg(c.Args[len(c.Args)-1], "AutoStopAny")
 			}
-		case x.Name == logName && sel.Sel.Name == "Fatalf" && len(c.Args) > 0:
+		case isSel(sel, logName, "Fatalf") && len(c.Args) > 0:
 			switch {
 			case len(c.Args) == 1 && isCall(c.Args[0]) && !c.Ellipsis.IsValid():
 				// Maybe multi-valued (log.Fatalf(g()) with g returning the
@@ -88,9 +98,16 @@ func (s *fileState) wrapExits(d *ast.FuncDecl) {
 	})
 }
 
+// isSel reports whether sel is pkg.name, pkg the local name of an import
+// ("" matches nothing).
+func isSel(sel *ast.SelectorExpr, pkg, name string) bool {
+	x, ok := sel.X.(*ast.Ident)
+	return ok && pkg != "" && x.Name == pkg && sel.Sel.Name == name
+}
+
 // declares reports whether d declares name anywhere: receiver, parameter,
 // result, variable, constant, type, label-free := or range definition.
-func declares(d *ast.FuncDecl, name string) bool {
+func declares(d ast.Node, name string) bool {
 	if name == "" {
 		return false
 	}

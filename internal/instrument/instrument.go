@@ -261,6 +261,9 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 						// run, in source order.
 						n += litsBefore(vs.Values[:i])
 					}
+					if s.exitHooks() {
+						s.wrapExits(v)
+					}
 					s.dead.setLocals(v)
 					s.literals(v, s.prefix+".init", &n, false, true)
 				}
@@ -269,6 +272,14 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 		prev = d.End()
 	}
 	return s
+}
+
+// exitHooks reports whether the file's exits get the final flush: with
+// Config.ExitHooks, in every file the build rewrites, its functions
+// traced or not (generated, instrumented by hand), but cgo files outside
+// commands and tests, which are rewritten for nothing else.
+func (s *fileState) exitHooks() bool {
+	return s.cfg.ExitHooks && (!s.cgo || s.command || s.isTest)
 }
 
 // rewritten reports whether the file's text changes: it has edits, or
@@ -327,7 +338,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 	if s.cfg.ExitHooks && (isMain || isTestMain) {
 		s.insert(s.tf.Offset(d.Body.Lbrace)+1, "defer "+s.xr+".AutoStop();")
 	}
-	if s.cfg.ExitHooks && (s.active || s.command || s.isTest) {
+	if s.exitHooks() {
 		s.wrapExits(d)
 	}
 	var counter int

@@ -494,8 +494,10 @@ func TestOriginalNameFirst(t *testing.T) {
 
 // TestExitHooksEverywhere: in any instrumented package, os.Exit and
 // log.Fatal* write the final file first, with every argument shape, and
-// their position unchanged; deferred and go'd calls, shadowed names and
-// ExitHooks off are left alone.
+// their position unchanged; so does os.Exit called later (deferred, go'd)
+// or as a value (a logger's exit function, in a function or a package
+// variable). Deferred and go'd log.Fatal, shadowed names and ExitHooks off
+// are left alone.
 func TestExitHooksEverywhere(t *testing.T) {
 	src := `package lib
 
@@ -525,6 +527,12 @@ func D() {
 }
 
 type fataler interface{ Fatal(int) }
+
+var ExitFunc = os.Exit
+
+type Logger struct{ Exit func(int) }
+
+func New() *Logger { return &Logger{Exit: os.Exit} }
 `
 	rs, err := Package("example.com/lib", []File{{Path: "l.go", Src: []byte(src)}}, Config{ExitHooks: true})
 	if err != nil {
@@ -538,8 +546,10 @@ type fataler interface{ Fatal(int) }
 		`stdlog.Fatalln(__xray.AutoStopArgs(/*line :12:17*/v)/*line :12:18*/...)`,
 		`stdlog.Fatal(__xray.AutoStopArgs(nil).../*line :13:15*/)`,
 		`os.Exit(__xray.AutoExit(/*line :14:10*/2)/*line :14:11*/)`,
-		"defer os.Exit(3)",
+		`defer __xray.ExitVia(/*line :15:8*/os.Exit)/*line :15:15*/(3)`,
 		"go stdlog.Fatal(err)",
+		`var ExitFunc = __xray.ExitVia(/*line :30:16*/os.Exit)/*line :30:23*/`,
+		`return &Logger{Exit: __xray.ExitVia(/*line :34:43*/os.Exit)/*line :34:50*/}`,
 		"func B(stdlog fataler) {",
 		"stdlog.Fatal(1) }",
 		`stdlog.Fatalf("%d", __xray.AutoStopAny(`,

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/diskbudget"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -182,7 +183,8 @@ func Account(t testing.TB, trace string) map[string]map[string]Row {
 	return out
 }
 
-// Traces lists the trace files (not maps) in dir, newest last.
+// Traces lists the trace files (not maps, nor the directory budget's
+// ledger) in dir, newest last.
 func Traces(t testing.TB, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -191,7 +193,7 @@ func Traces(t testing.TB, dir string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".map") {
+		if !strings.HasSuffix(e.Name(), ".map") && !diskbudget.IsLedger(e.Name()) {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}

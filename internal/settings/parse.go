@@ -109,6 +109,36 @@ func parseBufferCount(v *Values, s string) string { return parseSize(&v.BufferCo
 func formatBufferSize(v *Values) string           { return strconv.Itoa(v.BufferSize) }
 func formatBufferCount(v *Values) string          { return strconv.Itoa(v.BufferCount) }
 
+// WantBound is what dir_max_files and dir_max_bytes accept. 0, which
+// Options reads as the default, is refused: in a flag it would as likely
+// be meant as no bound.
+const WantBound = "a decimal integer ≥ 1, or none"
+
+func parseBound[T int | int64](dst *T, s string) string {
+	if strings.EqualFold(s, "none") {
+		*dst = -1
+		return ""
+	}
+	n, ok := ParseInt(s, 1, int64(math.MaxInt))
+	if !ok {
+		return WantBound
+	}
+	*dst = T(n)
+	return ""
+}
+
+func formatBound[T int | int64](n T) string {
+	if n < 0 {
+		return "none"
+	}
+	return strconv.FormatInt(int64(n), 10)
+}
+
+func parseDirMaxFiles(v *Values, s string) string { return parseBound(&v.DirMaxFiles, s) }
+func parseDirMaxBytes(v *Values, s string) string { return parseBound(&v.DirMaxBytes, s) }
+func formatDirMaxFiles(v *Values) string          { return formatBound(v.DirMaxFiles) }
+func formatDirMaxBytes(v *Values) string          { return formatBound(v.DirMaxBytes) }
+
 func parseVersion(v *Values, s string) string {
 	if n, ok := ParseInt(s, 1, 5); ok && (n == 1 || n == 5) {
 		v.Version = int(n)

@@ -90,6 +90,10 @@
 //	                                settings.NoOverheadBudget (OverheadBudget)
 //	go_trace=bool                   goxray: run Go's execution-trace flight recorder and
 //	                                write its trace beside every file (GoTrace)
+//	dir_max_files=int|none          goxray: at most this many of the program's files in
+//	                                the directory, a trace and its map being two
+//	                                (DirMaxFiles; none is no bound, 0 is refused)
+//	dir_max_bytes=int|none          goxray: at most this many bytes of them (DirMaxBytes)
 //
 // goxray's own flags live in XRAY_FDR_OPTIONS because they configure the
 // FDR writer, which is all goxray has; XRAY_OPTIONS keeps compiler-rt's set

@@ -201,6 +201,7 @@ func TestFDROptions(t *testing.T) {
 		return warn("flush_signal", value, settings.WantSignal+"; "+settings.SignalFlag(s)+": "+why)
 	}
 	const wantUS = "a number of microseconds ≥ 0"
+	const wantBound = "a decimal integer ≥ 1, or none"
 	runCases(t, []parseCase{
 		{name: "threshold", fdr: "func_duration_threshold_us=5", want: us(5)},
 		{name: "threshold zero is set", fdr: "func_duration_threshold_us=0", want: us(0)},
@@ -239,6 +240,13 @@ func TestFDROptions(t *testing.T) {
 		{name: "overhead_budget 0", fdr: "overhead_budget=0", warns: warn("overhead_budget", "0", "a percentage of the CPU above 0 and at most 100, or off")},
 		{name: "overhead_budget -3", fdr: "overhead_budget=-3", warns: warn("overhead_budget", "-3", "a percentage of the CPU above 0 and at most 100, or off")},
 		{name: "overhead_budget 200", fdr: "overhead_budget=200", warns: warn("overhead_budget", "200", "a percentage of the CPU above 0 and at most 100, or off")},
+		{name: "dir_max_files", fdr: "dir_max_files=10", want: fdr(settings.Values{DirMaxFiles: 10}, settings.DirMaxFiles)},
+		{name: "dir_max_files none", fdr: "dir_max_files=none", want: fdr(settings.Values{DirMaxFiles: -1}, settings.DirMaxFiles)},
+		{name: "dir_max_files 0", fdr: "dir_max_files=0", warns: warn("dir_max_files", "0", wantBound)},
+		{name: "dir_max_files -2", fdr: "dir_max_files=-2", warns: warn("dir_max_files", "-2", wantBound)},
+		{name: "dir_max_bytes", fdr: "dir_max_bytes=1073741824", want: fdr(settings.Values{DirMaxBytes: 1 << 30}, settings.DirMaxBytes)},
+		{name: "dir_max_bytes NONE", fdr: "dir_max_bytes=NONE", want: fdr(settings.Values{DirMaxBytes: -1}, settings.DirMaxBytes)},
+		{name: "dir_max_bytes 1G", fdr: "dir_max_bytes=1G", warns: warn("dir_max_bytes", "1G", wantBound)},
 		{name: "version 1", fdr: "fdr_version=1", want: fdr(settings.Values{Version: 1}, settings.Version)},
 		{name: "version 5", fdr: "fdr_version=5", want: fdr(settings.Values{Version: 5}, settings.Version)},
 		{name: "version 05", fdr: "fdr_version=05", want: fdr(settings.Values{Version: 5}, settings.Version)},
