@@ -1,0 +1,101 @@
+package xrayauto
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/goxray/xray/internal/registry"
+)
+
+// Code is where an instrumented function's code makes itself known: each
+// instrumented file declares an array of them beside its id table
+// (RegisterCode), and the generated code fills the word of each function
+// with the entry of its code, once, off the recording path (Codes, Lit,
+// Here). The registry reads the function's name from that entry
+// (runtime.FuncForPC) whenever names are looked up, so that the map names
+// every function as the running binary does, whatever the compiler chose
+// (how it names the literals of a range-over-func loop's body depends on
+// what it inlined). A function whose word stays empty keeps the name the
+// build gave it: a literal never made, and a generic function, whose code
+// exists once per instantiation shape and has no func value the build
+// could take.
+type Code struct{ pc atomic.Uintptr }
+
+// set records the entry of the function's code, the first time.
+//
+//go:noinline
+func (c *Code) set(pc uintptr) {
+	if pc != 0 && c.pc.CompareAndSwap(0, pc) {
+		registry.CodeStored()
+	}
+}
+
+// RegisterCode hands the registry the words of a file's functions:
+// code[i] is the function of ids[i]'s. Generated code calls it from the
+// initializer of the file's id table, after RegisterTable.
+func RegisterCode(ids []ID, code []Code) {
+	if len(code) != len(ids) {
+		panic(fmt.Sprintf("xray: instrumentation table: %d code words for %d ids", len(code), len(ids)))
+	}
+	for i, id := range ids {
+		registry.SetCode(uint32(id), &code[i].pc)
+	}
+}
+
+// Codes records the entries of the functions fns, one per word of code
+// (nil for a function whose code is recorded elsewhere, by Lit or Here,
+// or not at all): the declared functions and methods of a file, as func
+// values and method expressions. Generated code calls it from a
+// package-level initializer (`var _ = xrayauto.Codes(...)`, hence the
+// result), which cannot be the id table's: a func value refers to what
+// its function refers to, and every instrumented function refers to the
+// id table.
+func Codes(code []Code, fns ...any) struct{} {
+	if len(fns) != len(code) {
+		panic(fmt.Sprintf("xray: instrumentation table: %d functions for %d code words", len(fns), len(code)))
+	}
+	for i, f := range fns {
+		if f == nil {
+			continue
+		}
+		v := reflect.ValueOf(f)
+		if v.Kind() != reflect.Func || v.IsNil() {
+			panic(fmt.Sprintf("xray: instrumentation table: entry %d is a %T, not a function", i, f))
+		}
+		code[i].set(v.Pointer())
+	}
+	return struct{}{}
+}
+
+// Lit returns the function literal f, recording the entry of its code in
+// c the first time: generated code wraps each instrumented literal in it
+// where the literal is made, which is before it can run. A literal's code
+// exists only in its enclosing function's, so nothing earlier could name
+// it. After the first time it costs one load and a branch, which inline
+// into the enclosing function: f escapes no more than it did (its code
+// pointer is read in place, not through an interface).
+func Lit[F any](c *Code, f F) F {
+	if c.pc.Load() == 0 {
+		// A func value is a pointer to its closure, whose first word is
+		// the entry of its code.
+		c.set(**(**uintptr)(unsafe.Pointer(&f)))
+	}
+	return f
+}
+
+// Here records in c the entry of its caller's code. Generated code calls
+// it at the start of init functions, which run once and have no func
+// value.
+//
+//go:noinline
+func Here(c *Code) {
+	var pc [1]uintptr
+	if runtime.Callers(2, pc[:]) == 1 {
+		if f := runtime.FuncForPC(pc[0] - 1); f != nil {
+			c.set(f.Entry())
+		}
+	}
+}
