@@ -175,9 +175,9 @@ type fileState struct {
 	declStart token.Pos
 	// dispatched are the file's functions dispatched by their callers.
 	dispatched []Func
-	// values are the func values of funcs, "" where there is none (see
-	// code.go).
-	values []string
+	// values are the func values of funcs and copies those of their
+	// traced copies, "" where there is none (see code.go).
+	values, copies []string
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -422,6 +422,7 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, fn)
 	s.values = append(s.values, value)
+	s.copies = append(s.copies, "")
 	id := slot(i)
 	if lit != nil {
 		s.madeAt(id, lit)

@@ -625,7 +625,7 @@ func Helper(t *testing.T) { t.Helper() }
 		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if GATE.On() { __xray_recv.__xray_Unnamed(); return };`,
 		`{if GATE.On() { return __xray_Pair[A, B](a, b) };`,
 		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line :11:49*/{`,
-		`return __xray.Lit(&CODE, /*line :13:35*/func(x int) int {if GATE.On() { return func(x int) int /*line :13:51*/{__xray.Enter(`,
+		`return __xray.Lit(&CODE, /*line :13:35*/func(x int) int {if GATE.On() { return __xray.LitCopy(&CODE, func(x int) int /*line :13:51*/{__xray.Enter(`,
 		`func Recovers() (err error) {if GATE.On() { __xray.Enter(`,
 		`func Helper(t *testing.T) {if GATE.On() { __xray.Enter(`,
 	} {
@@ -821,7 +821,7 @@ func G[K any](k K) (n int) {
 		t.Errorf("instrumented literals %q, want all 7", lits)
 	}
 	// The unhidden literal keeps the split shape.
-	if !strings.Contains(gateRef.ReplaceAllString(out, "GATE.On()"), "/*line :31:11*/func(x int) int {if GATE.On() { return func(x int) int ") {
+	if !strings.Contains(codeRef.ReplaceAllString(gateRef.ReplaceAllString(out, "GATE.On()"), "&CODE"), "/*line :31:11*/func(x int) int {if GATE.On() { return __xray.LitCopy(&CODE, func(x int) int ") {
 		t.Errorf("the literal without hidden names lost the split shape:\n%s", out)
 	}
 }

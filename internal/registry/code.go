@@ -30,12 +30,12 @@ var (
 	pending  []uint32
 )
 
-// SetCode tells the registry where the entry of id's code will appear:
-// a word that is 0 until then and is written once. A registered id (from
-// FirstRegistered) takes one word; SetCode ignores other ids and a
-// second word.
-func SetCode(id uint32, code *atomic.Uintptr) {
-	if code == nil {
+// SetCode tells the registry where the entries of id's code and of its
+// traced copy's will appear: words that are 0 until then and are written
+// once (either may be nil). A registered id (from FirstRegistered) takes
+// one pair; SetCode ignores other ids and a second pair.
+func SetCode(id uint32, code, copy *atomic.Uintptr) {
+	if code == nil && copy == nil {
 		return
 	}
 	mu.Lock()
@@ -44,20 +44,20 @@ func SetCode(id uint32, code *atomic.Uintptr) {
 		return
 	}
 	e := entry(id)
-	if e.code != nil || e.PC != 0 {
+	if e.code != nil || e.copy != nil {
 		return
 	}
-	e.code = code
+	e.code, e.copy = code, copy
 	pending = append(pending, id)
-	resolved = ^uint64(0) // read the new word at the next lookup
+	resolved = ^uint64(0) // read the new words at the next lookup
 }
 
 // CodeStored says that a word given to SetCode was written. Its writer
 // calls it after the write, once per word.
 func CodeStored() { stored.Add(1) }
 
-// resolve renames the ids whose code appeared since it last ran. Called
-// with mu held.
+// resolve renames the ids whose code appeared since it last ran, and
+// records the entries of the copies that appeared. Called with mu held.
 func resolve() {
 	n := stored.Load()
 	if n == resolved {
@@ -67,19 +67,27 @@ func resolve() {
 	kept := pending[:0]
 	for _, id := range pending {
 		e := entry(id)
-		pc := e.code.Load()
-		if pc == 0 {
-			kept = append(kept, id)
-			continue
+		if e.PC == 0 && e.code != nil {
+			if pc := e.code.Load(); pc != 0 {
+				name(e, pc)
+			}
 		}
-		name(e, pc)
+		if e.CopyPC == 0 && e.copy != nil {
+			if pc := e.copy.Load(); pc != 0 {
+				e.CopyPC = pc
+				byPC[pc] = id
+			}
+		}
+		if e.PC == 0 && e.code != nil || e.CopyPC == 0 && e.copy != nil {
+			kept = append(kept, id)
+		}
 	}
 	pending = kept
 }
 
-// name gives e the name and entry of the function whose code holds pc.
-// The name goes to the id unless another id with code already has it;
-// the name e had goes with it unless another id has it too.
+// name gives e the name and entry of the function whose code starts at
+// pc. The name goes to the id unless another id with code already has
+// it; the name e had goes with it unless another id has it too.
 func name(e *Func, pc uintptr) {
 	f := runtime.FuncForPC(pc)
 	if f == nil {
@@ -100,7 +108,8 @@ func name(e *Func, pc uintptr) {
 	}
 }
 
-// ByPC returns the id whose code starts at entry, if its code is known.
+// ByPC returns the id whose code or traced copy's code (Func.PC, CopyPC)
+// starts at entry, if known.
 func ByPC(entry uintptr) (uint32, bool) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -34,15 +34,20 @@ type Func struct {
 	// FuncOf's function, or an automatically instrumented function once
 	// its code is known (see code.go); 0 for a name given by hand.
 	PC uintptr
+	// CopyPC is the entry of the code of its traced copy, where the
+	// automatic instrumentation records its calls (the split shape:
+	// pkg.__xray_F, or the literal a literal makes and calls), once known;
+	// 0 for the others.
+	CopyPC uintptr
 
 	decl bool // File and Line are FuncOf's declaration, which a call site never replaces
 	// key is the name the id was registered under, which generated code
 	// uses to refer to it (KeyOf); Name may have been read from its code
 	// since.
 	key string
-	// code is where the entry of the id's code appears (SetCode), nil
-	// when nothing will tell it.
-	code *atomic.Uintptr
+	// code and copy are where the entries of the id's code and of its
+	// traced copy's appear (SetCode), nil when nothing will tell them.
+	code, copy *atomic.Uintptr
 }
 
 var (
