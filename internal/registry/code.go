@@ -8,22 +8,25 @@ import (
 // Names read from the code. The automatic instrumentation registers each
 // function under the name its source predicts, but the compiler's names
 // for function literals follow its own choices (what it inlines, how it
-// scopes a range-over-func loop's body), which change between releases.
-// So the generated code also hands over, for each id, a word where the
-// entry of the function's code appears (SetCode): at initialization for
-// a declared function (its func value) and when a literal is first made
-// (the closure's code pointer), which is always before it can run. The
-// id's name is then runtime.FuncForPC's for that entry, which is the name
-// stacks, panics and pprof show. The words are read off the hot path,
-// whenever a name is looked up: the writer bumps a counter after each
-// word it fills (CodeStored), so a lookup with nothing new to read costs
-// one atomic load. An id whose word stays empty (a literal never made, a
-// generic function, whose code exists once per instantiation shape)
-// keeps the name it was registered under.
+// scopes a range-over-func loop's body), which change between releases. So
+// the generated code also hands over, for each id, a word where the entry
+// of the function's code appears (SetCode): at initialization for a
+// declared function (its func value) and when a literal is first made (the
+// closure's code pointer), which is always before it can run. The id's
+// name is then runtime.FuncForPC's for that entry, which is the name
+// stacks, panics and pprof show (Func.PC keeps the entry). A second word
+// gives the entry of its traced copy, where goxray build records its calls
+// (Func.CopyPC), so that a frame of a stack can be told to be the
+// function's or its traced call's by its entry (ByPC). The words are read
+// off the hot path, whenever a name is looked up: the writer bumps a
+// counter after each word it fills (CodeStored), so a lookup with nothing
+// new to read costs one atomic load. An id whose word stays empty (a
+// literal never made, a generic function, whose code exists once per
+// instantiation shape) keeps the name it was registered under.
 
 // stored counts the words written so far (CodeStored); resolved is its
-// value when resolve last read the words, pending the ids whose words
-// were empty then. Both are guarded by mu.
+// value when resolve last read the words, pending the ids with a word
+// that was empty then. resolved and pending are guarded by mu.
 var (
 	stored   atomic.Uint64
 	resolved uint64
