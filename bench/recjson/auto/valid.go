@@ -426,4 +426,4 @@ func __xray_ids_valid_52b94823_init() (ids [5]__xray.ID) {
 	return
 }
 
-var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).object, (*scanner).array, (*scanner).str, (*scanner).number)
+var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).__xray_value, (*scanner).object, (*scanner).__xray_object, (*scanner).array, (*scanner).__xray_array, (*scanner).str, (*scanner).__xray_str, (*scanner).number, (*scanner).__xray_number)

@@ -339,4 +339,4 @@ func __xray_ids_valid_52b94823_init() (ids [3]__xray.ID) {
 	return
 }
 
-var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).object, (*scanner).array)
+var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).__xray_value, (*scanner).object, (*scanner).__xray_object, (*scanner).array, (*scanner).__xray_array)
