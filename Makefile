@@ -21,7 +21,9 @@ FUZZTIME ?= 15s
 # is kept in testdata/fuzz and fails the run).
 # Each configuration runs through scripts/gotest.sh, which records every
 # test's outcome; at the end a test skipped in every configuration fails
-# the run unless .ci/skip-ledger.txt lists it with its reason.
+# the run unless .ci/skip-ledger.txt lists it with its reason (or, for a
+# test only a CPU feature runs, with the feature, which the check looks
+# up in this machine's CPUID).
 # GOXRAY_REQUIRE_TOOLS=1: a missing llvm-xray (or qemu, or npm) fails the tests
 # here instead of skipping them as a plain `go test ./...` does.
 GO_NEXT ?= go1.27.3

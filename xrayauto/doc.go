@@ -2,7 +2,9 @@
 // `goxray run` insert into rewritten copies of a program's sources (see
 // internal/instrument): the per-file id tables and their gates
 // (RegisterTable, Gate: the one word a call tests to know whether it is
-// traced), what the build left untraced (RegisterUntracedSet), the functions
+// traced), the words that tell where each function's code starts, from
+// which the map takes its name (Code, RegisterCode, Codes, Lit, LitCopy,
+// Here), what the build left untraced (RegisterUntracedSet), the functions
 // recorded only through their callers' traced copies, which the overhead
 // governor sheds with those callers (RegisterDispatch), its records
 // (Enter, Exit), and the final flush before main returns or the program

@@ -2,7 +2,10 @@
 
 package xrayauto
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // On reports whether a call that starts now is to be traced.
 //
@@ -22,3 +25,11 @@ import "unsafe"
 // word once, at its start, so no loop can hoist the load. Race builds use
 // the atomic load (gate_race.go), which the detector understands.
 func (g *Gate) On() bool { return *(*uint32)(unsafe.Pointer(&g.open)) != 0 }
+
+// filled reports whether a Code word holds an entry, with a plain load
+// for the reason On gives: Lit and LitCopy test it each time a literal is
+// made, and inline into the function that makes it only if it is cheap
+// (the atomic intrinsic costs as much as a call in the compiler's
+// inlining budget, and the package is not the caller's). A stale 0 only
+// sends the caller to set, whose compare-and-swap keeps the first entry.
+func filled(w *atomic.Uintptr) bool { return *(*uintptr)(unsafe.Pointer(w)) != 0 }

@@ -24,7 +24,9 @@ import (
 // Edges are kept by name, not id: the generated code registers them from
 // a package-level initializer that may run before or after the id tables
 // of the same package, so names are resolved when a caller is shed, off
-// every hot path. A function not registered by then has no gate either,
+// every hot path. The names are those the ids were registered under
+// (registry.KeyOf), which stay when the registry reads another from the
+// function's code. A function not registered by then has no gate either,
 // and nothing records it.
 
 var dispatch struct {
@@ -68,10 +70,10 @@ func dispatchedBy(ids []uint32) (fns, with []uint32) {
 	for i := 0; i < len(queue); i++ {
 		caller := queue[i]
 		dispatch.Lock()
-		ls := slices.Clone(dispatch.callees[registry.NameOf(caller)])
+		ls := slices.Clone(dispatch.callees[registry.KeyOf(caller)])
 		dispatch.Unlock()
 		for _, l := range ls {
-			id, ok := registry.ID(l)
+			id, ok := registry.IDOfKey(l)
 			if !ok || slices.Contains(ids, id) || slices.Contains(fns, id) || !sheddable(id) {
 				continue
 			}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -215,5 +216,30 @@ func TestGovernorShedsLeafWithItsCaller(t *testing.T) {
 	}
 	if set := ShedSet(); len(set) != 2 || set[1].FuncID != leaf || set[1].With != hot {
 		t.Errorf("shed set %+v", set)
+	}
+}
+
+func dispatchCaller() {}
+func dispatchLeaf()   {}
+
+// TestDispatchKeepsRegisteredNames: edges name caller and leaf as their
+// ids were registered (the generated code's names); when the registry
+// reads other names from their code, a caller still brings its leaf.
+func TestDispatchKeepsRegisteredNames(t *testing.T) {
+	pkg := testPkg("dispatchrenamed")
+	caller, leaf := registry.Register(pkg+"caller.func1"), registry.Register(pkg+"leaf")
+	RegisterDispatch(pkg+"leaf", []string{pkg + "caller.func1"})
+	testGates(caller, leaf)
+	var words [2]atomic.Uintptr
+	for i, id := range []uint32{caller, leaf} {
+		registry.SetCode(id, &words[i], nil)
+		words[i].Store(reflect.ValueOf([]func(){dispatchCaller, dispatchLeaf}[i]).Pointer())
+		registry.CodeStored()
+	}
+	if registry.NameOf(caller) == pkg+"caller.func1" || registry.NameOf(leaf) == pkg+"leaf" {
+		t.Fatalf("names not read from the code: %s, %s", registry.NameOf(caller), registry.NameOf(leaf))
+	}
+	if fns, with := dispatchedBy([]uint32{caller}); !slices.Equal(fns, []uint32{leaf}) || !slices.Equal(with, []uint32{caller}) {
+		t.Errorf("dispatchedBy(caller) = %v with %v, want [%d] with [%d]", fns, with, leaf, caller)
 	}
 }

@@ -22,14 +22,17 @@ import (
 // checks that both buffers decode to the same records, with TSCs inside
 // the window the test measured and the CPU it pinned the thread to; and
 // that the fast path really took every call after the first. It runs once
-// for each clock the CPU can run (tsc.Runnable).
+// for each clock the CPU can run (tsc.Runnable) that the assembly
+// implements: a clock it has no path for (lfence+rdtsc+rdpid) is recorded
+// through the Go path, which the other clocks and TestGoPath* cover, so a
+// subtest for it could only skip.
 func TestFastPathMatchesGoPath(t *testing.T) {
 	for _, src := range tsc.Runnable() {
+		if !fastModes[clockMode(src)] {
+			continue
+		}
 		t.Run(src, func(t *testing.T) {
 			defer tsc.UseForTest(src)()
-			if !fastModes[clockMode(src)] {
-				t.Skipf("the assembly does not implement %s", src)
-			}
 			fastPathMatchesGoPath(t)
 		})
 	}

@@ -54,6 +54,9 @@
 // frame it leaves. recover, named results set by deferred calls, and
 // goroutines behave as before. While tracing is on, stacks show the copy
 // (pkg.__xray_F, pkg.F.func1.1 for a literal's) called by the original.
+// Each instrumented literal is wrapped where it is made,
+// __xray.Lit(&__xray_ids_F_code[i], func(…) {…}), which records where its
+// code starts (see Names).
 //
 // # What is instrumented
 //
@@ -92,24 +95,35 @@
 //
 // # Names
 //
-// Names are the linker's symbol names, as runtime.FuncForPC, pprof and
-// panics print them: path.F, path.T.M, path.(*T).M, path.F.func1,
-// path.F.func1.2 (nested literal), path.init.0 (the first init function),
-// path.init.func1 (a literal in a package-level initializer, numbered in
-// initialization order as the compiler does: see initorder.go; literals
-// in code the compiler drops as dead, such as a branch on a constant
-// false condition, take no number and are not instrumented: see
-// deadcode.go), and generic code once per declaration, as the runtime names every instantiation:
-// path.F[...], path.(*T[...]).M, and from Go 1.27 generic methods
-// path.(*T).M[...]. From Go 1.27 the literals in the body of a
-// range-over-func loop are named after the loop, path.F-range1.1 or,
-// where the compiler inlines the iterator and the body, path.F-range1.func1
-// (see rangefunc.go). path is the import path with the
-// linker's escaping of the last element (gopkg.in/yaml%2ev3), "main" for
-// a command (but the import path for a command compiled into its test
-// binary, Config.Library), path_test for an external test package. A literal inside a
-// function that the compiler inlines elsewhere runs under the inlining
-// caller's name; its trace id keeps the name of its source position.
+// The map names every function as the running binary does: the generated
+// code records where each function's code starts (a declared function's
+// func value at initialization, a literal where it is made, an init
+// function by its first statement; see code.go), and the registry reads
+// the name from there with runtime.FuncForPC, the name panics, stacks and
+// pprof show. What Result.Funcs and the table spell is the name the
+// source predicts, which registers the id (generated code refers to it by
+// that name, xrayauto.RegisterDispatch) and stays its name where no code
+// tells another: generic code (path.F[...], path.(*T[...]).M and, from Go
+// 1.27, path.(*T).M[...], as the runtime prints every instantiation,
+// whose code exists once per shape) and literals never made. The
+// untraced set (untraced.go) names the functions left out by prediction
+// too. The predictions are the linker's symbol names: path.F, path.T.M,
+// path.(*T).M, path.F.func1, path.F.func1.2 (nested literal), path.init.0
+// (the first init function), path.init.func1 (a literal in a
+// package-level initializer, numbered in initialization order as the
+// compiler does: see initorder.go; literals in code the compiler drops
+// as dead, such as a branch on a constant false condition, take no
+// number and are not instrumented: see deadcode.go). From Go 1.27 the
+// literals in the body of a range-over-func loop are named after the
+// loop, path.F-range1.1 or, where the compiler inlines the iterator and
+// the body, path.F-range1.func1 (see rangefunc.go). path is the import
+// path with the linker's escaping of the last element
+// (gopkg.in/yaml%2ev3), "main" for a command (but the import path for a
+// command compiled into its test binary, Config.Library), path_test for
+// an external test package. A literal whose code the compiler copies
+// into several places (a function inlined elsewhere, a loop body inlined
+// where its iterator calls it more than once) has one id, named after
+// the copy made first.
 //
 // # Exit hooks
 //

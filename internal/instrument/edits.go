@@ -95,7 +95,8 @@ func (s *fileState) apply(name string) []byte {
 	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s[:], %s, %s)\n\treturn\n}\n",
-		s.ids, len(s.funcs), s.xr, s.xr, s.gates(), strconv.Quote(name), strconv.Quote(tab.String()))
+	fmt.Fprintf(&b, "\nfunc %s_init() (ids [%d]%s.ID) {\n\t%s.RegisterTable(ids[:], %s[:], %s, %s)\n\t%s.RegisterCode(ids[:], %s[:])\n\treturn\n}\n",
+		s.ids, len(s.funcs), s.xr, s.xr, s.gates(), strconv.Quote(name), strconv.Quote(tab.String()), s.xr, s.codes())
+	b.WriteString(s.codeDecl())
 	return b.Bytes()
 }

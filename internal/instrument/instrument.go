@@ -175,6 +175,9 @@ type fileState struct {
 	declStart token.Pos
 	// dispatched are the file's functions dispatched by their callers.
 	dispatched []Func
+	// values are the func values of funcs and copies those of their
+	// traced copies, "" where there is none (see code.go).
+	values, copies []string
 }
 
 func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
@@ -191,7 +194,7 @@ func (p *pkgState) file(fset *token.FileSet, af *ast.File, f File) *fileState {
 	s.prefix = symbolPrefix(p.importPath, pkgName)
 	base := f.Path[strings.LastIndexAny(f.Path, `/\`)+1:]
 	s.ids = "__xray_ids_" + identSafe(base)
-	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"] || p.used[s.ids+"_on"]; i++ {
+	for i := 1; p.used[s.ids] || p.used[s.ids+"_init"] || p.used[s.ids+"_on"] || p.used[s.ids+"_code"]; i++ {
 		s.ids = "__xray_ids_" + identSafe(base) + "_" + strconv.Itoa(i)
 	}
 	s.xr = p.fresh("__xray")
@@ -362,7 +365,7 @@ func (s *fileState) funcDecl(d *ast.FuncDecl, goPragma bool) {
 		if !isMain && !isTestMain && (d.Recv != nil || d.Name.Name != "init") {
 			sib = d
 		}
-		s.maybe(name, d.Pos(), d.Body, always, d.Type, sib, nil)
+		s.maybe(name, d.Pos(), d.Body, always, d.Type, sib, nil, funcValue(d))
 	}
 }
 
@@ -406,7 +409,7 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 		case never:
 			s.excluded(fdr.UntracedNever, name, fl.Pos(), fl.Body, false)
 		default:
-			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl)
+			s.maybe(name, fl.Pos(), fl.Body, false, fl.Type, nil, fl, "")
 		}
 		return false
 	})
@@ -416,8 +419,9 @@ func (s *fileState) literals(n ast.Node, outer string, counter *int, never, top 
 // the split shape (see split.go) when decl or lit allows it, else by an
 // Enter and a deferred Exit at the top of the body, made only while
 // tracing is on unless decl and lit are both nil (main.main, TestMain and
-// init functions, which run once).
-func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit) {
+// init functions, which run once). value is the function's func value
+// (see code.go), "" for a literal and for functions that have none.
+func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, always bool, ft *ast.FuncType, decl *ast.FuncDecl, lit *ast.FuncLit, value string) {
 	fn := s.funcAt(name, pos, body)
 	if reason := s.selection(fn, body, always); reason != "" {
 		s.untraced = append(s.untraced, Untraced{Func: fn, Reason: reason})
@@ -428,11 +432,16 @@ func (s *fileState) maybe(name string, pos token.Pos, body *ast.BlockStmt, alway
 	}
 	i := len(s.funcs)
 	s.funcs = append(s.funcs, fn)
+	s.values = append(s.values, value)
+	s.copies = append(s.copies, "")
 	id := slot(i)
+	if lit != nil {
+		s.madeAt(id, lit)
+	}
 	switch {
 	case s.split(id, body, ft, decl, lit):
 	case decl == nil && lit == nil:
-		s.insert(s.tf.Offset(body.Lbrace)+1, s.enterExit(id))
+		s.insert(s.tf.Offset(body.Lbrace)+1, s.here(id, value)+s.enterExit(id))
 	default:
 		s.insert(s.tf.Offset(body.Lbrace)+1, "if "+s.traceCheck(id)+" { "+s.enterExit(id)+" };")
 	}

@@ -464,11 +464,11 @@ func TestIDArraysFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	idb, idc, idt := "__xray_ids_b_"+identSafe("b.go")[2:], "__xray_ids_c_"+identSafe("c.go")[2:], "__xray_ids_b_test_"+identSafe("b_test.go")[7:]
-	want := "//line a.go:1:1\npackage q; import __xray \"github.com/goxray/xray/xrayauto\"/*line :1:10*/\n\nimport (\n\t\"fmt\"\n); var " + idb + "_on [1]__xray.Gate; var " + idb + " = " + idb + "_init(); var " + idc + "_on [1]__xray.Gate; var " + idc + " = " + idc + "_init()/*line :5:2*/\n\nvar early"
+	want := "//line a.go:1:1\npackage q; import __xray \"github.com/goxray/xray/xrayauto\"/*line :1:10*/\n\nimport (\n\t\"fmt\"\n); var " + idb + "_on [1]__xray.Gate; var " + idb + "_code [1]__xray.Code; var " + idb + " = " + idb + "_init(); var " + idc + "_on [1]__xray.Gate; var " + idc + "_code [1]__xray.Code; var " + idc + " = " + idc + "_init()/*line :5:2*/\n\nvar early"
 	if got := string(rs[0].Src); !strings.HasPrefix(got, want) {
 		t.Errorf("first file:\n got %q\nwant prefix %q", got, want)
 	}
-	if got := string(rs[3].Src); !strings.Contains(got, "import \"testing\"; var "+idt+"_on [1]__xray.Gate; var "+idt+" = "+idt+"_init()/*line :3:17*/\n") || strings.Contains(string(rs[0].Src), idt) {
+	if got := string(rs[3].Src); !strings.Contains(got, "import \"testing\"; var "+idt+"_on [1]__xray.Gate; var "+idt+"_code [1]__xray.Code; var "+idt+" = "+idt+"_init()/*line :3:17*/\n") || strings.Contains(string(rs[0].Src), idt) {
 		t.Errorf("test file:\n%s", got)
 	}
 	for _, r := range rs {
@@ -628,14 +628,14 @@ func Helper(t *testing.T) { t.Helper() }
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := gateRef.ReplaceAllString(string(rs[0].Src), "GATE.On()")
+	out := codeRef.ReplaceAllString(gateRef.ReplaceAllString(string(rs[0].Src), "GATE.On()"), "&CODE")
 	for _, want := range []string{
 		`func (__xray_recv/*line :7:8*/ T[K]) Blank(_ int, xs ...K) (n int) {if GATE.On() { return __xray_recv.__xray_Blank(xs...) };`,
 		`func (__xray_recv T[K]) __xray_Blank(xs ...K) (n int) /*line :7:45*/{__xray.Enter(`,
 		`func (__xray_recv /*line :9:7*/T[K]) Unnamed(int) {if GATE.On() { __xray_recv.__xray_Unnamed(); return };`,
 		`{if GATE.On() { return __xray_Pair[A, B](a, b) };`,
 		`func __xray_Pair[A any, B comparable](a A, b B) (A, B) /*line :11:49*/{`,
-		`return func(x int) int {if GATE.On() { return func(x int) int /*line :13:51*/{__xray.Enter(`,
+		`return __xray.Lit(&CODE, /*line :13:35*/func(x int) int {if GATE.On() { return __xray.LitCopy(&CODE, func(x int) int /*line :13:51*/{__xray.Enter(`,
 		`func Recovers() (err error) {if GATE.On() { __xray.Enter(`,
 		`func Helper(t *testing.T) {if GATE.On() { __xray.Enter(`,
 	} {
@@ -694,6 +694,10 @@ func TestSplitNames(t *testing.T) {
 
 // gateRef matches a generated gate check, which tests name GATE.On().
 var gateRef = regexp.MustCompile(`__xray_ids_\w+_on\[\d+\]\.On\(\)`)
+
+// codeRef matches the word a literal's code is recorded in (code.go),
+// which tests name &CODE.
+var codeRef = regexp.MustCompile(`&__xray_ids_\w+_code\[\d+\]`)
 
 // TestRangeOverFuncNames: from Go 1.27 a range-over-func loop's body is a
 // naming scope of its own (see rangefunc.go); before, and for loops over
@@ -827,7 +831,7 @@ func G[K any](k K) (n int) {
 		t.Errorf("instrumented literals %q, want all 7", lits)
 	}
 	// The unhidden literal keeps the split shape.
-	if !strings.Contains(gateRef.ReplaceAllString(out, "GATE.On()"), "plain := func(x int) int {if GATE.On() { return func(x int) int ") {
+	if !strings.Contains(codeRef.ReplaceAllString(gateRef.ReplaceAllString(out, "GATE.On()"), "&CODE"), "/*line :31:11*/func(x int) int {if GATE.On() { return __xray.LitCopy(&CODE, func(x int) int ") {
 		t.Errorf("the literal without hidden names lost the split shape:\n%s", out)
 	}
 }

@@ -8,13 +8,15 @@ import (
 	"strings"
 )
 
-// From Go 1.27 the compiler names the function literals in the body of a
-// range-over-func loop after the loop, not after the function that holds
-// it: the loop is a scope of its own, outer-rangeN (the Nth such loop
-// directly in outer's scope), whose literals are outer-rangeN.1, .2, …
-// (no "func"), whose own range-over-func loops are outer-rangeN-rangeM,
-// and whose literals leave outer's count alone. Measured with
-// runtime.FuncForPC:
+// The names predicted here are the table's and the untraced set's; the map
+// takes each traced function's name from its code (code.go), which the
+// compiler's inlining decisions cannot make wrong. From Go 1.27 the
+// compiler names the function literals in the body of a range-over-func
+// loop after the loop, not after the function that holds it: the loop is a
+// scope of its own, outer-rangeN (the Nth such loop directly in outer's
+// scope), whose literals are outer-rangeN.1, .2, … (no "func"), whose own
+// range-over-func loops are outer-rangeN-rangeM, and whose literals leave
+// outer's count alone. Measured with runtime.FuncForPC:
 //
 //	func main() {
 //		a := func() {}                // main.main.func1

@@ -85,7 +85,7 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 	var call, sib string
 	if lit != nil {
 		// The call is on the literal's first line, where the copy is.
-		call = "func(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied + s.lineAt(body.Lbrace) + "(" + args + ")"
+		call = s.copyMade(id) + "func(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied + ")" + s.lineAt(body.Lbrace) + "(" + args + ")"
 	} else {
 		tparams, targs := "", ""
 		if tp := decl.Type.TypeParams; tp != nil && len(tp.List) > 0 {
@@ -126,6 +126,9 @@ func (s *fileState) split(id slot, body *ast.BlockStmt, ft *ast.FuncType, decl *
 			call = name + targs + "(" + args + ")"
 		}
 		sib = s.lineAt(decl.Type.Func) + "func " + recv + name + tparams + "(" + params + ")" + results + " " + s.lineAt(body.Lbrace) + copied
+		if v := funcValue(decl); v != "" {
+			s.copies[id] = v[:len(v)-len(decl.Name.Name)] + name
+		}
 	}
 	stmt := "if " + s.traceCheck(id) + " { return " + call + " };"
 	noResults := ft.Results == nil || len(ft.Results.List) == 0

@@ -48,7 +48,7 @@ func (p *pkgState) declareTables(importPath string, afs []*ast.File, files []Fil
 			// be initialized first.
 			var decls []string
 			for _, t := range tables {
-				decls = append(decls, fmt.Sprintf("var %s [%d]%s.Gate; var %s = %s_init()", t.gates(), len(t.funcs), h.xr, t.ids, t.ids))
+				decls = append(decls, fmt.Sprintf("var %s [%d]%s.Gate; var %s [%d]%s.Code; var %s = %s_init()", t.gates(), len(t.funcs), h.xr, t.codes(), len(t.funcs), h.xr, t.ids, t.ids))
 			}
 			for _, r := range []string{reg, disp} {
 				if r != "" {

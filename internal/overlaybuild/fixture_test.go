@@ -680,9 +680,8 @@ func TestAutoDependencyCommand(t *testing.T) {
 // TestAutoInlinedIterators: at the default threshold the package's small
 // iterators stay inlinable, and from Go 1.27 the compiler inlines them
 // with the loops' bodies, naming the literals there F-range1.func1: the
-// map names them as the runtime does. Go 1.26 builds no such loop here
-// (it names those literals after the inlined iterator, which goxray does
-// not reproduce).
+// map names them as the runtime does. The fixture is Go 1.27's; on both
+// releases TestAutoNamesFromBinary covers such loops.
 func TestAutoInlinedIterators(t *testing.T) {
 	_, tool, mod := fixture(t, true)
 	bin := filepath.Join(t.TempDir(), "iters")

@@ -11,6 +11,7 @@ func RegisterAll(fs []Func, ids []uint32) {
 	_ = ids[:len(fs)]
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	for i, f := range fs {
 		if f.Name == "" {
 			ids[i] = 0

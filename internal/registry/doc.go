@@ -16,6 +16,13 @@
 // registered id is used) rather than, say, 2^24, which would make every
 // map half a gigabyte.
 //
+// The automatic instrumentation registers each function under the name
+// its source predicts and hands over a word where the entry of its code
+// appears (SetCode); from then on the id's name is the one the running
+// binary gives that code (runtime.FuncForPC), and the predicted name
+// stays its key (KeyOf, IDOfKey), by which generated code refers to it.
+// See code.go.
+//
 // Register, FuncOf and Name may be called from any goroutine; they take a
 // lock and are not meant for the hot path (call them once, into a
 // package-level variable). Funcs returns a consistent copy of the table.

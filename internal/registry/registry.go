@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goxray/xray/fdr"
 )
@@ -29,8 +30,24 @@ type Func struct {
 	// them before the name, and "<invalid>:0:0" for a name without them.
 	File string
 	Line int
+	// PC is the entry of the code Name was read from (runtime.FuncForPC):
+	// FuncOf's function, or an automatically instrumented function once
+	// its code is known (see code.go); 0 for a name given by hand.
+	PC uintptr
+	// CopyPC is the entry of the code of its traced copy, where the
+	// automatic instrumentation records its calls (the split shape:
+	// pkg.__xray_F, or the literal a literal makes and calls), once known;
+	// 0 for the others.
+	CopyPC uintptr
 
 	decl bool // File and Line are FuncOf's declaration, which a call site never replaces
+	// key is the name the id was registered under, which generated code
+	// uses to refer to it (KeyOf); Name may have been read from its code
+	// since.
+	key string
+	// code and copy are where the entries of the id's code and of its
+	// traced copy's appear (SetCode), nil when nothing will tell them.
+	code, copy *atomic.Uintptr
 }
 
 var (
@@ -38,6 +55,8 @@ var (
 	manual = map[uint32]*Func{} // hand-picked ids named by Name
 	funcs  []Func               // funcs[id-FirstRegistered]
 	byName                      = map[string]uint32{}
+	byKey                       = map[string]uint32{} // see Func.key
+	byPC                        = map[uintptr]uint32{}
 
 	// lastID is the largest id Register may hand out; tests lower it.
 	lastID uint32 = MaxID
@@ -58,6 +77,7 @@ func RegisterAt(name, file string, line int) uint32 {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	return add(Func{Name: name, File: file, Line: line})
 }
 
@@ -81,7 +101,13 @@ func FuncOf(fn any) uint32 {
 	file, line := f.FileLine(f.Entry())
 	mu.Lock()
 	defer mu.Unlock()
-	return add(Func{Name: f.Name(), File: file, Line: line, decl: true})
+	resolve()
+	id := add(Func{Name: f.Name(), File: file, Line: line, decl: true})
+	if e := entry(id); e.PC == 0 {
+		e.PC = f.Entry()
+		byPC[e.PC] = id
+	}
+	return id
 }
 
 // Name gives the hand-picked id (1 ≤ id < FirstRegistered) a name for the
@@ -101,6 +127,7 @@ func NameAt(id uint32, name, file string, line int) error {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	if f := manual[id]; f != nil {
 		if f.Name == name {
 			return nil
@@ -110,8 +137,11 @@ func NameAt(id uint32, name, file string, line int) error {
 	if other, ok := byName[name]; ok {
 		return fmt.Errorf("xray: Name(%d, %q): the name already has id %d", id, name, other)
 	}
-	manual[id] = &Func{ID: id, Name: name, File: file, Line: line}
+	manual[id] = &Func{ID: id, Name: name, File: file, Line: line, key: name}
 	byName[name] = id
+	if _, ok := byKey[name]; !ok {
+		byKey[name] = id
+	}
 	return nil
 }
 
@@ -128,8 +158,12 @@ func add(f Func) uint32 {
 		panic(fmt.Sprintf("xray: cannot register %q: every registered id (%d to %d) is taken", f.Name, FirstRegistered, lastID))
 	}
 	f.ID = id
+	f.key = f.Name
 	funcs = append(funcs, f)
 	byName[f.Name] = f.ID
+	if _, ok := byKey[f.Name]; !ok {
+		byKey[f.Name] = f.ID
+	}
 	return f.ID
 }
 
@@ -145,6 +179,7 @@ func entry(id uint32) *Func {
 func Funcs() []Func {
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	out := make([]Func, 0, len(manual)+len(funcs))
 	for _, f := range manual {
 		out = append(out, *f)
@@ -160,11 +195,13 @@ func Len() int {
 	return len(funcs)
 }
 
-// ID returns the id registered or named under name (by Register, FuncOf,
-// Name or the automatic instrumentation), if any. It never assigns one.
+// ID returns the id whose name is name (given by Register or Name, read by
+// FuncOf or from an automatically instrumented function's code), if any.
+// It never assigns one.
 func ID(name string) (uint32, bool) {
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	id, ok := byName[name]
 	return id, ok
 }
@@ -173,6 +210,7 @@ func ID(name string) (uint32, bool) {
 func Lookup(id uint32) (Func, bool) {
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	if id < FirstRegistered {
 		if f := manual[id]; f != nil {
 			return *f, true
@@ -189,6 +227,7 @@ func Lookup(id uint32) (Func, bool) {
 func NameOf(id uint32) string {
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	if id == 0 || id >= FirstRegistered && int(id-FirstRegistered) >= len(funcs) {
 		return ""
 	}

@@ -13,6 +13,17 @@
 // with their reason, the package lines) and keeps the events in a file.
 // Check reads those files and the ledger. The unit is a test or subtest by
 // its full name in its package; a test that never appeared is not judged.
+//
+// Some tests can run only on a CPU that has a feature natively (RDTSCP,
+// RDPID, an invariant TSC): the emulators that give the other
+// configurations other CPUs do not keep what they test. On a machine
+// whose CPU hides the feature, such a test skips everywhere, or does not
+// appear at all (a subtest per clock the CPU has). Its ledger entry says
+// what it needs ("[needs rdtscp]"), and Check is given the machine's CPU
+// (CPUID, which the testledger command reads): the entry excuses the test
+// only where the CPU lacks a feature it needs, and the report says once
+// what this CPU lacks and which tests that kept from running. On a CPU
+// with every feature the entry needs, the test must run like any other.
 package testledger
 
 import (
@@ -178,16 +189,20 @@ func Load(paths ...string) (map[Key][]Outcome, error) {
 // Ledger is the list of tests allowed to skip everywhere, with reasons.
 type Ledger struct {
 	Reasons map[Key]string // Test may end in "/*": all its subtests
-	order   []Key
+	// Needs are the CPU features an entry's test needs natively (see
+	// CPU): the entry excuses it only on a CPU that lacks one of them.
+	Needs map[Key][]string
+	order []Key
 }
 
-// ParseLedger reads a ledger: one test a line, "PACKAGE TEST: reason",
-// where PACKAGE is "./dir" relative to the module ("." for the root) and
-// TEST is a test's full name, or a test's name followed by "/*" for all of
-// its subtests. Blank lines and lines starting with # are comments. A line
-// without a reason is an error: the reason is the point.
+// ParseLedger reads a ledger: one test a line, "PACKAGE TEST: reason" or
+// "PACKAGE TEST [needs FEATURE,…]: reason", where PACKAGE is "./dir"
+// relative to the module ("." for the root), TEST is a test's full name,
+// or a test's name followed by "/*" for all of its subtests, and each
+// FEATURE one of Features. Blank lines and lines starting with # are
+// comments. A line without a reason is an error: the reason is the point.
 func ParseLedger(name string, r io.Reader) (*Ledger, error) {
-	l := &Ledger{Reasons: map[Key]string{}}
+	l := &Ledger{Reasons: map[Key]string{}, Needs: map[Key][]string{}}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -196,14 +211,22 @@ func ParseLedger(name string, r io.Reader) (*Ledger, error) {
 		}
 		pkg, rest, ok := strings.Cut(line, " ")
 		test, reason, ok2 := strings.Cut(strings.TrimSpace(rest), ": ")
-		if !ok || !ok2 || strings.TrimSpace(reason) == "" || !strings.HasPrefix(pkg, ".") || !strings.HasPrefix(test, "Test") {
-			return nil, fmt.Errorf("%s:%d: want \"./package TestName: reason\", got %q", name, n, line)
+		test, cond, _ := strings.Cut(test, " ")
+		needs, err := parseNeeds(cond)
+		if !ok || !ok2 || err != nil || strings.TrimSpace(reason) == "" || !strings.HasPrefix(pkg, ".") || !strings.HasPrefix(test, "Test") {
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+			}
+			return nil, fmt.Errorf("%s:%d: want \"./package TestName: reason\" or \"./package TestName [needs feature,…]: reason\", got %q", name, n, line)
 		}
 		k := Key{longPkg(pkg), test}
 		if _, dup := l.Reasons[k]; dup {
 			return nil, fmt.Errorf("%s:%d: %s listed twice", name, n, k)
 		}
 		l.Reasons[k] = strings.TrimSpace(reason)
+		if len(needs) > 0 {
+			l.Needs[k] = needs
+		}
 		l.order = append(l.order, k)
 	}
 	return l, sc.Err()
@@ -244,8 +267,18 @@ type Report struct {
 	// this machine (a CPU feature), so they are reported, not failed.
 	Ran map[Key][]Outcome
 	// Absent are ledger entries that matched no test at all: a renamed or
-	// deleted test, which fails the check so the ledger cannot rot.
+	// deleted test, which fails the check so the ledger cannot rot. An
+	// entry with needs is not absent while its top-level test appeared:
+	// its subtest may exist only on a CPU with what it needs.
 	Absent []Key
+	// ByCPU are the tests skipped everywhere that entries with needs
+	// excused, because this CPU lacks Lacks: the machine cannot run them.
+	ByCPU []Key
+	Lacks []string
+	// Elsewhere are, among Unlisted, those an entry with needs would
+	// excuse on a CPU without them: this one has them all, so the test
+	// should have run here. Each maps to what its entry needs.
+	Elsewhere map[Key][]string
 	// Configs are the configurations seen.
 	Configs []string
 }
@@ -253,13 +286,17 @@ type Report struct {
 // OK reports whether the check passes.
 func (r *Report) OK() bool { return len(r.Unlisted) == 0 && len(r.Absent) == 0 }
 
-// Check judges outcomes against the ledger. A test whose parent is skipped
-// never appears, so only tests that appeared are judged.
-func Check(all map[Key][]Outcome, l *Ledger) *Report {
-	r := &Report{Unlisted: map[Key][]Outcome{}, Ran: map[Key][]Outcome{}}
+// Check judges outcomes against the ledger, on a machine whose CPU has
+// cpu. A test whose parent is skipped never appears, so only tests that
+// appeared are judged.
+func Check(all map[Key][]Outcome, l *Ledger, cpu CPU) *Report {
+	r := &Report{Unlisted: map[Key][]Outcome{}, Ran: map[Key][]Outcome{}, Elsewhere: map[Key][]string{}}
 	used := map[Key]bool{}
+	tops := map[Key]bool{} // the top-level tests that appeared
 	configs := map[string]bool{}
+	lacks := map[string]bool{}
 	for k, os := range all {
+		tops[top(k)] = true
 		ran := false
 		for _, o := range os {
 			configs[o.Config] = true
@@ -271,15 +308,25 @@ func Check(all map[Key][]Outcome, l *Ledger) *Report {
 		if listed {
 			used[e] = true
 		}
+		missing := cpu.missing(l.Needs[e])
+		excused := listed && (len(l.Needs[e]) == 0 || len(missing) > 0)
 		switch {
-		case ran && listed && e == k:
+		case ran && excused && e == k:
 			r.Ran[k] = os
-		case !ran && !listed:
+		case !ran && !excused:
 			r.Unlisted[k] = os
+			if listed {
+				r.Elsewhere[k] = l.Needs[e]
+			}
+		case !ran && len(missing) > 0:
+			r.ByCPU = append(r.ByCPU, k)
+			for _, f := range missing {
+				lacks[f] = true
+			}
 		}
 	}
 	for _, k := range l.order {
-		if !used[k] {
+		if !used[k] && (len(l.Needs[k]) == 0 || !tops[top(k)]) {
 			r.Absent = append(r.Absent, k)
 		}
 	}
@@ -287,7 +334,19 @@ func Check(all map[Key][]Outcome, l *Ledger) *Report {
 		r.Configs = append(r.Configs, c)
 	}
 	sort.Strings(r.Configs)
+	sort.Slice(r.ByCPU, func(i, j int) bool { return r.ByCPU[i].String() < r.ByCPU[j].String() })
+	for _, f := range Features {
+		if lacks[f] {
+			r.Lacks = append(r.Lacks, f)
+		}
+	}
 	return r
+}
+
+// top is the key of k's top-level test.
+func top(k Key) Key {
+	name, _, _ := strings.Cut(k.Test, "/")
+	return Key{k.Package, name}
 }
 
 // Write prints the report for a person: what fails the check and why, and
@@ -302,6 +361,14 @@ func (r *Report) Write(w io.Writer, ledgerPath string) {
 		return ks
 	}
 	fmt.Fprintf(w, "skip ledger: %d configurations (%s)\n", len(r.Configs), strings.Join(r.Configs, ", "))
+	if len(r.ByCPU) > 0 {
+		var names []string
+		for _, k := range r.ByCPU {
+			names = append(names, shortPkg(k.Package)+" "+k.Test)
+		}
+		fmt.Fprintf(w, "skip ledger: this CPU lacks %s (CPUID), which these tests need natively, so no configuration here runs them: %s\n",
+			strings.Join(r.Lacks, ", "), strings.Join(names, "; "))
+	}
 	for _, k := range keys(r.Ran) {
 		var where []string
 		for _, o := range r.Ran[k] {
@@ -319,6 +386,10 @@ func (r *Report) Write(w io.Writer, ledgerPath string) {
 		fmt.Fprintf(w, "FAIL: %s %s was skipped in every configuration:\n", shortPkg(k.Package), k.Test)
 		for _, o := range r.Unlisted[k] {
 			fmt.Fprintf(w, "        %s: %s\n", o.Config, o.Reason)
+		}
+		if needs, ok := r.Elsewhere[k]; ok {
+			fmt.Fprintf(w, "        %s excuses it only on a CPU that lacks %s (CPUID); this one does not, so it should run natively\n",
+				filepath.Base(ledgerPath), strings.Join(needs, " or "))
 		}
 	}
 	if len(r.Unlisted) > 0 {

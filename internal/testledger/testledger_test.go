@@ -76,7 +76,7 @@ func TestSkippedEverywhereFailsUnlessListed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := Check(all, ledger(t, ""))
+	r := Check(all, ledger(t, ""), CPU{})
 	if r.OK() || len(r.Unlisted) != 1 {
 		t.Fatalf("unlisted = %v, want only TestCPU", r.Unlisted)
 	}
@@ -91,15 +91,15 @@ func TestSkippedEverywhereFailsUnlessListed(t *testing.T) {
 		t.Errorf("report does not name the test and its reasons:\n%s", w.String())
 	}
 
-	r = Check(all, ledger(t, "# comment\n./runtime TestCPU: needs the CPU id\n"))
+	r = Check(all, ledger(t, "# comment\n./runtime TestCPU: needs the CPU id\n"), CPU{})
 	if !r.OK() {
 		t.Errorf("a listed test failed the check: %+v", r)
 	}
-	r = Check(all, ledger(t, "./runtime TestCPU: needs the CPU id\n./runtime TestOnlyHere: arm64 only\n"))
+	r = Check(all, ledger(t, "./runtime TestCPU: needs the CPU id\n./runtime TestOnlyHere: arm64 only\n"), CPU{})
 	if !r.OK() || len(r.Ran) != 1 {
 		t.Errorf("a listed test that ran somewhere: OK %v, ran %v; want a note, not a failure", r.OK(), r.Ran)
 	}
-	r = Check(all, ledger(t, "./runtime TestCPU: needs the CPU id\n./runtime TestGone: renamed\n"))
+	r = Check(all, ledger(t, "./runtime TestCPU: needs the CPU id\n./runtime TestGone: renamed\n"), CPU{})
 	if r.OK() || len(r.Absent) != 1 {
 		t.Errorf("an entry naming no test: OK %v, absent %v; want a failure", r.OK(), r.Absent)
 	}
@@ -112,7 +112,7 @@ func TestSubtestWildcard(t *testing.T) {
 		{mod, "TestA/two/x"}: {{Config: "native", Action: "skip", Reason: "y"}},
 		{mod, "TestB/one"}:   {{Config: "native", Action: "skip", Reason: "z"}},
 	}
-	r := Check(all, ledger(t, ". TestA/*: the fixtures need a network\n"))
+	r := Check(all, ledger(t, ". TestA/*: the fixtures need a network\n"), CPU{})
 	if len(r.Unlisted) != 1 || r.Unlisted[Key{mod, "TestB/one"}] == nil {
 		t.Errorf("unlisted %v, want only TestB/one", r.Unlisted)
 	}

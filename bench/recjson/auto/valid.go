@@ -12,6 +12,7 @@ package auto
 
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:13*/
 var __xray_ids_valid_52b94823_on [5]__xray.Gate
+var __xray_ids_valid_52b94823_code [5]__xray.Code
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
 var _ = __xray.RegisterUntracedSet("github.com/goxray/xray/bench/recjson/auto", "small=2 inlinable=2 func=inlinable:github.com/goxray/xray/bench/recjson/auto.(*scanner).digits func=inlinable:github.com/goxray/xray/bench/recjson/auto.(*scanner).lit func=small:github.com/goxray/xray/bench/recjson/auto.Valid func=small:github.com/goxray/xray/bench/recjson/auto.(*scanner).space")
 var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/auto", "github.com/goxray/xray/bench/recjson/auto.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/auto.(*scanner).value\n") /*line :7:13*/
@@ -421,5 +422,8 @@ func (s *scanner) __xray_gated_str() bool {
 
 func __xray_ids_valid_52b94823_init() (ids [5]__xray.ID) {
 	__xray.RegisterTable(ids[:], __xray_ids_valid_52b94823_on[:], "auto/valid.go", "github.com/goxray/xray/bench/recjson/auto.(*scanner).value\t39\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).object\t62\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).array\t99\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).str\t127\ngithub.com/goxray/xray/bench/recjson/auto.(*scanner).number\t164\n")
+	__xray.RegisterCode(ids[:], __xray_ids_valid_52b94823_code[:])
 	return
 }
+
+var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).__xray_value, (*scanner).object, (*scanner).__xray_object, (*scanner).array, (*scanner).__xray_array, (*scanner).str, (*scanner).__xray_str, (*scanner).number, (*scanner).__xray_number)

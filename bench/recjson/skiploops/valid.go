@@ -12,6 +12,7 @@ package skiploops
 
 import __xray "github.com/goxray/xray/xrayauto" /*line :7:18*/
 var __xray_ids_valid_52b94823_on [3]__xray.Gate
+var __xray_ids_valid_52b94823_code [3]__xray.Code
 var __xray_ids_valid_52b94823 = __xray_ids_valid_52b94823_init()
 var _ = __xray.RegisterUntracedSet("github.com/goxray/xray/bench/recjson/skiploops", "small=2 inlinable=2 leaf=2 func=leaf:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).str func=leaf:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).number func=inlinable:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).digits func=inlinable:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).lit func=small:github.com/goxray/xray/bench/recjson/skiploops.Valid func=small:github.com/goxray/xray/bench/recjson/skiploops.(*scanner).space")
 var _ = __xray.RegisterDispatch("github.com/goxray/xray/bench/recjson/skiploops", "github.com/goxray/xray/bench/recjson/skiploops.(*scanner).array\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\ngithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).object\tgithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\n") /*line :7:18*/
@@ -334,5 +335,8 @@ func (s *scanner) __xray_gated_object(depth int) bool {
 
 func __xray_ids_valid_52b94823_init() (ids [3]__xray.ID) {
 	__xray.RegisterTable(ids[:], __xray_ids_valid_52b94823_on[:], "skiploops/valid.go", "github.com/goxray/xray/bench/recjson/skiploops.(*scanner).value\t39\ngithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).object\t62\ngithub.com/goxray/xray/bench/recjson/skiploops.(*scanner).array\t99\n")
+	__xray.RegisterCode(ids[:], __xray_ids_valid_52b94823_code[:])
 	return
 }
+
+var _ = __xray.Codes(__xray_ids_valid_52b94823_code[:], (*scanner).value, (*scanner).__xray_value, (*scanner).object, (*scanner).__xray_object, (*scanner).array, (*scanner).__xray_array)

@@ -1,12 +1,15 @@
 // Command testledger is make test's record of which tests ran where.
 //
 //	go test -json ... | testledger record -config NAME -o DIR/NAME.jsonl
-//	testledger check -ledger .ci/skip-ledger.txt DIR/*.jsonl
+//	testledger check -ledger .ci/skip-ledger.txt [-cpu FEATURES] DIR/*.jsonl
 //
 // record prints what a plain go test would and keeps every test's outcome;
 // it exits 1 when a test or package failed, so a shell without pipefail
 // still fails. check fails when a test was skipped in every configuration
-// and the ledger does not list it (see package testledger).
+// and the ledger does not list it (see package testledger). It judges the
+// ledger's entries with needs by this machine's CPU, as CPUID describes
+// it; -cpu names the features instead ("rdtscp,rdpid,invariant-tsc", or
+// "none"), to read outcomes from another machine.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/testledger"
 )
 
@@ -47,6 +51,7 @@ func main() {
 	case "check":
 		fs := flag.NewFlagSet("check", flag.ExitOnError)
 		ledger := fs.String("ledger", "", "the ledger file")
+		features := fs.String("cpu", "", "the CPU's features (default: this machine's, from CPUID)")
 		fs.Parse(os.Args[2:])
 		if *ledger == "" || fs.NArg() == 0 {
 			usage()
@@ -64,7 +69,13 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		r := testledger.Check(all, l)
+		cpu := hostCPU()
+		if *features != "" {
+			if cpu, err = testledger.ParseCPU(*features); err != nil {
+				fatal(err)
+			}
+		}
+		r := testledger.Check(all, l, cpu)
 		r.Write(os.Stdout, *ledger)
 		if !r.OK() {
 			os.Exit(1)
@@ -74,8 +85,13 @@ func main() {
 	}
 }
 
+// hostCPU is what CPUID says of this machine's CPU (nothing off amd64).
+func hostCPU() testledger.CPU {
+	return testledger.CPU{"rdtscp": asm.HasRDTSCP(), "rdpid": asm.HasRDPID(), "invariant-tsc": asm.InvariantTSC()}
+}
+
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: testledger record -config NAME -o FILE < go-test-json\n       testledger check -ledger FILE OUTCOMES...")
+	fmt.Fprintln(os.Stderr, "usage: testledger record -config NAME -o FILE < go-test-json\n       testledger check -ledger FILE [-cpu FEATURES] OUTCOMES...")
 	os.Exit(2)
 }
 
