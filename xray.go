@@ -195,9 +195,11 @@ type Options struct {
 	// pays the same share on any number of cores): 0 means
 	// DefaultOverheadBudget, NoOverheadBudget turns the governor off (a
 	// debugging session that wants every call). Over the
-	// budget, the governor stops tracing new calls of the hottest
-	// automatically instrumented functions (goxray build), so a request's
-	// structure stays in the trace while tight inner loops leave it; calls
+	// budget for longer than its swings, the governor stops tracing new
+	// calls of the costliest automatically instrumented functions (goxray
+	// build; of those about as costly, the ones with the shortest calls),
+	// so a request's structure stays in the trace while tight inner loops
+	// leave it; calls
 	// already open keep their Exit, so no file holds half a call, and new
 	// calls of a shed function cost what they cost with tracing off. The
 	// cost is estimated at Stats().RecordCost a record, timed at Start (a

@@ -40,6 +40,7 @@ func accountFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error
 		if err != nil {
 			return nil, err
 		}
+		o.ShedDetails = in.shed
 		acc := analysis.NewAccountant(o)
 		var hdr fdr.Header
 		if err := in.each(trace, func(r *analysis.Reader) { hdr = r.Header() }, func(e *analysis.Event) error {

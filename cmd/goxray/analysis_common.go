@@ -106,15 +106,20 @@ type input struct {
 	traceID string
 	// requests is -trace's filter, once a scan of the trace found it.
 	requests *analysis.RequestFilter
+	// shed: list every function the overhead governor shed, not only
+	// how many and the first few (-shed).
+	shed bool
 }
 
-// inputFlags registers -instr_map (and its short form -m) and -trace.
+// inputFlags registers -instr_map (and its short form -m), -trace and
+// -shed.
 func inputFlags(fs *flag.FlagSet) *input {
 	in := new(input)
 	const usage = "instrumentation map: goxray's TRACE.map side file or the compiler-rt binary (default: TRACE.map if it exists)"
 	fs.StringVar(&in.imap, "instr_map", "", usage)
 	fs.StringVar(&in.imap, "m", "", "short for -instr_map")
 	fs.StringVar(&in.traceID, "trace", "", "narrow the view to the requests of this trace id (32 hex digits, as OpenTelemetry and Jaeger show it): the goroutine each of its spans started on and those started under it, between the span's start and end (xrayotel records them)")
+	fs.BoolVar(&in.shed, "shed", false, "list every function the overhead governor shed: when and why, its callers and callees (default: how many, and the first few)")
 	return in
 }
 

@@ -39,7 +39,7 @@ func (pf profileFlags) loadProfile(trace string) (*analysis.Profile, *analysis.M
 	if err != nil {
 		return nil, nil, err
 	}
-	o := analysis.ProfileOptions{CloseOpen: *pf.open}
+	o := analysis.ProfileOptions{CloseOpen: *pf.open, ShedDetails: pf.in.shed}
 	if *pf.lineage {
 		// First pass: who started whom, and when each child first ran.
 		l := analysis.NewLineage()

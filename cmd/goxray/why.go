@@ -140,7 +140,7 @@ func joinWhy(in *input, trace, gp string, m *analysis.Map) (res *why.Result, j *
 			g = nil
 		}
 	}
-	var gs analysis.Gaps
+	gs := analysis.Gaps{ShedDetails: in.shed}
 	err = in.each(trace, func(r *analysis.Reader) {
 		j = why.NewJoin(g, r.Header().CycleFrequency)
 		gs.Header = r.Header()

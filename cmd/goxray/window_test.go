@@ -194,7 +194,7 @@ func TestWindowGapsInEveryView(t *testing.T) {
 	loop := read + " [1 entered before window, 1 open at end]"
 	edge := marked(pool, "may skip shed calls")
 	self := marked(parse, "self may include shed calls")
-	has("top", view("top", "-n", "0"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool,
+	has("top", view("top", "-n", "0", "-shed"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool,
 		loop, accept+" [1 entered before window, 1 open at end]", edge, self, "calls were open when the window began")
 	has("top -lineage", view("top", "-lineage", "-n", "0"), loop, edge)
 	has("stack -marks", view("stack", "-marks"), loop+";"+funcName(winHandle), edge, accept+" [1 entered before window, 1 open at end] ")
@@ -211,7 +211,7 @@ func TestWindowGapsInEveryView(t *testing.T) {
 		loop, "calls were open when the window began")
 	has("flame", view("flame"), "shed by the overhead governor", "may skip shed calls", winShort(read))
 	has("perfetto", view("perfetto"), "goxray: what this window lacks", "entered before window", "may skip shed calls", "open at end")
-	has("why", view("why"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool, "their time is in their callers' split")
+	has("why", view("why", "-shed"), "Shed by the overhead governor", decode, "called by: "+parse+"; calls: "+pool, "their time is in their callers' split")
 	view("pprof")
 	pf, err := os.Open(out("pprof"))
 	if err != nil {

@@ -16,6 +16,9 @@ type AccountOptions struct {
 	KeepGoing          bool // -k: skip records that do not fit instead of failing
 	DeduceSiblingCalls bool // -d: an exit closes every call above the matching entry
 	RecursiveOnly      bool // -recursive-calls-only
+	// ShedDetails: Notes lists every shed function (when, why, its
+	// callers and callees), not only how many and the first few.
+	ShedDetails bool
 }
 
 // Accountant computes llvm-xray account's table: per function id, the

@@ -53,7 +53,7 @@ func (a *Accountant) Notes(h fdr.Header, m *Map) string {
 	if open > 0 {
 		fmt.Fprintf(&b, "%d calls were still running at the window's end: not in the table (marked \"N %s\").\n", open, markOpen)
 	}
-	b.WriteString(ShedHeader(sheds, m, p.Since))
+	b.WriteString(shedSummary(sheds, nil, m, p.Since, shedMarksShed, a.opt.ShedDetails))
 	b.WriteString(a.Untraced.Note())
 	return b.String()
 }

@@ -51,7 +51,7 @@ func (p *Profile) capped() *Profile {
 	}
 	depth = nil
 	q := &Profile{opt: p.opt, Header: p.Header, First: p.First, Last: p.Last, Orphans: p.Orphans, Open: p.Open, Events: p.Events,
-		Sheds: p.Sheds, Before: p.Before, OpenUnknown: p.OpenUnknown, shedG: p.shedG,
+		Sheds: p.Sheds, Before: p.Before, OpenUnknown: p.OpenUnknown, shedG: p.shedG, selfShed: p.selfShed,
 		Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{}, elided: map[int32]elided{}}
 	const half = MaxFrames / 2
 	type pos struct {
@@ -107,6 +107,7 @@ func (p *Profile) capped() *Profile {
 		qn.Open += nd.Open
 		qn.Before += nd.Before
 		qn.SkipShed = qn.SkipShed || nd.SkipShed
+		qn.SelfShed = qn.SelfShed || nd.SelfShed
 		for int(cur.q) >= len(onPath) {
 			onPath = append(onPath, 0)
 		}

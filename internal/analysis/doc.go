@@ -19,11 +19,14 @@
 // governor's shed set, whose functions' later calls have no record. Frame
 // and function names carry the marks in brackets ("N entered before
 // window", "N open at end", "may skip shed calls", "self may include shed
-// calls", "shed: later calls not traced"), and a note names the shed
-// functions: top and account print it with their tables, pprof in its
-// comments (marks in a "window" sample label), perfetto as an instant at
-// time zero, stack and flame on standard error (flame also in its
-// subtitle).
+// calls", "shed: later calls not traced"; shed marks only where a shed
+// function can affect them, see shedGraph), and a note says how many
+// functions were shed and names the first few (every one with its
+// details on request, ProfileOptions.ShedDetails): top and account print
+// it with their tables, pprof in its comments (marks in a "window" sample
+// label), perfetto as an instant at time zero (with every detail; its
+// slices carry the shed marks as annotations of a few bytes), stack and
+// flame on standard error (flame also in its subtitle).
 //
 // Memory: Reader holds the window and per-thread expander state; Accountant
 // holds 4 bytes per call (the exact percentiles need every latency); Profile

@@ -52,6 +52,7 @@ const (
 	pfIIDName      = 2 // EventName.name, DebugAnnotationName.name
 
 	pfDANameIID = 1 // DebugAnnotation.name_iid
+	pfDABool    = 2 // DebugAnnotation.bool_value
 	pfDAUint    = 3 // DebugAnnotation.uint_value
 	pfDAString  = 6 // DebugAnnotation.string_value
 
@@ -83,6 +84,11 @@ type PerfettoScan struct {
 	OpenUnknown bool     // fdr.OpenUnknownPayload
 	Untraced    Untraced // fdr.UntracedPrefix
 	before      map[threadKey][]openAt
+
+	// The window's calls: who called whom, from when (what the shed
+	// set can affect, see shedGraph), and each thread's open calls.
+	calls  *callGraph
+	stacks map[threadKey]*idStack
 }
 
 // openAt is one open-calls event: its TSC and the Entries it names.
@@ -93,7 +99,8 @@ type openAt struct {
 
 // NewPerfettoScan starts the first pass.
 func NewPerfettoScan(h fdr.Header) *PerfettoScan {
-	return &PerfettoScan{Header: h, First: math.MaxUint64, roots: map[threadKey]uint32{}, depth: map[threadKey]int{}}
+	return &PerfettoScan{Header: h, First: math.MaxUint64, roots: map[threadKey]uint32{}, depth: map[threadKey]int{},
+		calls: newCallGraph(), stacks: map[threadKey]*idStack{}}
 }
 
 // Add feeds one event of the first pass.
@@ -126,9 +133,26 @@ func (s *PerfettoScan) Add(e *Event) {
 			s.roots[k] = e.FuncID
 		}
 		s.depth[k]++
+		st := s.stacks[k]
+		if st == nil {
+			st = &idStack{}
+			s.stacks[k] = st
+		}
+		if n := len(st.ids); n > 0 {
+			s.calls.add(st.ids[n-1], e.FuncID, e.TSC)
+		}
+		st.push(e.FuncID)
 	case fdr.EventExit, fdr.EventTailExit:
 		if s.depth[k] > 0 {
 			s.depth[k]--
+		}
+		if st := s.stacks[k]; st != nil {
+			if i := st.find(e.FuncID); i >= 0 {
+				st.pop(i)
+			}
+			if len(st.ids) == 0 {
+				delete(s.stacks, k)
+			}
 		}
 	}
 }
@@ -155,10 +179,9 @@ type PerfettoWriter struct {
 	first  bool
 	Slices int64
 
-	shedG     *shedGraph
-	shedNames string
-	before    map[threadKey][]openAt // scan.before, consumed as Entries come
-	States    int64                  // goroutine state slices (AddStates)
+	shedG  *shedGraph
+	before map[threadKey][]openAt // scan.before, consumed as Entries come
+	States int64                  // goroutine state slices (AddStates)
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
@@ -314,14 +337,18 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		}
 		st.push(e.FuncID)
 		marks, before := pw.enterMarks(k, parent, e.FuncID, e.TSC)
+		skip := parent != 0 && pw.shedG.edgeMay(parent, e.FuncID, e.TSC)
 		var anns func([]byte) []byte
-		if len(e.Args) > 0 || len(marks) > 0 {
+		if len(e.Args) > 0 || len(marks) > 0 || skip {
 			anns = func(te []byte) []byte {
 				for i, a := range e.Args {
 					te = pw.annotation(te, "arg"+strconv.Itoa(i), func(b []byte) []byte { return appendUint(b, pfDAUint, a) })
 				}
 				for _, mk := range marks {
 					te = pw.annotation(te, "window", func(b []byte) []byte { return appendString(b, pfDAString, mk) })
+				}
+				if skip {
+					te = pw.shedMark(te, markSkipShed)
 				}
 				return te
 			}
@@ -339,7 +366,14 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		}
 		if i := st.find(e.FuncID); i >= 0 {
 			for j := len(st.ids) - 1; j >= i; j-- {
-				pw.event(e, pfSliceEnd, "", nil)
+				var anns func([]byte) []byte
+				if pw.shedG.selfMay(st.ids[j], e.TSC) {
+					// Known only at the end: whether the call ran into
+					// the time a function it calls was shed. Perfetto
+					// adds an end event's annotations to its slice.
+					anns = func(te []byte) []byte { return pw.shedMark(te, markSelfShed) }
+				}
+				pw.event(e, pfSliceEnd, "", anns)
 			}
 			st.pop(i)
 		}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"slices"
-	"strings"
 )
 
 // notes puts what the window lacks on the first track, at time zero, and
@@ -18,19 +17,16 @@ func (pw *PerfettoWriter) notes() {
 	}
 	if len(scan.Sheds) > 0 {
 		slices.SortFunc(scan.Sheds, func(a, b Shed) int { return cmp.Compare(a.TSC, b.TSC) })
-		pw.shedG = newShedGraph(scan.Sheds)
-		var names []string
-		for _, sh := range scan.Sheds {
-			names = append(names, pw.m.Name(sh.FuncID))
-		}
-		pw.shedNames = strings.Join(names, ", ")
+		pw.shedG = newShedGraph(scan.Sheds, scan.calls)
 	}
 	var open int64
 	for _, d := range scan.depth {
 		open += int64(d)
 	}
 	p := &Profile{Header: scan.Header, First: scan.First}
-	text := OpenHeader(scan.Before, open, scan.OpenUnknown) + ShedHeader(scan.Sheds, pw.m, p.Since) + scan.Untraced.Note()
+	// The notes are one annotation, read on request: every shed function's
+	// details fit there.
+	text := OpenHeader(scan.Before, open, scan.OpenUnknown) + shedSummary(scan.Sheds, pw.shedG, pw.m, p.Since, shedMarksAll, true) + scan.Untraced.Note()
 	if text == "" || len(scan.order) == 0 {
 		return
 	}
@@ -40,9 +36,9 @@ func (pw *PerfettoWriter) notes() {
 	})
 }
 
-// enterMarks returns the annotations a slice of fn, entered under parent
-// (0: none) at tsc on thread k, carries, and whether the flusher wrote its
-// Entry (a call open when the window began).
+// enterMarks returns the annotations a slice of fn, entered at tsc on
+// thread k, carries, and whether the flusher wrote its Entry (a call open
+// when the window began).
 func (pw *PerfettoWriter) enterMarks(k threadKey, parent, fn uint32, tsc uint64) (marks []string, before bool) {
 	if q := pw.before[k]; len(q) > 0 && q[0].tsc == tsc && q[0].ids[0] == fn {
 		before = true
@@ -51,11 +47,12 @@ func (pw *PerfettoWriter) enterMarks(k threadKey, parent, fn uint32, tsc uint64)
 		}
 		marks = append(marks, markBefore+" (time unknown: it starts at the window's start)")
 	}
-	if parent != 0 && pw.shedG.edgeMay(parent, fn) {
-		marks = append(marks, markSkipShed+": "+pw.shedNames)
-	}
-	if pw.shedG.selfMay(fn) {
-		marks = append(marks, markSelfShed+": "+pw.shedNames)
-	}
 	return marks, before
+}
+
+// shedMark adds a shed mark to a slice's event: an annotation named by
+// the mark (interned, so a few bytes a slice) whose value is true. The
+// notes at time zero name the shed functions.
+func (pw *PerfettoWriter) shedMark(te []byte, mark string) []byte {
+	return pw.annotation(te, mark, func(b []byte) []byte { return appendUint(b, pfDABool, 1) })
 }

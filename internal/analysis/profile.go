@@ -24,6 +24,9 @@ type ProfileOptions struct {
 	// that ended before it are left out and calls that started before it
 	// count from it (the last N seconds of a window).
 	Since uint64
+	// ShedDetails: Notes lists every shed function (when, why, its
+	// callers and callees), not only how many and the first few.
+	ShedDetails bool
 }
 
 // Node is one call path of the merged tree: a function under its caller.
@@ -42,9 +45,15 @@ type Node struct {
 	// times are lower bounds), Open those still open at its end (counted
 	// up to it with CloseOpen, else left out of Calls and Total).
 	Before, Open uint64
-	// SkipShed: this call may in fact have been made by a shed function
-	// its parent called (see shedGraph), set by Finish.
-	SkipShed bool
+	// SkipShed: a call on this path may in fact have been made by a shed
+	// function its parent called; SelfShed: the self time of a call on
+	// it may include calls of a shed function (see shedGraph). Set by
+	// Finish.
+	SkipShed, SelfShed bool
+	// When calls on this path were first and last entered, and when the
+	// last ended (the window's end for one still open): what a shed
+	// function, from when it was shed, can affect.
+	firstIn, lastIn, lastOut uint64
 }
 
 type childKey struct {
@@ -99,7 +108,8 @@ type Profile struct {
 	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
 	Untraced Untraced
 
-	shedG *shedGraph // from Sheds, by Finish
+	shedG    *shedGraph      // from Sheds, by Finish
+	selfShed map[uint32]bool // functions a node of which is SelfShed
 
 	elided map[int32]elided // elision markers (capped profiles only)
 	// scanned counts the frames exits looked at below the innermost one
@@ -119,7 +129,7 @@ func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
 		return c
 	}
 	c := int32(len(p.Nodes))
-	p.Nodes = append(p.Nodes, Node{Func: fn, Parent: parent, Spawned: spawned})
+	p.Nodes = append(p.Nodes, Node{Func: fn, Parent: parent, Spawned: spawned, firstIn: math.MaxUint64})
 	p.Nodes[parent].Children = append(p.Nodes[parent].Children, c)
 	p.index[k] = c
 	return c
@@ -169,6 +179,8 @@ func (p *Profile) Add(e *Event) {
 			spawned = true
 		}
 		n := p.child(parent, e.FuncID, spawned)
+		nd := &p.Nodes[n]
+		nd.firstIn, nd.lastIn = min(nd.firstIn, e.TSC), max(nd.lastIn, e.TSC)
 		s.frames = append(s.frames, pframe{node: n, enter: e.TSC})
 		if s.open != nil {
 			s.open[e.FuncID]++
@@ -227,6 +239,7 @@ func (p *Profile) spawnedUnder(g int32, s *gstack) {
 func (p *Profile) close(s *gstack, i int, tsc uint64) {
 	for j := len(s.frames) - 1; j >= i; j-- {
 		f := s.frames[j]
+		p.Nodes[f.node].lastOut = max(p.Nodes[f.node].lastOut, tsc)
 		if tsc < p.opt.Since {
 			continue
 		}
@@ -273,6 +286,7 @@ func (p *Profile) Finish() {
 		p.Open += int64(len(s.frames))
 		for _, f := range s.frames {
 			p.Nodes[f.node].Open++
+			p.Nodes[f.node].lastOut = p.Last // it ran to the window's end
 		}
 		if p.opt.CloseOpen && len(s.frames) > 0 {
 			p.close(s, 0, p.Last)
@@ -281,19 +295,35 @@ func (p *Profile) Finish() {
 	}
 	slices.SortFunc(p.Sheds, func(a, b Shed) int { return cmp.Compare(a.TSC, b.TSC) })
 	if len(p.Sheds) > 0 {
-		p.shedG = newShedGraph(p.Sheds)
-		for i := 1; i < len(p.Nodes); i++ {
-			nd := &p.Nodes[i]
-			if !nd.Spawned && nd.Parent > 0 {
-				nd.SkipShed = p.shedG.edgeMay(p.Nodes[nd.Parent].Func, nd.Func)
-			}
+		p.markShed()
+	}
+}
+
+// markShed marks the nodes the shed set can affect (see shedGraph), from
+// the window's own calls as well as what the shed events say.
+func (p *Profile) markShed() {
+	seen := newCallGraph()
+	for i := 1; i < len(p.Nodes); i++ {
+		if nd := &p.Nodes[i]; !nd.Spawned && nd.Parent > 0 {
+			seen.add(p.Nodes[nd.Parent].Func, nd.Func, nd.firstIn)
+		}
+	}
+	p.shedG = newShedGraph(p.Sheds, seen)
+	p.selfShed = map[uint32]bool{}
+	for i := 1; i < len(p.Nodes); i++ {
+		nd := &p.Nodes[i]
+		if !nd.Spawned && nd.Parent > 0 {
+			nd.SkipShed = p.shedG.edgeMay(p.Nodes[nd.Parent].Func, nd.Func, nd.lastIn)
+		}
+		if nd.SelfShed = p.shedG.selfMay(nd.Func, nd.lastOut); nd.SelfShed {
+			p.selfShed[nd.Func] = true
 		}
 	}
 }
 
-// SelfMayIncludeShed reports whether fn's self time may include calls of
-// functions the governor shed (it is one of their callers).
-func (p *Profile) SelfMayIncludeShed(fn uint32) bool { return p.shedG.selfMay(fn) }
+// SelfMayIncludeShed reports whether the self time of some call of fn
+// may include calls of functions the governor shed (see shedGraph).
+func (p *Profile) SelfMayIncludeShed(fn uint32) bool { return p.selfShed[fn] }
 
 // marks lists the notes a node's frame name carries.
 func (p *Profile) marks(n int32) []string {
@@ -308,7 +338,7 @@ func (p *Profile) marks(n int32) []string {
 	if nd.SkipShed {
 		ms = append(ms, markSkipShed)
 	}
-	if p.shedG.selfMay(nd.Func) {
+	if nd.SelfShed {
 		ms = append(ms, markSelfShed)
 	}
 	return ms

@@ -13,7 +13,7 @@ import (
 // output with the function's name and when it was shed, so that missing
 // calls are not read as the program's behaviour.
 func TestTopShowsSheds(t *testing.T) {
-	p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{})
+	p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{ShedDetails: true})
 	add := func(typ fdr.EventType, id uint32, tsc uint64, data []byte) {
 		p.Add(&Event{Type: typ, FuncID: id, TSC: tsc, TID: 1, Data: data})
 	}
@@ -42,7 +42,7 @@ func TestTopShowsSheds(t *testing.T) {
 // listed with that caller and the reason, whichever of its events (the
 // governor's, the shed set's repeat without with=) comes first.
 func TestTopShowsLeafShedWithCaller(t *testing.T) {
-	p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{})
+	p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{ShedDetails: true})
 	add := func(typ fdr.EventType, id uint32, tsc uint64, data []byte) {
 		p.Add(&Event{Type: typ, FuncID: id, TSC: tsc, TID: 1, Data: data})
 	}

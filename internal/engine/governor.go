@@ -14,11 +14,12 @@ import (
 
 // The overhead governor keeps what recording costs within a share of the
 // CPU time the process uses (Config.OverheadBudget). It estimates that
-// share from the records written over its recent looks, at the session's
-// estimated cost per record (estimateRecordCost), and the process's CPU
-// time over the same span (getrusage); over budget, it counts the
-// functions in the newest records and sheds the hottest until the rest
-// fits. The process's own CPU time, not the machine's or GOMAXPROCS's, is
+// share from the records written since its judgement began (a run of
+// looks, governsample.go), at the session's estimated cost per record
+// (estimateRecordCost), and the process's CPU time over the same span
+// (getrusage); once the run is over budget by more than its noise, it
+// counts the functions in the newest records and sheds the costliest
+// until the rest fits (decide). The process's own CPU time, not the machine's or GOMAXPROCS's, is
 // what the program pays with: a single-threaded hot loop on a 64-core
 // machine is slowed by its recording as much as on one core, and a budget
 // per core would let it pay 64 times the budget.
@@ -44,6 +45,33 @@ import (
 // than anyone reading a flushed window could tell why calls vanish.
 // Every decision is logged, counted in Stats, and written into the trace
 // as a custom event (fdr.AppendShedPayload) on the governor's goroutine.
+// Because a shed is for good, the governor must not shed on a swing of
+// its estimate: a judge of each look alone, over budget on every other
+// look of a service whose cost hovers near the budget (bursts of
+// requests, fsyncs that batch more or fewer of them, getrusage's late
+// count of running threads), sheds one more function at each swing, down
+// to the request path. So it acts on a run's excess, not on a look's
+// (overrun, tolerated), and sheds no more than that estimate asks.
+//
+// Why functions, not goroutines or requests. Keeping whole call trees
+// for a sample of goroutines (or of requests: a goroutine's outermost
+// calls) would keep every tree it records whole, but the sample's
+// decision would cost every call of every gated function, traced or not,
+// a read of the goroutine's id and a test at its start, where a shed
+// function pays one load; and a hot function still records every call in
+// a sampled goroutine, so the sample must shrink until the hottest
+// function's records fit: with a parser at ten times the budget, one
+// goroutine in ten, and a request, slow or not, is in the trace one time
+// in ten. Shedding the costliest functions takes the hot ones out of
+// every tree and keeps the rest, the handler of every request among
+// them, in all: the trees have holes, and the views mark what a hole can
+// affect (internal/analysis, shedGraph). Where the request path itself,
+// once every costlier function is shed, still costs more than the
+// budget, some of its functions must go too: of those about as costly,
+// the governor sheds the ones whose calls are shortest (decide), so each
+// request keeps the calls that frame the others, its handler and its
+// waits, longest. bench/README.md ("What the governor sheds") has the
+// figures for both designs on a server.
 
 // The governor looks at the cost of recording when a writer seals a
 // buffer that it filled faster than the budget allows (the record path's
@@ -53,11 +81,13 @@ import (
 // still in buffers being filled). A look reads the queue's record count
 // (a load per buffer; with MinDuration, plus the calls it erased, which
 // were paid for: paidRecords) and, if it grew, the process's CPU time (one
-// getrusage), and judges their growth over the last governSpan; only a
-// look over budget copies the newest records (sampleBytes) to count
-// functions. Less than
-// minJudgedCPU of CPU time in the span is too little to judge a share of:
-// an idle program is not shed, and neither is a burst shorter than that.
+// getrusage), and judges the cost of the records since the current run
+// began (overrun): a run ends at a look where its cost is within budget,
+// and the governor acts only on one whose excess the run's length can
+// tell from noise (tolerated). Only a look that acts copies the newest
+// records (sampleBytes) to count functions. Less than minJudgedCPU of CPU
+// time in the run is too little to judge a share of: an idle program is
+// not shed, and neither is a burst shorter than that.
 const (
 	governSpan   = 100 * time.Millisecond
 	minJudgedCPU = time.Millisecond
@@ -84,9 +114,17 @@ type choice struct {
 // decide picks what to shed when recording costs cost (a share of the
 // CPU, 0..1) against budget (same unit), given how many of the recent
 // records each function wrote (counts, indexed by id; the caller leaves
-// out functions that no longer record). Hottest first, only eligible
-// functions, until the rest would fit.
-func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) choice {
+// out functions that no longer record) and how long its calls last
+// (lasting, by id, in any unit; nil: all alike). Costliest first, only
+// eligible functions, until the rest would fit; of functions about as
+// costly as the costliest left (within sameCost), the one whose calls
+// are shortest: a long call frames the calls under it (a request's
+// handler frames the request), so it is worth more to keep than a
+// short one that costs as much to record. (A call that blocks outlasts
+// the goroutine's turn on its P, which ends its block of the sample; of
+// a function whose calls seldom block, like one that takes a contended
+// lock, the governor orders by the share of those that did.)
+func decide(cost, budget float64, counts []uint32, lasting []uint64, eligible func(uint32) bool) choice {
 	var c choice
 	if cost <= budget || cost <= 0 {
 		return c
@@ -115,11 +153,22 @@ func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) c
 		}
 		return all[i].id < all[j].id
 	})
-	left := cost
-	for _, e := range all {
-		if left <= budget {
-			break
+	last := func(id uint32) uint64 {
+		if int(id) < len(lasting) {
+			return lasting[id]
 		}
+		return 0
+	}
+	left := cost
+	for len(all) > 0 && !(left <= budget) {
+		pick := 0
+		for i := 1; i < len(all) && float64(all[i].n) >= sameCost*float64(all[0].n); i++ {
+			if last(all[i].id) < last(all[pick].id) {
+				pick = i
+			}
+		}
+		e := all[pick]
+		all = append(all[:pick], all[pick+1:]...)
 		share := float64(e.n) / float64(total)
 		c.ids = append(c.ids, e.id)
 		c.shares = append(c.shares, share)
@@ -127,6 +176,12 @@ func decide(cost, budget float64, counts []uint32, eligible func(uint32) bool) c
 	}
 	return c
 }
+
+// sameCost is the ratio of records within which decide takes two
+// functions to cost about as much: wider than the sample's noise (a
+// function with a few hundred records in sampleBytes is counted within a
+// few percent), narrow enough that a clearly costlier function goes first.
+const sameCost = 0.75
 
 // recheckEvery is how soon the governor judges again after it found the
 // process over budget and nothing to shed (the hot code is placed by
@@ -164,11 +219,11 @@ func (s *session) govern(done, exited chan struct{}) {
 	s.govG.Store(glayout.Goid())
 	t := time.NewTicker(governEvery)
 	defer t.Stop()
-	var w costWindow
+	var run overrun
 	var g sampler
 	start := time.Now()
 	last := s.paidRecords()
-	w.reset(0, last, processCPU())
+	run.reset(0, last, processCPU())
 	g.since(s)
 	hold := time.Time{}
 	told := false
@@ -188,12 +243,16 @@ func (s *session) govern(done, exited chan struct{}) {
 		pct := s.budget.Load()
 		budget := pct / 100
 		rc := s.recordCost.Load()
-		cost := w.add(now.Sub(start), recs, processCPU(), rc)
-		if budget <= 0 || cost <= budget || now.Before(hold) {
+		if budget <= 0 {
+			run.reset(now.Sub(start), recs, processCPU())
+			continue
+		}
+		cost, over := run.add(now.Sub(start), recs, processCPU(), rc, budget)
+		if !over || now.Before(hold) {
 			continue
 		}
 		counts := g.count(s)
-		c := decide(cost, budget, counts, sheddable)
+		c := decide(cost, budget, counts, g.lasting(), sheddable)
 		if len(c.ids) == 0 {
 			// Nothing left to shed: judge again soon, not at every
 			// buffer, and say so once.
@@ -213,8 +272,7 @@ func (s *session) govern(done, exited chan struct{}) {
 		}
 		// Judge what is left on records made after the shed only.
 		last = s.paidRecords()
-		w.reset(time.Since(start), last, processCPU())
-		hold = time.Now().Add(2 * time.Millisecond)
+		run.reset(time.Since(start), last, processCPU())
 	}
 }
 

@@ -9,48 +9,68 @@ import (
 	"github.com/goxray/xray/internal/stream"
 )
 
-// costWindow holds the governor's recent looks: when each was taken, the
-// record count and the process's CPU time then. The cost is judged from
-// the oldest look within governSpan (or the one before it, when looks are
-// sparse) to the newest.
-type costWindow struct {
-	at   [windowLooks]time.Duration
-	recs [windowLooks]uint64
-	cpu  [windowLooks]time.Duration
-	n    int // looks held, ≥ 1 after reset
-	head int // the oldest
+// overrun is the governor's account of the current run: the looks since
+// the last one at which recording had cost no more than the budget since
+// the run began (what a cumulative sum of the excess, floored at zero,
+// calls a run). It holds the run's start: when, the records paid for and
+// the process's CPU time then.
+type overrun struct {
+	at   time.Duration
+	recs uint64
+	cpu  time.Duration
 }
 
-// windowLooks bounds the looks held: when buffers fill fast the span is
-// that many looks, shorter than governSpan.
-const windowLooks = 32
-
-func (w *costWindow) reset(at time.Duration, recs uint64, cpu time.Duration) {
-	*w = costWindow{}
-	w.at[0], w.recs[0], w.cpu[0], w.n = at, recs, cpu, 1
+func (o *overrun) reset(at time.Duration, recs uint64, cpu time.Duration) {
+	*o = overrun{at, recs, cpu}
 }
 
-// add records a look and returns the cost, at recordCost ns a record, of
-// the records written since the window's oldest look, as a share of the
-// CPU time used since (0 below minJudgedCPU).
-func (w *costWindow) add(at time.Duration, recs uint64, cpu time.Duration, recordCost float64) float64 {
-	if w.n == windowLooks {
-		w.head, w.n = (w.head+1)%windowLooks, w.n-1
-	}
-	i := (w.head + w.n) % windowLooks
-	w.at[i], w.recs[i], w.cpu[i] = at, recs, cpu
-	w.n++
-	// Keep one look older than the span at most: the base.
-	for w.n > 2 && at-w.at[(w.head+1)%windowLooks] >= governSpan {
-		w.head, w.n = (w.head+1)%windowLooks, w.n-1
-	}
-	if recs < w.recs[w.head] {
+// add takes a look: at, the records paid for (recs) and the process's
+// CPU time then (cpu). It returns the cost of the run's records at
+// recordCost ns each, as a share of the CPU time used since the run
+// began (0 below minJudgedCPU), and whether that is over budget by more
+// than the run's length can tell from noise (tolerated): then the
+// governor acts. A run whose cost is within budget ends here, and the
+// next begins at this look.
+func (o *overrun) add(at time.Duration, recs uint64, cpu time.Duration, recordCost, budget float64) (cost float64, over bool) {
+	if recs < o.recs {
 		// The count can step back (a buffer recycled while Stats read
 		// it was counted twice in an earlier look; MinDuration erases
 		// records): no growth to judge.
-		return 0
+		o.reset(at, recs, cpu)
+		return 0, false
 	}
-	return recordsCost(recs-w.recs[w.head], cpu-w.cpu[w.head], recordCost)
+	cost = recordsCost(recs-o.recs, cpu-o.cpu, recordCost)
+	if cpu-o.cpu < minJudgedCPU {
+		return 0, false // too little CPU time yet: the run goes on
+	}
+	if cost <= budget {
+		o.reset(at, recs, cpu)
+		return cost, false
+	}
+	excess := time.Duration((cost - budget) * float64(cpu-o.cpu))
+	return cost, cost > tolerated(budget, at-o.at) && excess >= minJudgedCPU
+}
+
+// tolerated is the cost a run of length span may show before the
+// governor acts: the budget, plus what the budget allows over governSpan
+// spread over the run, budget × (1 + governSpan/span). A run's excess
+// must amount to the budget's worth of governSpan: 11 times the budget
+// over 10 ms, twice over 100 ms, 1.1 times over a second; and (add) to
+// minJudgedCPU of CPU time at least, which a program that hardly runs
+// takes long to pay. A program that turns hot is shed within
+// milliseconds, and one whose cost hovers at the budget only once it
+// stays over it. Over a short run the estimate
+// swings by as much: with the program's bursts, and with the CPU time,
+// which getrusage adds up for another running thread only at its
+// scheduler tick (up to 10 ms late), so a span of a few ms can read a
+// fraction of the CPU time it took. A shed cannot be taken back (see
+// governor.go): one made on such a swing would shed, one swing after
+// another, functions the budget never asked to shed.
+func tolerated(budget float64, span time.Duration) float64 {
+	if span <= 0 {
+		return math.Inf(1)
+	}
+	return budget * (1 + float64(governSpan)/float64(span))
 }
 
 // recordsCost is the share of cpu, the CPU time the process used, that n
@@ -101,6 +121,14 @@ type sampler struct {
 	counts []uint32
 	erased []uint32 // per id, erased calls seen in the writers' slots
 	hand   int      // calls of functions without a gate, in the last count
+	// How long calls last, per id: the ticks and number of those whose
+	// Entry and Exit are in one block of the sample, and the calls that
+	// outlasted their block; stack is a block's open calls.
+	ticks    []uint64
+	timed    []uint32
+	outlast  []uint32
+	stack    []sampledCall
+	lastings []uint64
 	// At the last count: records written and calls erased, so that the
 	// two kinds of calls weigh what each of them amounted to since.
 	written, gone uint64
@@ -131,21 +159,39 @@ func (g *sampler) count(s *session) []uint32 {
 	mu.Unlock()
 	g.buf = sn.Buf
 	clear(g.counts)
+	clear(g.ticks)
+	clear(g.timed)
+	clear(g.outlast)
 	var w stream.Walker
 	for _, sg := range sn.Segments {
 		// A malformed copy (none is expected) ends the count where the
 		// fault is: an estimate needs no more.
 		w.Reset(sg.Data)
 		for w.NextBlock() {
+			g.stack = g.stack[:0]
 			for {
 				word, ok := w.Function()
 				if !ok {
 					break
 				}
-				if a, id := fdr.FunctionFields(word); a == fdr.Enter || a == fdr.EnterArgs {
+				switch a, id := fdr.FunctionFields(word); a {
+				case fdr.Enter, fdr.EnterArgs:
 					g.counts = grow(g.counts, id)
 					g.counts[id]++
+					g.stack = append(g.stack, sampledCall{id, w.TSC()})
+				case fdr.Exit, fdr.TailExit:
+					if n := len(g.stack); n > 0 && g.stack[n-1].id == id {
+						g.ticks = grow(g.ticks, id)
+						g.timed = grow(g.timed, id)
+						g.ticks[id] += w.TSC() - g.stack[n-1].tsc
+						g.timed[id]++
+						g.stack = g.stack[:n-1]
+					}
 				}
+			}
+			for _, c := range g.stack {
+				g.outlast = grow(g.outlast, c.id)
+				g.outlast[c.id]++
 			}
 		}
 	}
@@ -208,10 +254,47 @@ func (g *sampler) takeErased(s *session) int {
 	return seen
 }
 
+// sampledCall is a call open in a block of the sample: its function and
+// when it began.
+type sampledCall struct {
+	id  uint32
+	tsc uint64
+}
+
+// lasting returns, per id, how long the calls of the last count last,
+// as a number that orders functions: first by the share of their calls
+// that outlasted their block (a call that blocked, or ran long enough to
+// share its P: it lasts longer than any call seen whole), then by the
+// mean of those seen whole, in ticks. A function seen only in erased
+// calls lasts 0: MinDuration erased them for being short.
+func (g *sampler) lasting() []uint64 {
+	const meanBits = 40
+	g.lastings = grow(g.lastings[:0], uint32(max(len(g.counts), 1)-1))
+	clear(g.lastings)
+	for id := range g.lastings {
+		var out, timed, ticks uint64
+		if id < len(g.outlast) {
+			out = uint64(g.outlast[id])
+		}
+		if id < len(g.timed) {
+			timed, ticks = uint64(g.timed[id]), g.ticks[id]
+		}
+		if out+timed == 0 {
+			continue
+		}
+		mean := uint64(0)
+		if timed > 0 {
+			mean = min(ticks/timed, 1<<meanBits-1)
+		}
+		g.lastings[id] = out*1024/(out+timed)<<meanBits | mean
+	}
+	return g.lastings
+}
+
 // grow returns c with room for index id.
-func grow(c []uint32, id uint32) []uint32 {
+func grow[T uint32 | uint64](c []T, id uint32) []T {
 	if int(id) >= len(c) {
-		c = append(c, make([]uint32, int(id)+1-len(c))...)
+		c = append(c, make([]T, int(id)+1-len(c))...)
 	}
 	return c
 }
