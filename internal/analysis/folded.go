@@ -125,7 +125,7 @@ func (p *Profile) MarkSummary(m *Map) []string {
 	by := map[string]*merged{}
 	for i := 1; i < len(p.Nodes); i++ {
 		nd := &p.Nodes[i]
-		if nd.Before == 0 && nd.Open == 0 && !nd.SkipShed && !p.shedG.selfMay(nd.Func) {
+		if nd.Before == 0 && nd.Open == 0 && !nd.SkipShed && !nd.SelfShed {
 			continue
 		}
 		name := p.baseName(m, int32(i))
@@ -137,7 +137,7 @@ func (p *Profile) MarkSummary(m *Map) []string {
 		x.before += nd.Before
 		x.open += nd.Open
 		x.skip = x.skip || nd.SkipShed
-		x.selfShed = x.selfShed || p.shedG.selfMay(nd.Func)
+		x.selfShed = x.selfShed || nd.SelfShed
 	}
 	out := make([]string, 0, len(by))
 	for name, x := range by {
