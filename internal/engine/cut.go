@@ -87,9 +87,11 @@ func (s *session) snapshot(final bool, x *flush.Indexer) ([][]byte, flush.Params
 //
 // # What the records cannot say
 //
-// With stacks, the goroutines' stacks are read just before the cut
-// (openStacks, flush.Params.Open), so that calls open across the whole
-// window, which no record in it mentions, get Entries at its start. The
+// With stacks, the goroutines' stacks are read (readOpen,
+// flush.Params.Open), so that calls open across the whole window, which
+// no record in it mentions, get Entries at its start; the flusher places
+// each stack among its goroutine's records, which it replays up to
+// Params.Whole, so the read may come before the cut or after it. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
 	return s.snapshotFrom(dst, final, stacks, 0, false, nil)
@@ -107,20 +109,18 @@ func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([
 // session's sealed buffers where they are and gives x every segment as
 // soon as it has it (see snapshot).
 func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
-	var open map[uint64][]uint32
-	var openFrom, openTo uint64
-	read := true
+	var open map[uint64]flush.OpenStack
+	unknown := false
 	switch {
 	case final && s.finalStacks != nil:
 		// Read by Stop while recording was still on: a call that began
 		// after would have no record and could pass for one open since
 		// the window began.
-		d := s.finalStacks
-		open, openFrom, openTo, read = d.open, d.from, d.to, d.read
+		open, unknown = s.finalStacks.open, s.finalStacks.unknown
 	case stacks && !final:
-		open, openFrom, openTo, read = openStacks()
+		open, unknown = s.readOpen()
 	case stacks:
-		read = false
+		unknown = true
 	}
 	cut, _ := now()
 	if final {
@@ -176,10 +176,11 @@ func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inP
 		Shed:           shedBefore(before),
 		Untraced:       untracedPayloads(),
 		Open:           open,
-		OpenFrom:       openFrom,
-		OpenTo:         openTo,
-		OpenUnknown:    !read,
-		Start:          s.tsc0,
+		OpenUnknown:    unknown,
+		// Read just before the scan: every record below it is in the
+		// copy (the cut's argument), and the open-call reading replays
+		// the goroutines up to it.
+		Whole: cut,
 	}, sn.Buf
 }
 
