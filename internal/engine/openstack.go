@@ -197,27 +197,40 @@ func (s *session) classify(set *stackSet) map[uint64]flush.OpenStack {
 	c.taint = taint.Load()
 	gateMu.Lock()
 	defer gateMu.Unlock()
-	type span struct{ g, from, to uint64 }
-	var spans []span
-	var st0 []flush.OpenStack
+	type span struct{ from, to int }
+	type key struct {
+		stack uint64
+		pre   int
+	}
+	done := map[key]span{} // goroutines with one stack share its frames
+	type entry struct {
+		g  uint64
+		sp span
+		os flush.OpenStack
+	}
+	var es []entry
 	for g, st := range set.gs {
 		if !st.read {
 			open[g] = flush.OpenStack{Unread: true}
 			continue
 		}
 		fs := set.stack(st)
-		from := len(c.out)
-		c.frames(fs, s.start.before(g, fs))
-		if len(c.out) == from && !st.cut && !st.async {
+		k := key{st.key, s.start.before(g, fs)}
+		sp, ok := done[k]
+		if !ok {
+			sp.from = len(c.out)
+			c.frames(fs, k.pre)
+			sp.to = len(c.out)
+			done[k] = sp
+		}
+		if sp.from == sp.to && !st.cut && !st.async {
 			continue // nothing traced, nothing missing
 		}
-		spans = append(spans, span{g, uint64(from), uint64(len(c.out))})
-		st0 = append(st0, flush.OpenStack{Lo: st.lo, Hi: st.hi, Partial: st.cut, Gap: st.async})
+		es = append(es, entry{g, sp, flush.OpenStack{Lo: st.lo, Hi: st.hi, Partial: st.cut, Gap: st.async}})
 	}
-	for i, sp := range spans { // c.out is final now
-		os := st0[i]
-		os.Frames = c.out[sp.from:sp.to:sp.to]
-		open[sp.g] = os
+	for _, e := range es { // c.out is final now
+		e.os.Frames = c.out[e.sp.from:e.sp.to:e.sp.to]
+		open[e.g] = e.os
 	}
 	return open
 }

@@ -105,6 +105,7 @@ type goStack struct {
 // (under readMu).
 type stackSet struct {
 	gs     map[uint64]goStack
+	spans  map[uint64]goStack // by key: where its frames are
 	frames []stackFrame
 	cycles [readCycles]struct {
 		tr  traceRead
@@ -145,9 +146,10 @@ func withStacks(f func(*stackSet)) error {
 	defer readMu.Unlock()
 	s := &readSet
 	if s.gs == nil {
-		s.gs = map[uint64]goStack{}
+		s.gs, s.spans = map[uint64]goStack{}, map[uint64]goStack{}
 	}
 	clear(s.gs)
+	clear(s.spans)
 	s.frames = s.frames[:0]
 	depth := traceDepth()
 	for k := range s.cycles {
@@ -189,15 +191,21 @@ func withStacks(f func(*stackSet)) error {
 				frames = tr.stack(tg.stack)
 			}
 			if len(frames) > 0 {
-				st.read, st.from, st.key = true, len(s.frames), uint64(k)<<56|tg.stack
-				for i := len(frames) - 1; i >= 0; i-- {
-					fn := tr.str(frames[i].fn)
-					s.frames = append(s.frames, stackFrame{pc: frames[i].pc, fn: fn})
-					if string(fn) == "runtime.asyncPreempt" {
-						st.async = true
+				st.read, st.key = true, uint64(k)<<56|tg.stack
+				if sp, ok := s.spans[st.key]; ok {
+					st.from, st.to, st.async = sp.from, sp.to, sp.async
+				} else {
+					st.from = len(s.frames)
+					for i := len(frames) - 1; i >= 0; i-- {
+						fn := tr.str(frames[i].fn)
+						s.frames = append(s.frames, stackFrame{pc: frames[i].pc, fn: fn})
+						if string(fn) == "runtime.asyncPreempt" {
+							st.async = true
+						}
 					}
+					st.to = len(s.frames)
+					s.spans[st.key] = st
 				}
-				st.to = len(s.frames)
 				st.cut = len(frames) >= depth
 				switch tg.how {
 				case readQuiet:
