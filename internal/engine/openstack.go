@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	goruntime "runtime"
+	"slices"
 
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/registry"
@@ -128,32 +129,49 @@ func (s *session) readStacks() *openRead {
 type startStacks struct {
 	// known: the read worked, so a goroutine it did not see began after it.
 	known bool
-	// gs holds each goroutine's frames' PCs, outermost first; nil when its
-	// stack was not read whole.
-	gs map[uint64][]uint64
+	// gs holds each goroutine's frames' PCs, outermost first, as far as
+	// they are known; pcs nil when its stack was not read (or its root
+	// was cut off).
+	gs map[uint64]startStack
+}
+
+// startStack is one goroutine's stack at Start; partial: it had more
+// frames inside pcs than are known (read at an asynchronous preemption,
+// which may have skipped one: stackread.go).
+type startStack struct {
+	pcs     []uint64
+	partial bool
 }
 
 // readStartStacks reads the stacks at Start, once recording is on.
 func readStartStacks() *startStacks {
-	ss := &startStacks{gs: map[uint64][]uint64{}}
+	ss := &startStacks{gs: map[uint64]startStack{}}
 	if goruntime.NumGoroutine() > maxStackGoroutines {
 		return ss
 	}
 	err := withStacks(func(set *stackSet) {
-		shared := map[uint64][]uint64{} // one copy per distinct stack
+		shared := map[uint64]startStack{} // one copy per distinct stack
 		for g, st := range set.gs {
-			if !st.read || st.cut || st.async {
-				ss.gs[g] = nil
+			if !st.read || st.cut {
+				ss.gs[g] = startStack{}
 				continue
 			}
-			pcs, ok := shared[st.key]
+			s, ok := shared[st.key]
 			if !ok {
-				for _, f := range set.stack(st) {
-					pcs = append(pcs, f.pc)
+				fs := set.stack(st)
+				if st.async {
+					// The frame under the innermost function may be
+					// missing: what is known ends above it.
+					i := slices.IndexFunc(fs, func(f stackFrame) bool { return string(f.fn) == "runtime.asyncPreempt" })
+					fs, s.partial = fs[:max(0, i-1)], true
 				}
-				shared[st.key] = pcs
+				s.pcs = make([]uint64, 0, len(fs)+1)
+				for _, f := range fs {
+					s.pcs = append(s.pcs, f.pc)
+				}
+				shared[st.key] = s
 			}
-			ss.gs[g] = pcs
+			ss.gs[g] = s
 		}
 	})
 	ss.known = err == nil
@@ -168,16 +186,20 @@ func (ss *startStacks) before(g uint64, fs []stackFrame) int {
 	if ss == nil || !ss.known {
 		return len(fs)
 	}
-	pcs, ok := ss.gs[g]
+	s, ok := ss.gs[g]
 	if !ok {
 		return 0
 	}
+	pcs := s.pcs
 	if pcs == nil {
 		return len(fs)
 	}
 	d := 0
 	for d < len(pcs) && d < len(fs) && pcs[d] == fs[d].pc {
 		d++
+	}
+	if d == len(pcs) && s.partial {
+		return len(fs) // past what is known of the stack at Start
 	}
 	if d < len(pcs) && d < len(fs) && sameFunc(uintptr(pcs[d]), uintptr(fs[d].pc)) {
 		d++
@@ -195,6 +217,16 @@ func (s *session) classify(set *stackSet) map[uint64]flush.OpenStack {
 	open := make(map[uint64]flush.OpenStack, len(set.gs))
 	var c classifier
 	c.taint = taint.Load()
+	dispatch.Lock()
+	for _, leaves := range dispatch.callees {
+		for _, l := range leaves {
+			if c.dispatched == nil {
+				c.dispatched = map[string]bool{}
+			}
+			c.dispatched[l] = true
+		}
+	}
+	dispatch.Unlock()
 	gateMu.Lock()
 	defer gateMu.Unlock()
 	type span struct{ from, to int }
@@ -238,7 +270,11 @@ func (s *session) classify(set *stackSet) map[uint64]flush.OpenStack {
 // classifier classifies frames, under gateMu.
 type classifier struct {
 	taint *patchSet
-	out   []flush.OpenFrame
+	// dispatched names the functions their callers dispatch
+	// (dispatch.go): recorded only through a caller's traced copy, so
+	// their own frame vouches for nothing.
+	dispatched map[string]bool
+	out        []flush.OpenFrame
 }
 
 // frames appends the calls on fs (outermost first) with an id; those
@@ -252,6 +288,8 @@ func (c *classifier) frames(fs []stackFrame, pre int) {
 		case gated && i+1 < len(fs) && isCopy(f, fs[i+1]):
 			i++ // the original is the wrapper; its copy is the call
 			c.add(id, fs, i, pre, true)
+		case ok && c.dispatched[string(f.fn)]:
+			c.out = append(c.out, flush.OpenFrame{ID: id, Optional: true})
 		case ok:
 			c.add(id, fs, i, pre, false)
 		case copyName(f.fn):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/registry"
+	"github.com/goxray/xray/internal/xraytool"
 )
 
 func openStackOuter(ready chan<- uint64, done <-chan struct{}) { openStackInner(ready, done) }
@@ -284,9 +286,10 @@ func TestClassifyFrames(t *testing.T) {
 		return fs
 	}
 	fs := fr("example.com/p.Hand", "example.com/p.Split", "example.com/p.__xray_Split", "example.com/p.Cond",
-		"example.com/p.Unpatched", "example.com/p.__xray_gated_leaf", "example.com/p.__xray_leaf", "runtime.gopark")
+		"example.com/p.Unpatched", "example.com/p.__xray_gated_leaf", "example.com/p.__xray_leaf", "example.com/p.leaf", "runtime.gopark")
 	var c classifier
 	c.taint = taint.Load()
+	c.dispatched = map[string]bool{"example.com/p.leaf": true}
 	gateMu.Lock()
 	c.frames(fs, 1)
 	gateMu.Unlock()
@@ -296,6 +299,7 @@ func TestClassifyFrames(t *testing.T) {
 		{ID: cond, Traced: true},                 // its own gate, open all session
 		{ID: unp, Optional: true, Traced: false}, // unpatched during the session
 		{ID: leaf, Traced: true},                 // a dispatched function's copy
+		{ID: leaf, Optional: true},               // one its caller's plain body called
 	}
 	if !slices.Equal(c.out, want) {
 		t.Errorf("frames\n got %+v\nwant %+v", c.out, want)
@@ -314,5 +318,90 @@ func TestFlushSaysStacksUnread(t *testing.T) {
 	Exit(id)
 	if of := flushOpen(t); of.unshown != 0 {
 		t.Error("the file does not say the stacks were not read")
+	}
+}
+
+// TestOpenCallsInteropLLVM: llvm-xray 14 and 19 load a file with calls
+// open across its window, rebuilt from a stack, and the count of
+// goroutines that may lack some; they read the rebuilt Entries first on
+// the goroutine's thread, outermost first.
+func TestOpenCallsInteropLLVM(t *testing.T) {
+	c := config(t)
+	c.BufferSize, c.BufferCount = 4096, 16
+	startT(t, c)
+	ready, done := make(chan uint64), make(chan struct{})
+	defer close(done)
+	outer, inner := registry.FuncOf(openStackOuter), registry.FuncOf(openStackInner)
+	go openStackOuter(ready, done)
+	g := <-ready
+	go openDeepRoot(200, ready, done)
+	<-ready
+	id := registry.Register("engine_test.turnOver")
+	for range 20000 {
+		Enter(id)
+		Exit(id)
+	}
+	path, err := Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"llvm-xray", "llvm-xray-19"} {
+		bin := xraytool.NeedExec(t, name, "apt-get install -y llvm llvm-19")
+		tr := xraytool.Check(t, bin, path)
+		var got []uint32
+		var unknown bool
+		for _, r := range tr.ByThread()[int32(g)] {
+			if r.Kind == "function-enter" {
+				got = append(got, r.FuncID)
+			}
+		}
+		for _, r := range tr.Records {
+			if _, ok := fdr.ParseOpenUnknown([]byte(r.Data)); ok && r.Kind == "custom-event" {
+				unknown = true
+			}
+		}
+		if !slices.Equal(got, []uint32{outer, inner}) || !unknown {
+			t.Errorf("%s: goroutine %d's Entries %v, want %v; count of goroutines that may lack some read: %v", name, g, got, []uint32{outer, inner}, unknown)
+		}
+	}
+}
+
+// TestStartStacksBefore: which frames of a stack may be calls that were
+// open at Start, as the stack read then says.
+func TestStartStacksBefore(t *testing.T) {
+	pc := func(f any) uint64 { return uint64(reflect.ValueOf(f).Pointer()) + 1 }
+	a, b, b2, c := pc(openStackOuter), pc(openStackInner), pc(openStackInner)+1, pc(openDeep)
+	fs := func(pcs ...uint64) []stackFrame {
+		var out []stackFrame
+		for _, p := range pcs {
+			out = append(out, stackFrame{pc: p})
+		}
+		return out
+	}
+	ss := &startStacks{known: true, gs: map[uint64]startStack{
+		2: {},
+		3: {pcs: []uint64{a, b}},
+		4: {pcs: []uint64{a, b}},
+		5: {pcs: []uint64{a}, partial: true},
+		6: {pcs: []uint64{a, b}, partial: true},
+	}}
+	for _, c := range []struct {
+		g    uint64
+		fs   []stackFrame
+		want int
+	}{
+		{1, fs(a, b), 0},    // began after Start
+		{2, fs(a, b, c), 3}, // stack at Start not read
+		{3, fs(a, b, c), 2}, // c is new
+		{4, fs(a, b2), 2},   // the same call of b, moved on
+		{5, fs(a, c), 2},    // the frame under a at Start is unknown
+		{6, fs(a, c, b), 1}, // a call other than b under a: new
+	} {
+		if got := ss.before(c.g, c.fs); got != c.want {
+			t.Errorf("goroutine %d: %d frames may be from before Start, want %d", c.g, got, c.want)
+		}
+	}
+	if got := (&startStacks{}).before(1, fs(a, b)); got != 2 {
+		t.Errorf("no read at Start: %d frames may be from before it, want 2", got)
 	}
 }
