@@ -35,10 +35,9 @@ import (
 //     read when it stopped running it is the event's time within
 //     microseconds; for the rest the flusher tries each position the
 //     bounds allow and keeps what all of them agree on. A goroutine
-//     records nothing while it is stopped, so no record straddles a read.
-//     That also removes the rule that dropped a goroutine which recorded
-//     while the stacks were read: a busy goroutine is placed like any
-//     other.
+//     records nothing while it is stopped, so no record straddles a read,
+//     and a busy one, which records while the stacks are read, is placed
+//     like any other.
 //
 //   - Names from the code. The tracer names each frame's function from
 //     its PC as the linked binary does (runtime.Frame.Function), so
@@ -63,6 +62,8 @@ import (
 //         gated one, the governor) turned it off at some moment of the
 //         session: such a function's open call may have begun meanwhile
 //         (patch.go's taint, the shed set), so it is not vouched for;
+//         nor is a function its callers dispatch (dispatch.go), whose
+//         call is traced only when a caller's traced copy made it;
 //       - a call that began before Start has no record however traced its
 //         function is. A read at Start (readStartStacks) keeps every
 //         goroutine's stack then; at a flush, the frames of a goroutine
@@ -89,10 +90,10 @@ import (
 //     does not know) it says that no open call is shown
 //     (fdr.OpenUnknownPayload).
 //
-// The order of a flush is the cut (Params.Before), the read, then the
-// copy (Params.Whole, read just before it): the records between the cut
-// and the copy are complete in it (the cut's argument, cut.go), so the
-// flusher can replay a goroutine up to and past its read.
+// The read may come before the flush's cut (Params.Before) or after it;
+// the copy comes after both, with Params.Whole read just before it: every
+// record below Whole is in the copy (the cut's argument, cut.go), so the
+// flusher can replay each goroutine up to and past its read.
 
 // maxStackGoroutines bounds the goroutines whose stacks a flush reads (a
 // variable for tests): the read costs the program CPU time (not a pause)

@@ -50,7 +50,7 @@ import (
 // (Unread), cut by the tracer's depth bound (Partial), one that no
 // position fits, too many positions (maxPositions), a frame not vouched
 // for, a frame that may be missing at the inner end of X (Gap), or a
-// stack read before the goroutine's window began. A goroutine whose
+// stack read before the goroutine's window began or after Whole. A goroutine whose
 // window begins with the session (after 0) began every call open across
 // it before the session: it gets none.
 
@@ -218,7 +218,9 @@ func (o *openTracker) outer() ([]uint32, bool) {
 	if o.have {
 		x, ok := o.best()
 		switch {
-		case !ok || o.s.Lo <= o.after:
+		case !ok || o.s.Lo <= o.after || o.whole != 0 && o.s.Hi >= o.whole:
+			// Not placed, or read where the records do not reach: before
+			// the window began, or after the copy's end.
 			unshown = true
 		default:
 			if o.s.Partial {

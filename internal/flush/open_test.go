@@ -26,7 +26,10 @@ import (
 //   - goroutine 13's stack holds 40, whose call the runtime cannot vouch
 //     for (it may have begun untraced), outside 41: only 41 is shown;
 //   - goroutine 15's stack is cut (too deep) and 17's was not read: the
-//     file says that three goroutines may lack calls open across it.
+//     file says that three goroutines may lack calls open across it;
+//   - goroutine 19's stack (60 > 61), read at 150, is older than its
+//     records' Exits of both in the window: their Entries come once,
+//     from the Exits.
 //
 // Function 4 was shed at 120; the shed set says so.
 func openFixture() (Params, []*seg) {
@@ -45,6 +48,10 @@ func openFixture() (Params, []*seg) {
 	p0.fn(fdr.Enter, 31, 180)
 	p0.fn(fdr.Exit, 31, 190)
 	p0.fn(fdr.Exit, 30, 210) // past the cut
+	var p2 seg
+	p2.block(19, 0, 155)
+	p2.fn(fdr.Exit, 61, 160)
+	p2.fn(fdr.Exit, 60, 170)
 	traced := func(ids ...uint32) []OpenFrame {
 		var fs []OpenFrame
 		for _, id := range ids {
@@ -61,10 +68,11 @@ func openFixture() (Params, []*seg) {
 			13: {Frames: []OpenFrame{{ID: 40}, {ID: 41, Traced: true}}, Lo: 165, Hi: 165},
 			15: {Frames: traced(50), Lo: 165, Hi: 165, Partial: true},
 			17: {Unread: true},
+			19: {Frames: traced(60, 61), Lo: 150, Hi: 150},
 		},
 		Shed: []fdr.Shed{{FuncID: 4, Share: 0.8, Budget: 0.01, At: 120, Callers: []uint32{2}, Callees: []uint32{3}}},
 	}
-	return p, []*seg{&p0, &p1}
+	return p, []*seg{&p0, &p1, &p2}
 }
 
 func openWant() map[int32][]ev {
@@ -77,6 +85,7 @@ func openWant() map[int32][]ev {
 		11: {enter(30, 131, 0), openEv(131, 0, 30), enter(31, 180, 0), exit(31, 190, 0)},
 		13: {enter(41, 131, 0), openEv(131, 0, 41)},
 		15: {enter(50, 131, 0), openEv(131, 0, 50)},
+		19: {enter(60, 131, 0), enter(61, 131, 0), openEv(131, 0, 60, 61), exit(61, 160, 0), exit(60, 170, 0)},
 	}
 }
 
@@ -94,7 +103,7 @@ func TestEncodeOpenAcrossAndShedSet(t *testing.T) {
 		if got, want := threads(t, f), openWant(); !reflect.DeepEqual(got, want) {
 			t.Errorf("version 5 (per-record path %v):\ngot  %+v\nwant %+v", slow, got, want)
 		}
-		if res.OpenAcross != 6 || res.Reconstructed != 6 || res.OpenUnshown != 3 || res.Goroutines != 6 {
+		if res.OpenAcross != 6 || res.Reconstructed != 8 || res.OpenUnshown != 3 || res.Goroutines != 7 {
 			t.Errorf("result %+v", res)
 		}
 	}
