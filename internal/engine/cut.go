@@ -155,6 +155,13 @@ func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inP
 	if f := s.fullAt.Load(); f != 0 && f < before {
 		before = f
 	}
+	// Read just before the scan: every record below it is in the copy
+	// (the cut's argument), and the open-call reading replays the
+	// goroutines up to it, unless records past the cut were recycled.
+	whole := cut
+	if sn.LostUpTo >= before {
+		whole = before
+	}
 	return segs, flush.Params{
 		Header: fdr.Header{
 			Version:        uint16(s.cfg.Version), // flush.Encode writes 1 or 5
@@ -177,10 +184,7 @@ func (s *session) snapshotFrom(dst []byte, final, stacks bool, since uint64, inP
 		Untraced:       untracedPayloads(),
 		Open:           open,
 		OpenUnknown:    unknown,
-		// Read just before the scan: every record below it is in the
-		// copy (the cut's argument), and the open-call reading replays
-		// the goroutines up to it.
-		Whole: cut,
+		Whole:          whole,
 	}, sn.Buf
 }
 
