@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
+	"github.com/goxray/xray/internal/emulated"
 	"github.com/goxray/xray/internal/registry"
 )
 
@@ -69,6 +70,12 @@ func TestReadOpenPause(t *testing.T) {
 		}
 		t.Logf("try %d: %d pauses, the longest at least %gs", try, n, low)
 		if low < 1e-3 {
+			return
+		}
+		if e := emulated.Name(); e != "" {
+			// The pause waits for every thread to stop, which an
+			// emulator slows by as much as it slows their code.
+			t.Logf("under %s the pauses' length is not judged", e)
 			return
 		}
 	}
