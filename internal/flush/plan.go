@@ -235,13 +235,13 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	if noFastPath {
 		return goPlan{}, false
 	}
-	if _, ok := p.Open[chunks[0].goid]; ok {
-		return goPlan{}, false // planGoroutine compares the records with the stack
-	}
 	gp := goPlan{goid: chunks[0].goid}
 	after := p.After
 	if p.AfterGoroutine != nil {
 		after = max(after, p.AfterGoroutine[gp.goid])
+	}
+	if _, ok := p.Open[gp.goid]; ok && after > 0 {
+		return goPlan{}, false // planGoroutine compares the records with the stack
 	}
 	// The kept runs, by index: chunk order is segment order, and a
 	// chunk's runs are in byte order, so a larger index is a later key
