@@ -257,8 +257,19 @@
 // Entries' TSC is the window's start, not the calls' (durations are lower
 // bounds). The calls that run across the whole window come from the
 // goroutines' stacks, read just before the window was cut (see
-// internal/flush.Params.Open). Like the lineage event, it is an ordinary
+// internal/flush.Params.Open), and from Exits past the window's end of
+// calls it never entered. Like the lineage event, it is an ordinary
 // custom event: llvm-xray 14 and 19 load it and ParseStrict accepts it.
+//
+// What the file may lack of those calls it says once, with the shed set
+// at its start: OpenUnknownPayload, "goxray.open unknown", when the
+// writer could not read the goroutines' stacks at all, or
+// "goxray.open unknown goroutines=N" (AppendOpenUnknownPayload) when N
+// goroutines may have calls open across the whole window that the file
+// does not show (a stack too deep, not read, not matching the records,
+// or holding a call that may have begun untraced). ParseOpenUnknown reads
+// both; a reader that knows only the first ignores the second, an
+// ordinary custom event to it.
 //
 // # The untraced event
 //

@@ -199,7 +199,39 @@ func ParseOpen(data []byte) ([]uint32, bool) {
 }
 
 // OpenUnknownPayload is the payload of the event that says a file does
-// not show the calls open across its whole window: the runtime did not
-// read the goroutines' stacks (too many goroutines). It sits with the
-// shed set at the file's start.
+// not show the calls open across its whole window: the runtime could not
+// read the goroutines' stacks (too many goroutines, or the execution
+// tracer it reads them with was taken). It sits with the shed set at the
+// file's start.
 const OpenUnknownPayload = "goxray.open unknown"
+
+// AppendOpenUnknownPayload appends the payload of the event that says
+// that n goroutines (n ≥ 1) may have calls open across the whole window
+// that the file does not show, the others' being shown:
+// OpenUnknownPayload + " goroutines=" + n. It sits where
+// OpenUnknownPayload would; a file holds at most one of the two.
+func AppendOpenUnknownPayload(b []byte, n int) []byte {
+	b = append(b, OpenUnknownPayload+" goroutines="...)
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+// ParseOpenUnknown reports whether data is the payload of either event
+// that says calls open across the window are not shown, and for how many
+// goroutines: 0 for OpenUnknownPayload (none is shown), n for
+// AppendOpenUnknownPayload's. Fields it does not know are ignored.
+func ParseOpenUnknown(data []byte) (int, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(OpenUnknownPayload))
+	if !ok || len(rest) > 0 && rest[0] != ' ' {
+		return 0, false
+	}
+	for f := range bytes.FieldsSeq(rest) {
+		if v, ok := bytes.CutPrefix(f, []byte("goroutines=")); ok {
+			n, err := strconv.Atoi(string(v))
+			if err != nil || n < 1 {
+				return 0, false
+			}
+			return n, true
+		}
+	}
+	return 0, true
+}

@@ -46,3 +46,23 @@ func TestOpenPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenUnknownPayload: the event that says no open call is shown, and
+// its form with a count of goroutines that may lack some; nothing else
+// passes for either.
+func TestOpenUnknownPayload(t *testing.T) {
+	if n, ok := ParseOpenUnknown([]byte(OpenUnknownPayload)); !ok || n != 0 {
+		t.Errorf("bare: %d, %v", n, ok)
+	}
+	if n, ok := ParseOpenUnknown(AppendOpenUnknownPayload(nil, 12)); !ok || n != 12 {
+		t.Errorf("with a count: %d, %v", n, ok)
+	}
+	if n, ok := ParseOpenUnknown([]byte(OpenUnknownPayload + " more=1 goroutines=3")); !ok || n != 3 {
+		t.Errorf("with another field: %d, %v", n, ok)
+	}
+	for _, bad := range []string{"goxray.open unknownx", "goxray.open ids=1", OpenUnknownPayload + " goroutines=0", OpenUnknownPayload + " goroutines=x", "goxray.open"} {
+		if _, ok := ParseOpenUnknown([]byte(bad)); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

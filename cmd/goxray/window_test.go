@@ -233,3 +233,82 @@ func TestWindowGapsInEveryView(t *testing.T) {
 // winShort is how the flame graph may abbreviate a long name: its last
 // path element.
 func winShort(name string) string { return name[strings.LastIndex(name, "/")+1:] }
+
+// deepWait blocks n frames below deepRoot until done closes.
+func deepRoot(n int, ready chan<- struct{}, done <-chan struct{}) {
+	xray.Enter(openIDs.root)
+	defer xray.Exit(openIDs.root)
+	deepWait(n, ready, done)
+}
+
+//go:noinline
+func deepWait(n int, ready chan<- struct{}, done <-chan struct{}) {
+	if n == 0 {
+		ready <- struct{}{}
+		<-done
+		return
+	}
+	deepWait(n-1, ready, done)
+}
+
+var openIDs struct{ root, work xray.ID }
+
+// TestOpenMissingInEveryView: a goroutine 200 frames deep, too deep for
+// the runtime to read its root, holds a call open across the window: the
+// file says that a goroutine may lack such calls, and every view says it,
+// flame and why included.
+func TestOpenMissingInEveryView(t *testing.T) {
+	openIDs.root = xray.FuncOf(deepRoot)
+	openIDs.work = xray.Register("window_test.work")
+	dir := t.TempDir()
+	if err := xray.Start(xray.Options{Dir: dir, BufferSize: 4096, BufferCount: 16}); err != nil {
+		t.Fatal(err)
+	}
+	defer xray.Stop()
+	ready, done := make(chan struct{}), make(chan struct{})
+	defer close(done)
+	go deepRoot(200, ready, done)
+	<-ready
+	// Enough records to recycle the buffer that held the root's Entry.
+	for range 20000 {
+		xray.Enter(openIDs.work)
+		xray.Exit(openIDs.work)
+	}
+	path, err := xray.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readFile(t, path)), "goxray.open unknown goroutines=") {
+		t.Fatal("the file does not say that a goroutine may lack calls open across the window")
+	}
+	const note = "Calls open across the whole window may be missing on"
+	out := func(name string) string { return filepath.Join(dir, name) }
+	for _, v := range [][]string{{"top"}, {"account"}, {"why"}, {"perfetto"}} {
+		o := out(v[0])
+		runCommand(t, append(append(v, path), "-o", o)...)
+		if s := string(readFile(t, o)); !strings.Contains(s, note) {
+			t.Errorf("%s does not say it: %s", v[0], s[:min(len(s), 2000)])
+		}
+	}
+	// Folded stacks stay plain: the note goes to standard error.
+	if code, stderr := runStderr(t, "stack", path, "-o", out("stack")); code != 0 || !strings.Contains(stderr, note) {
+		t.Errorf("stack: exit %d, standard error does not say it: %s", code, stderr)
+	}
+	runCommand(t, "flame", path, "-o", out("flame"))
+	if s := string(readFile(t, out("flame"))); !strings.Contains(s, "calls open across the whole window may be missing on 1 goroutines") {
+		t.Errorf("flame does not say it: %s", s[:min(len(s), 2000)])
+	}
+	runCommand(t, "pprof", path, "-o", out("pprof"))
+	pf, err := os.Open(out("pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	prof, err := profile.Parse(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(prof.Comments, "\n"); !strings.Contains(s, note) {
+		t.Errorf("pprof comments do not say it: %s", s)
+	}
+}

@@ -45,7 +45,7 @@ type Accountant struct {
 	// start) or at its end (not counted, as in llvm-xray).
 	Sheds       []Shed
 	before      map[int32]int64
-	openUnknown bool
+	openUnknown OpenMissing
 	first       uint64
 	seen        bool
 	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
@@ -217,9 +217,7 @@ func (a *Accountant) Add(e *Event) error {
 			a.Sheds = mergeShed(a.Sheds, Shed{Shed: sh, TSC: e.TSC})
 		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
 			a.entered(s, ids)
-		} else if string(e.Data) == fdr.OpenUnknownPayload {
-			a.openUnknown = true
-		} else {
+		} else if !a.openUnknown.scan(e.Data) {
 			a.Untraced.add(e.Data)
 		}
 		return nil

@@ -44,9 +44,7 @@ func (a *Accountant) Notes(h fdr.Header, m *Map) string {
 	sheds := slices.Clone(a.Sheds)
 	slices.SortFunc(sheds, func(x, y Shed) int { return cmp.Compare(x.TSC, y.TSC) })
 	var b strings.Builder
-	if a.openUnknown {
-		b.WriteString(unknownNote)
-	}
+	b.WriteString(a.openUnknown.Note())
 	if before > 0 {
 		fmt.Fprintf(&b, "%d calls were open when the window began: their entries are not in it, so their latencies count from its start (marked \"N %s\").\n", before, markBefore)
 	}

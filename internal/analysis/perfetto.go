@@ -81,8 +81,8 @@ type PerfettoScan struct {
 	// the Entries the flusher wrote for calls open when it began.
 	Sheds       []Shed
 	Before      int64
-	OpenUnknown bool     // fdr.OpenUnknownPayload
-	Untraced    Untraced // fdr.UntracedPrefix
+	OpenUnknown OpenMissing // fdr.OpenUnknownPayload and its count form
+	Untraced    Untraced    // fdr.UntracedPrefix
 	before      map[threadKey][]openAt
 
 	// The window's calls: who called whom, from when (what the shed
@@ -117,9 +117,7 @@ func (s *PerfettoScan) Add(e *Event) {
 			}
 			s.before[k] = append(s.before[k], openAt{e.TSC, ids})
 			s.Before += int64(len(ids))
-		} else if string(e.Data) == fdr.OpenUnknownPayload {
-			s.OpenUnknown = true
-		} else {
+		} else if !s.OpenUnknown.scan(e.Data) {
 			s.Untraced.add(e.Data)
 		}
 	}
@@ -384,7 +382,7 @@ func (pw *PerfettoWriter) Add(e *Event) {
 		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
 			return // the flusher's bookkeeping (lineage, anchor), not the program's
 		}
-		if _, ok := fdr.ParseOpen(e.Data); (ok || string(e.Data) == fdr.OpenUnknownPayload || isUntraced(e.Data)) && e.Type == fdr.EventCustom {
+		if _, ok := fdr.ParseOpen(e.Data); (ok || isOpenMissing(e.Data) || isUntraced(e.Data)) && e.Type == fdr.EventCustom {
 			return // the slices and the notes carry it
 		}
 		name := "event"

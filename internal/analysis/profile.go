@@ -101,9 +101,9 @@ type Profile struct {
 	Sheds  []Shed
 	Open   int64 // calls still open at the end
 	Before int64 // calls open when the window began (fdr.OpenPrefix)
-	// OpenUnknown: the file does not show the calls open across its whole
-	// window (fdr.OpenUnknownPayload).
-	OpenUnknown bool
+	// OpenUnknown: what the file says of the calls open across its whole
+	// window that it does not show.
+	OpenUnknown OpenMissing
 	Events      int64
 	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
 	Untraced Untraced
@@ -161,9 +161,7 @@ func (p *Profile) Add(e *Event) {
 			p.Sheds = mergeShed(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
 		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
 			p.entered(s, ids)
-		} else if string(e.Data) == fdr.OpenUnknownPayload {
-			p.OpenUnknown = true
-		} else {
+		} else if !p.OpenUnknown.scan(e.Data) {
 			p.Untraced.add(e.Data)
 		}
 		return

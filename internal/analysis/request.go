@@ -168,7 +168,7 @@ func (f *RequestFilter) Keeper() func(*Event) bool {
 	depth := map[int32]int{}
 	return func(e *Event) bool {
 		if e.Type == fdr.EventCustom {
-			if _, ok := fdr.ParseShed(e.Data); ok || string(e.Data) == fdr.OpenUnknownPayload || isUntraced(e.Data) {
+			if _, ok := fdr.ParseShed(e.Data); ok || isOpenMissing(e.Data) || isUntraced(e.Data) {
 				return true // about the whole file, whoever carries it
 			}
 		}

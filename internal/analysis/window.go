@@ -67,10 +67,6 @@ func mergeShed(sheds []Shed, sh Shed) []Shed {
 	return append(sheds, sh)
 }
 
-// unknownNote is what the views say of a file whose writer did not read
-// the goroutines' stacks.
-const unknownNote = "Calls open across the whole window are not shown: the runtime did not read the goroutines' stacks (too many goroutines).\n"
-
 // The marks on frame and function names.
 const (
 	markSelfShed = "self may include shed calls"
@@ -81,13 +77,11 @@ const (
 )
 
 // OpenHeader is the note about calls open at the window's ends (empty
-// when there are none); unknown says the file does not show the calls
-// open across its whole window (fdr.OpenUnknownPayload).
-func OpenHeader(before, open int64, unknown bool) string {
+// when there are none); unknown is what the file says of the calls open
+// across its whole window that it does not show.
+func OpenHeader(before, open int64, unknown OpenMissing) string {
 	var b strings.Builder
-	if unknown {
-		b.WriteString(unknownNote)
-	}
+	b.WriteString(unknown.Note())
 	if before > 0 {
 		fmt.Fprintf(&b, "%d calls were open when the window began: their entries are not in it, so they count from its start (marked \"N %s\").\n", before, markBefore)
 	}
@@ -118,11 +112,13 @@ func since(h fdr.Header, first, tsc uint64) string {
 
 // Gaps collects from a window's events what a view that reads them
 // itself (goxray why) says of the window's gaps beside its own account of
-// open calls: the shed set and the build's untraced set.
+// open calls: the shed set, the build's untraced set and the calls open
+// across the window that the file does not show.
 type Gaps struct {
 	Header   fdr.Header
 	Sheds    []Shed
 	Untraced Untraced
+	Open     OpenMissing
 	// ShedDetails: Note lists every shed function (when, why, its
 	// callers and callees), not only how many and the first few.
 	ShedDetails bool
@@ -142,14 +138,19 @@ func (g *Gaps) Scan(e *Event) {
 		g.Sheds = mergeShed(g.Sheds, Shed{Shed: sh, TSC: e.TSC})
 		return
 	}
+	if g.Open.scan(e.Data) {
+		return
+	}
 	g.Untraced.add(e.Data)
 }
 
-// Note says the shed set (without the marks, which such a view does not
-// put on names) and the untraced set; empty when the window lacks
-// neither. ShedDetails lists every shed function's note.
+// Note says the calls open across the window that the file does not
+// show, the shed set (without the marks, which such a view does not put
+// on names) and the untraced set; empty when the window lacks none.
+// ShedDetails lists every shed function's note.
 func (g *Gaps) Note(m *Map) string {
 	var b strings.Builder
+	b.WriteString(g.Open.Note())
 	if len(g.Sheds) > 0 {
 		b.WriteString(shedSummary(g.Sheds, nil, m, func(tsc uint64) string { return since(g.Header, g.first, tsc) }, shedMarksNames, g.ShedDetails))
 		b.WriteString("  As any untraced call's, their time is in their callers' split.\n")
@@ -169,6 +170,9 @@ func (p *Profile) Notes(m *Map) string {
 // when there is nothing to say).
 func (p *Profile) ShortNote(m *Map) string {
 	var parts []string
+	if n := p.OpenUnknown.short(); n != "" {
+		parts = append(parts, n)
+	}
 	if p.Before > 0 || p.Open > 0 {
 		parts = append(parts, fmt.Sprintf("%d calls entered before the window, %d open at its end (marked)", p.Before, p.Open))
 	}

@@ -47,7 +47,7 @@ func TestProfileWindowMarks(t *testing.T) {
 	if len(p.Sheds) != 1 || p.Sheds[0].TSC != 500 || p.Sheds[0].Cost != 0.09 || p.Sheds[0].Share != 0.5 {
 		t.Errorf("sheds %+v", p.Sheds)
 	}
-	if p.Before != 1 || p.Open != 1 || !p.OpenUnknown {
+	if p.Before != 1 || p.Open != 1 || !p.OpenUnknown.All {
 		t.Errorf("before %d, open %d, unknown %v", p.Before, p.Open, p.OpenUnknown)
 	}
 	var folded bytes.Buffer
@@ -133,5 +133,42 @@ func TestShedGraphUnknownCallers(t *testing.T) {
 		{Shed: fdr.Shed{FuncID: 6, Callers: []uint32{4}, Callees: []uint32{3}}}}, nil)
 	if !g.edgeMay(2, 3, 0) || !g.selfMay(2, 0) || g.selfMay(9, 0) {
 		t.Errorf("chain graph %+v", g)
+	}
+}
+
+// TestOpenMissingNotes: what a file says of the calls open across its
+// window that it does not show (none read, or some goroutines' missing)
+// reaches every note, the flame graph's subtitle and why's gaps included;
+// a file that says nothing gets no note.
+func TestOpenMissingNotes(t *testing.T) {
+	for _, c := range []struct {
+		payload []byte
+		want    string
+	}{
+		{[]byte(fdr.OpenUnknownPayload), "not shown"},
+		{fdr.AppendOpenUnknownPayload(nil, 3), "may be missing on 3 goroutines"},
+		{nil, ""},
+	} {
+		evs := []Event{{Type: fdr.EventEnter, FuncID: 1, TID: 1, TSC: 1000}, {Type: fdr.EventExit, FuncID: 1, TID: 1, TSC: 1100}}
+		if c.payload != nil {
+			evs = append([]Event{{Type: fdr.EventCustom, TID: 1, TSC: 1000, Data: c.payload}}, evs...)
+		}
+		p := NewProfile(fdr.Header{Version: 5, CycleFrequency: 1e9}, ProfileOptions{})
+		var g Gaps
+		a := NewAccountant(AccountOptions{})
+		for i := range evs {
+			p.Add(&evs[i])
+			g.Scan(&evs[i])
+			if err := a.Add(&evs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Finish()
+		m := &Map{}
+		for what, s := range map[string]string{"notes": p.Notes(m), "flame subtitle": p.ShortNote(m), "why": g.Note(m), "account": a.Notes(p.Header, m)} {
+			if c.want == "" && s != "" || !strings.Contains(s, c.want) {
+				t.Errorf("%q: %s says %q, want %q", c.payload, what, s, c.want)
+			}
+		}
 	}
 }

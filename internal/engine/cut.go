@@ -87,9 +87,11 @@ func (s *session) snapshot(c cutPoint, x *flush.Indexer) ([][]byte, flush.Params
 //
 // # What the records cannot say
 //
-// With stacks, the goroutines' stacks are read just before the cut
-// (openStacks, flush.Params.Open), so that calls open across the whole
-// window, which no record in it mentions, get Entries at its start. The
+// With stacks, the goroutines' stacks are read (readOpen,
+// flush.Params.Open), so that calls open across the whole window, which
+// no record in it mentions, get Entries at its start; the flusher places
+// each stack among its goroutine's records, which it replays up to
+// Params.Whole, so the read may come before the cut or after it. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
 func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
 	return s.snapshotFrom(dst, s.takeCut(final), stacks, 0, false, nil)
@@ -145,20 +147,29 @@ func (s *session) takeCut(final bool) cutPoint {
 // soon as it has it (see snapshot).
 func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
 	final, cut, lost, lostG := c.final, c.cut, c.lost, c.lostG
-	var open map[uint64][]uint32
-	var openFrom, openTo uint64
-	read := true
+	var open map[uint64]flush.OpenStack
+	unknown := false
 	switch {
 	case final && s.finalStacks != nil:
 		// Read by Stop while recording was still on: a call that began
 		// after would have no record and could pass for one open since
 		// the window began.
-		d := s.finalStacks
-		open, openFrom, openTo, read = d.open, d.from, d.to, d.read
+		open, unknown = s.finalStacks.open, s.finalStacks.unknown
 	case stacks && !final:
-		open, openFrom, openTo, read = openStacks()
+		open, unknown = s.readOpen()
 	case stacks:
-		read = false
+		unknown = true
+	}
+	// Read just before the scan, after the stacks: every record below it
+	// is in the copy (the cut's argument holds for any time read before
+	// the scan), and the open-call reading replays the goroutines up to
+	// it, unless records past the cut were recycled. A goroutine that a
+	// hold made drop records after the cut records nothing more until the
+	// copy frees a buffer, after the scan: what is below whole is a
+	// prefix of its records.
+	whole := uint64(math.MaxUint64)
+	if !final {
+		whole, _ = now()
 	}
 	var sn buffer.Snapshot
 	if inPlace {
@@ -183,6 +194,9 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 	if f := s.fullAt.Load(); f != 0 && f < before {
 		before = f
 	}
+	if sn.LostUpTo >= before {
+		whole = before
+	}
 	return segs, flush.Params{
 		Header: fdr.Header{
 			Version:        uint16(s.cfg.Version), // flush.Encode writes 1 or 5
@@ -204,10 +218,8 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		Shed:           shedBefore(before),
 		Untraced:       untracedPayloads(),
 		Open:           open,
-		OpenFrom:       openFrom,
-		OpenTo:         openTo,
-		OpenUnknown:    !read,
-		Start:          s.tsc0,
+		OpenUnknown:    unknown,
+		Whole:          whole,
 	}, sn.Buf
 }
 

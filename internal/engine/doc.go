@@ -67,13 +67,19 @@
 // Only when more goroutines drop between two recyclings than the table
 // holds does a drop start every goroutine's window after it.
 //
-// Flush, WriteTo and Stop read every goroutine's stack (runtime.Stack,
-// a stop-the-world for as long as it formats them, which grows with the
-// goroutines: BenchmarkOpenStacks) just before they cut the window, so
-// that a file shows the calls open across the whole window, which no
-// record in it mentions (openstack.go). Above 10,000 goroutines they read
-// none, and the file says that those calls are not shown
-// (fdr.OpenUnknownPayload). The shed set goes into every file with what
+// Flush, WriteTo and Stop read every goroutine's stack, so that a file
+// shows the calls open across the whole window, which no record in it
+// mentions (openstack.go). They read them through Go's execution tracer
+// (stackread.go), which pauses the program once, briefly, whatever the
+// goroutines, and costs them a few milliseconds more per thousand
+// goroutines while the program runs (BenchmarkOpenStacks); Start reads
+// them too, to tell calls that began before it. A call is shown only when
+// it provably recorded an Entry. A file says when it may lack such calls
+// (fdr.AppendOpenUnknownPayload: stacks too deep, unreadable, or holding
+// calls that may have begun untraced), and when it shows none
+// (fdr.OpenUnknownPayload: above 100,000 goroutines, or when another
+// runtime/trace.Start holds the tracer; while a read runs, such a Start
+// fails). The shed set goes into every file with what
 // the runtime learned when it shed each function (shedset.go), and so
 // does what `goxray build` left untraced, as the generated code
 // registered it (untraced.go; none for a program instrumented by hand).

@@ -63,7 +63,7 @@ type session struct {
 	tsc0 uint64
 	// finalStacks are the goroutines' stacks Stop read for the final
 	// file (under mu).
-	finalStacks *stackDump
+	finalStacks *openRead
 	wall0       time.Time
 	maxPayload  uint32
 	minTicks    uint64          // Config.MinDuration in ticks
@@ -115,6 +115,8 @@ type session struct {
 	// gt is Go's flight recorder (Config.GoTrace); nil without.
 	gt   *gotrace.Recorder
 	gtFl goTraceCounters
+	// start holds the goroutines' stacks at Start (openstack.go).
+	start *startStacks
 }
 
 type flushCounters struct {
@@ -232,11 +234,14 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 	go s.watchProcs(s.done, watchEvery)
 	s.notify()
 	lastStats.Store(nil)
+	resetTaint()
 	state.Store(stateOn)
 	fastOn()
 	// A new session judges its functions afresh, with or without a
 	// governor: a shed lasts until the session ends.
 	setGates(s)
+	// Recording is on: a call open now may have begun before it.
+	s.start = readStartStacks()
 	return cfg.Logf, clockWhy, swept, nil
 }
 
@@ -299,7 +304,7 @@ func stop() (string, func(string, ...any), *session, error, error) {
 		return "", nil, nil, nil, ErrNotRunning
 	}
 	// The stacks first, while recording is on (see snapshotInto).
-	s.finalStacks = readStacks()
+	s.finalStacks = s.readStacks()
 	fastOff()
 	state.Store(stateOff)
 	setGates(nil)

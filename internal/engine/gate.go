@@ -143,13 +143,6 @@ func (s *session) owns() bool {
 	return gateOwner == s
 }
 
-// hasGate reports whether id is an automatically instrumented function.
-func hasGate(id uint32) bool {
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	return int(id) < len(gates) && gates[id] != nil
-}
-
 // classifyCounts takes calls per function id (the governor's sample): it
 // zeroes the counts of functions already shed and returns how many of the
 // rest are calls of functions without a gate, which no shed can stop. One

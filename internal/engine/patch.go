@@ -95,5 +95,44 @@ func publishPatches(ns *patchSet) {
 		}
 	}
 	atomic.StorePointer(&patches, unsafe.Pointer(ns))
+	taint.Store(unionPatches(taint.Load(), ns))
 	refreshGates()
+}
+
+// taint holds every id unpatched at some moment since the session began
+// (resetTaint, at Start): a call of such an id that began before the
+// window may have begun while it was unpatched, without a record, so the
+// open-call reading cannot vouch for it (openstack.go). Written under
+// patchMu; immutable once stored.
+var taint atomic.Pointer[patchSet]
+
+// resetTaint starts a session's taint: the ids unpatched now.
+func resetTaint() {
+	patchMu.Lock()
+	defer patchMu.Unlock()
+	taint.Store((*patchSet)(atomic.LoadPointer(&patches)))
+}
+
+// unionPatches returns the ids in a or b (either may be nil, the empty
+// set), sharing neither's memory with a set it would change.
+func unionPatches(a, b *patchSet) *patchSet {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	u := &patchSet{rest: a.rest | b.rest}
+	for i := range max(len(a.bits), len(b.bits)) {
+		u.bits = append(u.bits, a.word(i)|b.word(i))
+	}
+	return u
+}
+
+// word is the i-th word of the set's bits, rest past them.
+func (ps *patchSet) word(i int) uint64 {
+	if i < len(ps.bits) {
+		return ps.bits[i]
+	}
+	return -ps.rest
 }

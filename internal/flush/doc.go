@@ -17,8 +17,10 @@
 // set opens it (Params.Shed), with what the build left untraced
 // (Params.Untraced), and calls open when the window began,
 // including those open across all of it (Params.Open, from the goroutines'
-// stacks), get Entries at its start named by an open-calls event (see
-// open.go and package fdr's documentation).
+// stacks placed among their records, and Exits past its end), get Entries
+// at its start named by an open-calls event; what the stacks could not
+// show is counted and said once (see open.go and package fdr's
+// documentation).
 //
 // Encode may be called from any goroutine on data nobody else writes; it
 // allocates memory proportional to the number of blocks and of calls open

@@ -47,22 +47,20 @@ type Params struct {
 	// Untraced are the payloads of the untraced events (fdr.UntracedPrefix):
 	// what the build left uninstrumented, written after the shed set.
 	Untraced [][]byte
-	// Open lists, by goroutine id, the traced functions on each
-	// goroutine's stack at one moment between OpenFrom and OpenTo,
-	// outermost first (the runtime reads the goroutines' stacks just
-	// before the cut). A goroutine with no record in that span gets
-	// Entries at the start of its window for the outer calls its records
-	// do not show: calls open across the whole window, which no record of
-	// the window mentions (see Encode).
-	Open             map[uint64][]uint32
-	OpenFrom, OpenTo uint64
-	// OpenUnknown says the stacks were not read: the file says so
+	// Open holds, by goroutine id, its stack as the runtime read it (see
+	// OpenStack). A goroutine's calls open across its whole window, which
+	// no record of the window mentions, get Entries at the window's start
+	// (see Encode and open.go). nil: the stacks were not read.
+	Open map[uint64]OpenStack
+	// OpenUnknown says the stacks could not be read: the file says so
 	// (fdr.OpenUnknownPayload) where the shed set goes.
 	OpenUnknown bool
-	// Start is the TSC the window starts at when nothing was lost (After
-	// is 0): the session's start. 0 leaves such windows without Open's
-	// Entries.
-	Start uint64
+	// Whole: every record with a TSC below it (and above After, and
+	// AfterGoroutine for its goroutine) is in the segments, also past
+	// Before; 0 means Before. The records from Before up to Whole are
+	// not written, but they place the stacks of Open among the records
+	// and close calls that were open across the window.
+	Whole uint64
 }
 
 // Result tells what a file holds and what the flusher left out of it.
@@ -73,7 +71,8 @@ type Result struct {
 	Trimmed        int           // records outside the window
 	UnmatchedExits int           // Exit/TailExit records with no open Entry of the same id
 	Reconstructed  int           // Entries written for calls open when the window began
-	OpenAcross     int           // of those, calls open across the whole window (Params.Open)
+	OpenAcross     int           // of those, calls open across the whole window (Params.Open, and Exits past Before)
+	OpenUnshown    int           // goroutines that may have calls open across the whole window the file does not show
 	Duration       time.Duration // set by the caller that timed the flush
 
 	// Version 1 only.

@@ -235,13 +235,13 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	if noFastPath {
 		return goPlan{}, false
 	}
-	if _, ok := p.Open[chunks[0].goid]; ok {
-		return goPlan{}, false // planGoroutine compares the records with the stack
-	}
 	gp := goPlan{goid: chunks[0].goid}
 	after := p.After
 	if p.AfterGoroutine != nil {
 		after = max(after, p.AfterGoroutine[gp.goid])
+	}
+	if _, ok := p.Open[gp.goid]; ok && after > 0 {
+		return goPlan{}, false // planGoroutine compares the records with the stack
 	}
 	// The kept runs, by index: chunk order is segment order, and a
 	// chunk's runs are in byte order, so a larger index is a later key
@@ -322,6 +322,14 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	}
 	res.Records += records
 	res.Trimmed += trimmed
+	if after > 0 && p.Whole > p.Before && p.Before != 0 {
+		past, ok := ix.pastCut(segs, chunks, p, stack)
+		if !ok {
+			return goPlan{}, false
+		}
+		opened = append(opened, past...)
+		res.OpenAcross += len(past)
+	}
 	if len(opened) > 0 {
 		gp.reconstruct(opened, after+1, syn, res)
 	}
@@ -365,6 +373,7 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 	var opened []uint32 // Exits of calls entered before the window, innermost first
 	after := max(p.After, p.AfterGoroutine[gp.goid])
 	ot := newOpenTracker(p, gp.goid, after)
+	track := after > 0
 	for len(h) > 0 {
 		c := h[0]
 		// Take records from c while it stays the earliest; re-heap only on
@@ -382,8 +391,8 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			if c.tsc > limTSC || c.tsc == limTSC && c.seq > limSeq {
 				break
 			}
-			if ot.want {
-				ot.see(c.tsc, stack, len(opened))
+			if track {
+				ot.record(c.tsc, c.isFunc, c.action, c.funcID)
 			}
 			keep := c.tsc > after && (p.Before == 0 || c.tsc < p.Before)
 			if !keep {
@@ -445,17 +454,16 @@ func planGoroutine(segs [][]byte, chunks []chunk, p Params, res *Result, stackp 
 			heap.Pop(&h)
 		}
 	}
-	if ot.want {
-		ot.see(^uint64(0), stack, len(opened))
-		if u := ot.outer(p.Open[gp.goid], opened); len(u) > 0 {
-			if windowStart(p, after) != 0 {
-				opened = append(opened, reversed(u)...)
-				res.OpenAcross += len(u)
-			}
+	if track {
+		u, unshown := ot.outer()
+		if unshown {
+			res.OpenUnshown++
 		}
+		opened = append(opened, reversed(u)...)
+		res.OpenAcross += len(u)
 	}
 	if len(opened) > 0 {
-		gp.reconstruct(opened, windowStart(p, after), syn, res)
+		gp.reconstruct(opened, after+1, syn, res)
 	}
 	return gp, nil
 }

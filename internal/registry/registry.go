@@ -206,6 +206,14 @@ func ID(name string) (uint32, bool) {
 	return id, ok
 }
 
+// IDBytes is ID for a name held in bytes, without copying it.
+func IDBytes(name []byte) (uint32, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	id, ok := byName[string(name)]
+	return id, ok
+}
+
 // Lookup returns the function named under id.
 func Lookup(id uint32) (Func, bool) {
 	mu.Lock()
