@@ -51,7 +51,10 @@ func startWith(b *testing.B, o xray.Options) {
 	b.Cleanup(func() {
 		st := xray.Stats()
 		xray.Stop()
-		if st.Drops.Total() != 0 {
+		// A flush keeps the window it cut until it has copied it: a P
+		// that needs a buffer meanwhile drops its records (the row that
+		// flushes reports them).
+		if st.Drops.Total() != st.Drops.Flush {
 			b.Errorf("drops: %+v", st.Drops)
 		}
 	})

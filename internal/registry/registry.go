@@ -210,6 +210,7 @@ func ID(name string) (uint32, bool) {
 func IDBytes(name []byte) (uint32, bool) {
 	mu.Lock()
 	defer mu.Unlock()
+	resolve()
 	id, ok := byName[string(name)]
 	return id, ok
 }
