@@ -109,7 +109,7 @@ func (q *Queue) Release() { q.release.Store(noSeq) }
 // Each buffer is copied seqlock-style: read its generation, copy up to the
 // extent, validate that the generation has not changed; a buffer recycled in
 // the meantime is discarded and counted in Discarded.
-func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, false, nil) }
+func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, false, nil, nil) }
 
 // Sample is Snapshot of the newest buffers only: those held by writers and
 // the most recently sealed, about limit bytes in all (at least one
@@ -118,7 +118,7 @@ func (q *Queue) Snapshot(dst []byte) Snapshot { return q.snapshot(dst, 0, 0, fal
 // bound what it leaves out, and copies it discards are not counted in the
 // queue's Stats.
 func (q *Queue) Sample(dst []byte, limit int) Snapshot {
-	return q.snapshot(dst, max(limit, 1), 0, false, nil)
+	return q.snapshot(dst, max(limit, 1), 0, false, nil, nil)
 }
 
 // SnapshotSince is Snapshot of the buffers that may hold a record with a
@@ -128,7 +128,7 @@ func (q *Queue) Sample(dst []byte, limit int) Snapshot {
 // leaves out holds only records < since, so LostUpTo bounds what it lacks
 // at or after since exactly as Snapshot's does.
 func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
-	return q.snapshot(dst, 0, since, false, nil)
+	return q.snapshot(dst, 0, since, false, nil, nil)
 }
 
 // SnapshotInPlace is Snapshot that, in Fill mode, does not copy the sealed
@@ -146,13 +146,29 @@ func (q *Queue) SnapshotSince(dst []byte, since uint64) Snapshot {
 // Segments' order), or oldest first (Segments' order) under a hold. each
 // runs on the caller's goroutine and must not block.
 func (q *Queue) SnapshotInPlace(dst []byte, each func(Segment)) Snapshot {
-	return q.snapshot(dst, 0, 0, q.mode == Fill, each)
+	return q.snapshot(dst, 0, 0, q.mode == Fill, each, nil)
+}
+
+// SnapshotAround is SnapshotInPlace (inPlace) or Snapshot that calls mid
+// between two passes: the first copies the buffers sealed when it began,
+// oldest first, the second everything written since (the buffers live
+// then or now, and those sealed since). Under a hold (Hold) nothing is
+// recycled before its copy and each sealed buffer of the first pass is
+// free again once copied, so writers have buffers while mid runs, and
+// the copy holds every record published before mid returned. Segments
+// and each come oldest first.
+//
+// A flush uses it to read the goroutines' stacks while the buffers are
+// being copied, without keeping every writer waiting for a buffer
+// meanwhile, and with every record up to the read in the copy.
+func (q *Queue) SnapshotAround(dst []byte, inPlace bool, each func(Segment), mid func()) Snapshot {
+	return q.snapshot(dst, 0, 0, inPlace && q.mode == Fill, each, mid)
 }
 
 // snapshot is Snapshot, Sample when limit > 0, SnapshotSince when since > 0,
-// SnapshotInPlace in Fill mode when inPlace; each, if not nil, is given
-// every segment once it is final.
-func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each func(Segment)) Snapshot {
+// SnapshotInPlace in Fill mode when inPlace, SnapshotAround when mid is
+// not nil; each, if not nil, is given every segment once it is final.
+func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each func(Segment), mid func()) Snapshot {
 	snap := Snapshot{Buf: dst[:0]}
 	if q.closed.Load() {
 		return snap
@@ -244,19 +260,10 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 	// recycled before it is copied, and each sealed buffer is let go as
 	// soon as its copy is done, so writers wait for the copy of one
 	// buffer, not of the window.
-	held := limit == 0 && q.mode == FlightRecorder && q.release.Load() != noSeq
+	holding := limit == 0 && q.mode == FlightRecorder && q.release.Load() != noSeq
 	snap.Segments = make([]Segment, 0, len(cands))
-	for k := range cands {
-		i := len(cands) - 1 - k
-		if held {
-			i = k
-			if k > 0 && cands[k-1].seq != noSeq {
-				// Every sealed candidate older than this one is copied
-				// (or lost): let writers recycle them.
-				q.release.Store(cands[k-1].seq + 1)
-			}
-		}
-		cd := cands[i]
+	copied := make(map[int32]uint64, len(cands)) // index → generation, for the second pass
+	copyOne := func(cd snapCand) {
 		b := cd.b
 		// Retractions are read before the extent: a Retract publishes
 		// its shorter extent before counting, so if this load misses a
@@ -277,7 +284,7 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 				lostUpTo = max(lostUpTo, cd.lostBound())
 				snap.Discarded++
 			}
-			continue
+			return
 		}
 		off := int(b.s.index) * q.size
 		if inPlace && cd.seq != noSeq && held == 0 && b.sameGen(cd.gen) {
@@ -296,7 +303,7 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			if each != nil {
 				each(snap.Segments[len(snap.Segments)-1])
 			}
-			continue
+			return
 		}
 		if len(buf)+n > cap(buf) {
 			// Earlier segments keep pointing at the old array.
@@ -315,7 +322,7 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			buf = buf[:start]
 			lostUpTo = max(lostUpTo, cd.lostBound())
 			snap.Discarded++
-			continue
+			return
 		}
 		if held != 0 && !b.sameRetracts(r0) {
 			// A Retract overlapped the copy: from the final boundary
@@ -346,12 +353,12 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 				buf = buf[:start]
 				lostUpTo = max(lostUpTo, cd.lostBound())
 				snap.Discarded++
-				continue
+				return
 			}
 			n, recs, held = f1, recs1-held1, 0
 			snap.Retracted++
 			if n == 0 {
-				continue
+				return
 			}
 		}
 		snap.Segments = append(snap.Segments, Segment{
@@ -368,9 +375,75 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			each(snap.Segments[len(snap.Segments)-1])
 		}
 	}
-	if held {
+	release := func(cd snapCand) {
+		if cd.seq != noSeq {
+			// Every sealed candidate up to this one is copied (or
+			// lost): let writers recycle them.
+			q.release.Store(cd.seq + 1)
+		}
+	}
+	switch {
+	case mid != nil && limit == 0:
+		// The sealed buffers first, oldest first, each let go once
+		// copied; then mid; then everything written since the first
+		// pass looked: buffers live now, and sealed ones it did not copy
+		// (live then, or handed out since). Under a hold none of those
+		// was recycled meanwhile, so the copy misses no record published
+		// before mid returned.
+		for _, cd := range cands {
+			if cd.seq == noSeq {
+				continue
+			}
+			copyOne(cd)
+			copied[cd.b.s.index] = cd.gen
+			if holding {
+				release(cd)
+			}
+		}
+		mid()
+		again := make([]snapCand, 0, len(q.bufs))
+		for i := range q.bufs {
+			b := &q.bufs[i]
+			c := b.s.ctl.Load()
+			var seq uint64
+			switch c & stateMask {
+			case stateLive:
+				seq = noSeq
+			case stateSealed:
+				if g, ok := copied[b.s.index]; ok && g == c>>genShift {
+					continue
+				}
+				seq = b.s.seq.Load()
+			default:
+				continue
+			}
+			again = append(again, snapCand{b: b, gen: c >> genShift, seq: seq, last: b.s.lastTSC.Load()})
+		}
+		slices.SortFunc(again, func(x, y snapCand) int {
+			if c := cmp.Compare(x.seq, y.seq); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.b.s.index, y.b.s.index)
+		})
+		for _, cd := range again {
+			copyOne(cd)
+		}
+	case holding:
+		for k, cd := range cands {
+			if k > 0 {
+				release(cands[k-1])
+			}
+			copyOne(cd)
+		}
+	default:
+		for i := len(cands) - 1; i >= 0; i-- {
+			copyOne(cands[i])
+		}
+	}
+	if holding {
 		q.Release()
-	} else {
+	}
+	if !holding && mid == nil {
 		slices.Reverse(snap.Segments) // oldest first, as documented
 	}
 	if snap.Discarded > 0 && limit == 0 {

@@ -149,37 +149,48 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 	final, cut, lost, lostG := c.final, c.cut, c.lost, c.lostG
 	var open map[uint64]flush.OpenStack
 	unknown := false
-	switch {
-	case final && s.finalStacks != nil:
-		// Read by Stop while recording was still on: a call that began
-		// after would have no record and could pass for one open since
-		// the window began.
-		open, unknown = s.finalStacks.open, s.finalStacks.unknown
-	case stacks && !final:
-		open, unknown = s.readOpen()
-	case stacks:
-		unknown = true
+	var each func(buffer.Segment)
+	if x != nil {
+		each = func(sg buffer.Segment) { x.Add(sg.Data) }
 	}
-	// Read just before the scan, after the stacks: every record below it
-	// is in the copy (the cut's argument holds for any time read before
-	// the scan), and the open-call reading replays the goroutines up to
+	// whole: every record below it is in the copy (the cut's argument
+	// holds for any time read before the copy's last look at the
+	// buffers), and the open-call reading replays the goroutines up to
 	// it, unless records past the cut were recycled. A goroutine that a
 	// hold made drop records after the cut records nothing more until the
-	// copy frees a buffer, after the scan: what is below whole is a
+	// copy frees a buffer, after that look: what is below whole is a
 	// prefix of its records.
 	whole := uint64(math.MaxUint64)
-	if !final {
-		whole, _ = now()
-	}
 	var sn buffer.Snapshot
-	if inPlace {
-		var each func(buffer.Segment)
-		if x != nil {
-			each = func(sg buffer.Segment) { x.Add(sg.Data) }
+	switch {
+	case stacks && !final:
+		// The stacks are read between the copy's two passes
+		// (buffer.Queue.SnapshotAround): the window the cut keeps is
+		// copied and free again before the read, so writers have
+		// buffers while it runs, and the second pass copies what they
+		// wrote up to it.
+		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
+			open, unknown = s.readOpen()
+			whole, _ = now()
+		})
+	default:
+		switch {
+		case final && s.finalStacks != nil:
+			// Read by Stop while recording was still on: a call that
+			// began after would have no record and could pass for one
+			// open since the window began.
+			open, unknown = s.finalStacks.open, s.finalStacks.unknown
+		case stacks:
+			unknown = true
 		}
-		sn = s.q.SnapshotInPlace(dst, each)
-	} else {
-		sn = s.q.SnapshotSince(dst, since)
+		if !final {
+			whole, _ = now()
+		}
+		if inPlace {
+			sn = s.q.SnapshotInPlace(dst, each)
+		} else {
+			sn = s.q.SnapshotSince(dst, since)
+		}
 	}
 	segs := make([][]byte, 0, len(sn.Segments))
 	for _, sg := range sn.Segments {
