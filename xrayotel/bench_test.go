@@ -104,7 +104,7 @@ func BenchmarkExtract(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		spans, err := p.extract(j)
+		spans, _, err := p.extract(j, nil)
 		if err != nil || len(spans) != 6 {
 			b.Fatalf("%d spans, %v", len(spans), err)
 		}
