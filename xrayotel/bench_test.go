@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
 )
@@ -173,4 +174,45 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
 	b.ReportMetric(float64(p.snapCost), "cpu-ns/last-snapshot")
+}
+
+// BenchmarkRequestSpans measures one fast request's spans through the SDK
+// with a batcher (to an exporter that does nothing): a server span and
+// three spans under it, as a handler with a client call and two queries
+// makes them. otel: the batcher alone; hold: goxray recording and the
+// processor in front of the batcher (Options.Next), holding the three
+// until the root ends and handing them on then. The difference is what
+// holding costs a request.
+func BenchmarkRequestSpans(b *testing.B) {
+	run := func(b *testing.B, hold bool) {
+		exp := tracetest.NewNoopExporter()
+		var opts []sdktrace.TracerProviderOption
+		var p *SpanProcessor
+		if hold {
+			startTracing(b)
+			p = NewSpanProcessor(exp, Options{Threshold: time.Hour, Next: sdktrace.NewBatchSpanProcessor(exp)})
+			opts = append(opts, sdktrace.WithSpanProcessor(p))
+		} else {
+			opts = append(opts, sdktrace.WithBatcher(exp))
+		}
+		tp := sdktrace.NewTracerProvider(opts...)
+		defer tp.Shutdown(context.Background())
+		tr := tp.Tracer("bench")
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			ctx, root := tr.Start(context.Background(), "GET /users/{id}", trace.WithSpanKind(trace.SpanKindServer))
+			for _, name := range []string{"GET /profile", "SELECT users", "SELECT orders"} {
+				_, s := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+				s.End()
+			}
+			root.End()
+		}
+		b.StopTimer()
+		if p != nil && (p.Stats().Held != uint64(3*b.N) || p.Stats().Holding != 0) {
+			b.Fatalf("stats %+v after %d requests", p.Stats(), b.N)
+		}
+	}
+	b.Run("otel", func(b *testing.B) { run(b, false) })
+	b.Run("hold", func(b *testing.B) { run(b, true) })
 }

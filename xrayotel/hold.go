@@ -40,6 +40,10 @@ type rootHold struct {
 	// later ones pass at once.
 	expired bool
 	spans   []heldSpan
+	// next is the trace's next root running here (a rare second one).
+	next *rootHold
+	// buf holds a request's first few spans without another allocation.
+	buf [4]heldSpan
 }
 
 const holdShards = 32
@@ -49,7 +53,7 @@ const holdShards = 32
 // extraction (waiting, by span key).
 type holdShard struct {
 	mu      sync.Mutex
-	open    map[trace.TraceID][]*rootHold
+	open    map[trace.TraceID]*rootHold
 	waiting map[uint64]*rootHold
 }
 
@@ -70,8 +74,10 @@ func keepState(sc trace.SpanContext) bool {
 func (p *SpanProcessor) openRoot(id trace.TraceID, k uint64) {
 	sh := p.shard(id)
 	h := &rootHold{key: k, since: time.Now()}
+	h.spans = h.buf[:0]
 	sh.mu.Lock()
-	sh.open[id] = append(sh.open[id], h)
+	h.next = sh.open[id]
+	sh.open[id] = h
 	sh.mu.Unlock()
 }
 
@@ -102,18 +108,18 @@ func (p *SpanProcessor) hold(s sdktrace.ReadOnlySpan, k, to uint64) bool {
 	rs := sh.open[id]
 	var h *rootHold
 	if root != 0 {
-		for _, r := range rs {
+		for r := rs; r != nil; r = r.next {
 			if r.key == root {
 				h = r
 			}
 		}
-	} else if len(rs) == 1 {
+	} else if rs != nil && rs.next == nil {
 		// Its start slot was reused: the trace's one root open here.
-		h = rs[0]
+		h = rs
 	}
 	if h == nil || h.expired || p.holding.Load() >= int64(p.o.MaxHeld) {
 		sh.mu.Unlock()
-		if root != 0 || len(rs) > 0 {
+		if root != 0 || rs != nil {
 			p.unheld.Add(1)
 		}
 		return false
@@ -132,17 +138,25 @@ func (p *SpanProcessor) closeRoot(id trace.TraceID, k uint64, slow bool) *rootHo
 	sh := p.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	rs := sh.open[id]
-	for i, r := range rs {
+	for at := sh.open[id]; at != nil; at = at.next {
+		r := at
 		if r.key != k {
 			continue
 		}
-		rs = append(rs[:i], rs[i+1:]...)
-		if len(rs) == 0 {
-			delete(sh.open, id)
+		if sh.open[id] == r {
+			if r.next == nil {
+				delete(sh.open, id)
+			} else {
+				sh.open[id] = r.next
+			}
 		} else {
-			sh.open[id] = rs
+			for q := sh.open[id]; q != nil; q = q.next {
+				if q.next == r {
+					q.next = r.next
+				}
+			}
 		}
+		r.next = nil
 		if slow {
 			r.since = time.Now()
 			sh.waiting[k] = r
@@ -204,7 +218,7 @@ func (p *SpanProcessor) sweep(now time.Time) {
 		var out []heldSpan
 		sh.mu.Lock()
 		for _, rs := range sh.open {
-			for _, r := range rs {
+			for r := rs; r != nil; r = r.next {
 				if !r.expired && r.since.Before(limit) {
 					r.expired = true
 					out = append(out, r.spans...)
@@ -244,7 +258,7 @@ func (p *SpanProcessor) releaseAll() {
 		var out []heldSpan
 		sh.mu.Lock()
 		for id, rs := range sh.open {
-			for _, r := range rs {
+			for r := rs; r != nil; r = r.next {
 				out = append(out, r.spans...)
 				r.spans, r.expired = nil, true
 			}

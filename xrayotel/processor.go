@@ -130,7 +130,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
 	for i := range p.holds {
-		p.holds[i] = holdShard{open: map[trace.TraceID][]*rootHold{}, waiting: map[uint64]*rootHold{}}
+		p.holds[i] = holdShard{open: map[trace.TraceID]*rootHold{}, waiting: map[uint64]*rootHold{}}
 	}
 	go p.run()
 	if o.Next != nil {
