@@ -89,10 +89,11 @@
 // OnEnd receives the span read-only, already ended: the SDK gives a
 // processor no way to add to it.
 //
-// Every slow span is treated alike: a slow span inside a slow span of the
-// same request gets its calls under it, and the outer one gets them too.
-// Set Threshold above the inner spans' usual length to keep to the
-// requests' outer spans.
+// Without Options.Next every slow span is treated alike: a slow span
+// inside a slow span of the same request gets its calls under it, and
+// the outer one gets them too. Set Threshold above the inner spans' usual
+// length to keep to the requests' outer spans. With Next only local
+// roots get function spans (see "Library spans").
 //
 // Sizes are bounded: at most Options.MaxSpans spans per slow span, the
 // summary included. Beyond that the shortest calls are left out first
@@ -122,11 +123,13 @@
 //
 // Holding is bounded. The delay: a held span goes to Next when its root
 // ends (a fast root's at once; a slow root's after its extraction, which
-// the queue, the CPU budget and a Go-trace snapshot may delay), and at
-// the latest Options.MaxHold (10 s by default) after its root started
-// while it runs, and MaxHold after it ended while it waits for its
-// extraction: such spans go unchanged, checked every MaxHold/4. A root
-// running longer than MaxHold lets its later spans pass at once. The
+// the queue, the CPU budget and a Go-trace snapshot may delay). A sweep
+// every MaxHold/4 hands on unchanged the spans of a root running for
+// longer than Options.MaxHold (10 s by default) and of a slow root
+// waiting longer than MaxHold for its extraction, so a span waits at most
+// 1.25 × MaxHold for its root to end and as long again for the
+// extraction; a root running longer than MaxHold lets its later spans
+// pass at once. The
 // memory: at most Options.MaxHeld spans (8192 by default) are held at
 // once, all roots together, each the SDK's read-only span (typically
 // 0.5–2 KB with its attributes), about 4–16 MB at the bound; a span that

@@ -223,8 +223,12 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		}
 	}
 	root := localRoot(s.Parent())
-	slow := s.EndTime().Sub(s.StartTime()) >= p.o.Threshold ||
-		root && p.o.KeepTraceState && keepState(sc)
+	// With Next, only local roots: their function spans cover every call
+	// under them, with the spans under them placed among the calls; a
+	// span under them with function spans of its own would show them
+	// twice in one tree.
+	slow := (root || p.o.Next == nil) && (s.EndTime().Sub(s.StartTime()) >= p.o.Threshold ||
+		root && p.o.KeepTraceState && keepState(sc))
 	var h *rootHold
 	if p.o.Next != nil {
 		if root || !p.hold(s, k, to) {

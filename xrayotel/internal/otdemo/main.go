@@ -67,6 +67,8 @@ func setup(c config) (*pipeline, error) {
 			return nil, err
 		}
 		c.out = d
+	} else if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return nil, err
 	}
 	p := &pipeline{out: c.out, bin: filepath.Join(c.out, "bin"), threshold: c.threshold, slowDisk: c.slowDisk}
 	if c.goxray == "" {
@@ -90,6 +92,11 @@ func setup(c config) (*pipeline, error) {
 // decided them all.
 func (p *pipeline) serve(c config) (*run, error) {
 	r := &run{p: p}
+	// A first request sets up the connections (HTTP, gRPC) and may take
+	// as long as a slow one: not one of the fast ones.
+	if _, err := p.checkout("1", false, nil); err != nil {
+		return nil, err
+	}
 	s0, n0, err := p.decisions()
 	if err != nil {
 		return nil, err
