@@ -236,3 +236,59 @@ func TestTraceStateKeep(t *testing.T) {
 		}
 	}
 }
+
+// Many requests at once, some slow, with spans ending on other goroutines
+// than their root's: every span reaches Next exactly once, nothing stays
+// held, and the counters add up.
+func TestHoldConcurrent(t *testing.T) {
+	startTracing(t)
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 3 * time.Millisecond, MaxCPU: -1})
+	const workers, each = 4, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				ctx, root := tr.Start(context.Background(), "request", trace.WithSpanKind(trace.SpanKindServer))
+				var inner sync.WaitGroup
+				for range 3 {
+					inner.Go(func() {
+						_, s := tr.Start(ctx, "child")
+						s.End()
+					})
+				}
+				inner.Wait()
+				if (w+i)%5 == 0 {
+					caller(ctx, tr) // slow: a client span and decode under it
+				}
+				root.End()
+			}
+		})
+	}
+	wg.Wait()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[trace.SpanID]int{}
+	children := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name == SummaryName || s.InstrumentationScope.Name == ScopeName {
+			continue
+		}
+		seen[s.SpanContext.SpanID()]++
+		if s.Name != "request" {
+			children++
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("span %v reached Next %d times", id, n)
+		}
+	}
+	s := p.Stats()
+	if children != int(s.Held+s.Unheld) || s.Holding != 0 || s.Held == 0 {
+		t.Errorf("%d child spans exported; stats %+v", children, s)
+	}
+	if want := workers * each * 3; children < want {
+		t.Errorf("%d child spans exported, want at least %d", children, want)
+	}
+}
