@@ -77,9 +77,11 @@ func (p *pipeline) decisions() (sampled, notSampled float64, err error) {
 	}
 	defer r.Body.Close()
 	lines := bufio.NewScanner(r.Body)
-	found := false
+	otelcol := false
 	for lines.Scan() {
 		l := lines.Text()
+		otelcol = otelcol || strings.HasPrefix(l, "otelcol_")
+		// The counter appears with the first decision.
 		if !strings.HasPrefix(l, "otelcol_processor_tail_sampling_global_count_traces_sampled") {
 			continue
 		}
@@ -88,17 +90,19 @@ func (p *pipeline) decisions() (sampled, notSampled float64, err error) {
 		if err != nil {
 			continue
 		}
-		found = true
 		if strings.Contains(l, `sampled="true"`) {
 			sampled += v
 		} else if strings.Contains(l, `sampled="false"`) {
 			notSampled += v
 		}
 	}
-	if !found {
-		return 0, 0, fmt.Errorf("the collector's metrics at %s carry no otelcol_processor_tail_sampling_global_count_traces_sampled", p.metrics)
+	if err := lines.Err(); err != nil {
+		return 0, 0, err
 	}
-	return sampled, notSampled, lines.Err()
+	if !otelcol {
+		return 0, 0, fmt.Errorf("%s serves no otelcol_ metrics: not the collector's telemetry", p.metrics)
+	}
+	return sampled, notSampled, nil
 }
 
 // waitDecisions waits until the tail sampler has decided at least
