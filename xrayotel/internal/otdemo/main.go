@@ -147,7 +147,8 @@ func demo(c config) error {
 		return err
 	}
 	fmt.Printf("%d fast requests of GET /checkout and one slow, through gateway → api (HTTP) → store (gRPC, fsync),\n", len(r.fast))
-	fmt.Printf("each service built with go tool goxray build and exporting to Jaeger v2 with tail sampling (%s).\n", "jaeger-tail-sampling.yaml")
+	fmt.Println("each service built with go tool goxray build and exporting to Jaeger v2 with tail sampling")
+	fmt.Println("(xrayotel/internal/otdemo/jaeger-tail-sampling.yaml: traces of 400 ms or more kept, and those asking with tracestate goxray=keep).")
 	fmt.Printf("The slow request's trace %s, as Jaeger's API returns it (GET /api/traces/%s):\n", r.slow.id, r.slow.id)
 	printTree(os.Stdout, r.slowTree)
 	gone := 0
@@ -160,5 +161,7 @@ func demo(c config) error {
 	for _, name := range services {
 		fmt.Printf("%s's %s\n", name, counters[name])
 	}
+	fmt.Println("A fast request is captured in every service started with -keep (xrayotel.Options.KeepTraceState) by")
+	fmt.Println("  curl -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' -H 'tracestate: goxray=keep' 'http://GATEWAY/checkout?user=42'")
 	return nil
 }
