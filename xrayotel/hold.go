@@ -33,6 +33,10 @@ type heldSpan struct {
 // ended while it ran.
 type rootHold struct {
 	key uint64 // the root's span key
+	// g and from are the goroutine that started the root and goxray's
+	// clock then, as its start slot has them: a slot may be reused
+	// before the root ends, its hold stays.
+	g, from uint64
 	// since is when the root started, or, once it ended slow, when it
 	// ended: the start of the hold MaxHold bounds.
 	since time.Time
@@ -70,10 +74,11 @@ func keepState(sc trace.SpanContext) bool {
 	return sc.TraceState().Get(TraceStateKey) == TraceStateKeep
 }
 
-// openRoot starts holding for local root k of trace id.
-func (p *SpanProcessor) openRoot(id trace.TraceID, k uint64) {
+// openRoot starts holding for local root k of trace id, started on
+// goroutine g at tsc.
+func (p *SpanProcessor) openRoot(id trace.TraceID, k, g, tsc uint64) {
 	sh := p.shard(id)
-	h := &rootHold{key: k, since: time.Now()}
+	h := &rootHold{key: k, since: time.Now(), g: g, from: tsc}
 	h.spans = h.buf[:0]
 	sh.mu.Lock()
 	h.next = sh.open[id]

@@ -292,3 +292,26 @@ func TestHoldConcurrent(t *testing.T) {
 		t.Errorf("%d child spans exported, want at least %d", children, want)
 	}
 }
+
+// A root whose start slot another span took before it ended (a busy
+// service starts thousands of spans during one slow request) still gets
+// its function spans and its held spans placed: its hold remembers where
+// it started.
+func TestRootSlotReused(t *testing.T) {
+	startTracing(t)
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 3 * time.Millisecond, MaxCPU: -1})
+	ctx, root := tr.Start(context.Background(), "request", trace.WithSpanKind(trace.SpanKindServer))
+	caller(ctx, tr)
+	// What a later span hashing to the same slot does to it.
+	p.slot(spanKey(root.SpanContext().SpanID())).span.Store(0)
+	root.End()
+	tp.ForceFlush(context.Background())
+	m := byName(exp.GetSpans())
+	fc := m[funcName(uint32(idCaller))]
+	if len(fc) != 1 || len(m["GET /profile"]) != 1 || m["GET /profile"][0].Parent.SpanID() != fc[0].SpanContext.SpanID() {
+		t.Fatalf("client span not under caller's function span: %v", names(exp.GetSpans()))
+	}
+	if s := p.Stats(); s.Reparented != 1 || s.NotReparented != 0 || s.Errors != 0 {
+		t.Errorf("stats: %+v", s)
+	}
+}

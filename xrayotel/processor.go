@@ -169,7 +169,6 @@ func (p *SpanProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
 	if p.o.Next != nil {
 		if localRoot(ps) {
 			root = k
-			p.openRoot(sc.TraceID(), k)
 		} else {
 			root = p.rootOf(par)
 		}
@@ -182,8 +181,12 @@ func (p *SpanProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
 	sl.end.Store(0)
 	// The clock before the event: the window holds the span's start
 	// event and every record made under the span after OnStart.
-	sl.tsc.Store(xray.Clock())
+	tsc := xray.Clock()
+	sl.tsc.Store(tsc)
 	sl.span.Store(k)
+	if root == k {
+		p.openRoot(sc.TraceID(), k, g, tsc)
+	}
 	var buf [fdr.SpanPayloadSize]byte
 	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
 }
@@ -245,6 +248,15 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	p.slow.Add(1)
 	j := p.endJob(s, to)
+	if j.g == 0 && h != nil {
+		// The root's start slot was reused meanwhile (a busy service
+		// starts thousands of spans during a slow request): its hold
+		// remembers the same.
+		j.g, j.from = h.g, h.from
+		if ps := s.Parent(); ps.HasSpanID() {
+			j.parent = spanKey(ps.SpanID())
+		}
+	}
 	if !p.queue(j) {
 		p.dropped.Add(1)
 		if h != nil {
