@@ -3,9 +3,11 @@ package xrayotel
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -215,4 +217,37 @@ func BenchmarkRequestSpans(b *testing.B) {
 	}
 	b.Run("otel", func(b *testing.B) { run(b, false) })
 	b.Run("hold", func(b *testing.B) { run(b, true) })
+}
+
+// BenchmarkHeldSpanMemory measures the heap a held span keeps while its
+// root runs: b.N client spans with an HTTP client's five attributes, held
+// under one open root (MaxHeld above b.N), live heap after a collection
+// before and after, per span (heldB/span).
+func BenchmarkHeldSpanMemory(b *testing.B) {
+	startTracing(b)
+	exp := tracetest.NewNoopExporter()
+	p := NewSpanProcessor(exp, Options{Threshold: time.Hour, Next: sdktrace.NewSimpleSpanProcessor(exp), MaxHeld: b.N + 1})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	defer tp.Shutdown(context.Background())
+	tr := tp.Tracer("bench")
+	ctx, root := tr.Start(context.Background(), "GET /checkout", trace.WithSpanKind(trace.SpanKindServer))
+	attrs := trace.WithAttributes(attribute.String("http.request.method", "GET"), attribute.String("url.full", "http://127.0.0.1:8080/profile/42"),
+		attribute.String("server.address", "127.0.0.1"), attribute.Int("server.port", 8080), attribute.Int("http.response.status_code", 200))
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	b.ResetTimer()
+	for range b.N {
+		_, s := tr.Start(ctx, "GET /profile", trace.WithSpanKind(trace.SpanKindClient), attrs)
+		s.End()
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if h := p.Stats().Holding; h != int64(b.N) {
+		b.Fatalf("%d spans held of %d", h, b.N)
+	}
+	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(before))/float64(b.N), "heldB/span")
+	root.End()
 }

@@ -131,10 +131,12 @@
 // extraction; a root running longer than MaxHold lets its later spans
 // pass at once. The
 // memory: at most Options.MaxHeld spans (8192 by default) are held at
-// once, all roots together, each the SDK's read-only span (typically
-// 0.5–2 KB with its attributes), about 4–16 MB at the bound; a span that
-// would exceed it goes on at once. Nothing is lost: every span reaches
-// Next. Stats counts what was held (Held, Holding now), re-parented
+// once, all roots together, each the SDK's read-only span with its
+// attributes (hundreds of bytes for a client span; bench/README.md
+// measures one), kept until its root ends instead of until the batcher
+// exports it; a span that would exceed the bound goes on at once. Nothing is lost: every span reaches
+// Next. Stats counts what was held (Held; Holding now, HoldingPeak at
+// most), re-parented
 // (Reparented), kept its parent for want of a call around it
 // (OutsideCalls), went unchanged because its slow root got no function
 // spans or was held beyond MaxHold (NotReparented), or was not held at all

@@ -130,9 +130,11 @@ func (p *SpanProcessor) hold(s sdktrace.ReadOnlySpan, k, to uint64) bool {
 		return false
 	}
 	h.spans = append(h.spans, heldSpan{span: s, end: to})
-	p.holding.Add(1)
+	n := p.holding.Add(1)
 	p.held.Add(1)
 	sh.mu.Unlock()
+	for pk := p.holdingPeak.Load(); n > pk && !p.holdingPeak.CompareAndSwap(pk, n); pk = p.holdingPeak.Load() {
+	}
 	return true
 }
 

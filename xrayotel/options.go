@@ -126,7 +126,7 @@ type Stats struct {
 	// the spans under a local root that went to Next at once: the
 	// holding bound was reached, their root had ended already, or could
 	// not be told apart from another root of the same trace. Holding is
-	// how many are held now.
+	// how many are held now, HoldingPeak the most held at once.
 	Held, Reparented, OutsideCalls, NotReparented, Unheld uint64
-	Holding                                               int64
+	Holding, HoldingPeak                                  int64
 }

@@ -37,7 +37,7 @@ type SpanProcessor struct {
 	// (Options.Next; hold.go).
 	holds                                                  [holdShards]holdShard
 	held, reparentedN, outsideCalls, notReparented, unheld atomic.Uint64
-	holding                                                atomic.Int64
+	holding, holdingPeak                                   atomic.Int64
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
@@ -407,6 +407,7 @@ func (p *SpanProcessor) Stats() Stats {
 		NotReparented: p.notReparented.Load(),
 		Unheld:        p.unheld.Load(),
 		Holding:       p.holding.Load(),
+		HoldingPeak:   p.holdingPeak.Load(),
 	}
 }
 

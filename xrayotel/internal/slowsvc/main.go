@@ -210,8 +210,8 @@ func main() {
 		float64(cpu.Microseconds())/float64(max(done.Load(), 1)))
 	if proc != nil {
 		s := proc.Stats()
-		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d HELD %d REPARENTED %d OUTSIDE %d NOT_REPARENTED %d UNHELD %d",
-			s.Slow, s.Exported, s.Dropped, s.Shed, s.Held, s.Reparented, s.OutsideCalls, s.NotReparented, s.Unheld)
+		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d HELD %d REPARENTED %d OUTSIDE %d NOT_REPARENTED %d UNHELD %d HOLDING_PEAK %d",
+			s.Slow, s.Exported, s.Dropped, s.Shed, s.Held, s.Reparented, s.OutsideCalls, s.NotReparented, s.Unheld, s.HoldingPeak)
 	}
 	fmt.Println(line)
 }
