@@ -59,6 +59,8 @@ type holdShard struct {
 	mu      sync.Mutex
 	open    map[trace.TraceID]*rootHold
 	waiting map[uint64]*rootHold
+	// closed: Shutdown released everything; nothing is held any more.
+	closed bool
 }
 
 func (p *SpanProcessor) shard(id trace.TraceID) *holdShard {
@@ -122,7 +124,7 @@ func (p *SpanProcessor) hold(s sdktrace.ReadOnlySpan, k, to uint64) bool {
 		// Its start slot was reused: the trace's one root open here.
 		h = rs
 	}
-	if h == nil || h.expired || p.holding.Load() >= int64(p.o.MaxHeld) {
+	if h == nil || h.expired || sh.closed || p.holding.Load() >= int64(p.o.MaxHeld) {
 		sh.mu.Unlock()
 		if root != 0 || rs != nil {
 			p.unheld.Add(1)
@@ -275,6 +277,7 @@ func (p *SpanProcessor) releaseAll() {
 			out = append(out, r.spans...)
 			delete(sh.waiting, k)
 		}
+		sh.closed = true
 		sh.mu.Unlock()
 		p.release(out, &p.notReparented)
 	}

@@ -122,7 +122,8 @@ type Stats struct {
 	// traced call was running on their goroutine when they started, or
 	// their parent started inside that call), NotReparented unchanged
 	// because the root got no function spans (dropped, shed, failed,
-	// not recording) or was held beyond Options.MaxHold. Unheld counts
+	// not recording), was held beyond Options.MaxHold, or Shutdown came
+	// first. Unheld counts
 	// the spans under a local root that went to Next at once: the
 	// holding bound was reached, their root had ended already, or could
 	// not be told apart from another root of the same trace. Holding is

@@ -350,7 +350,8 @@ func (p *SpanProcessor) handle(j job) {
 }
 
 // ForceFlush waits until every slow span queued before it is exported (or
-// failed), or ctx ends.
+// failed), or ctx ends, then flushes Options.Next. Spans held for roots
+// still running stay held until their roots end.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	marker := job{flushed: make(chan struct{})}
 	select {
