@@ -123,11 +123,11 @@ type Stats struct {
 	// their parent started inside that call), NotReparented unchanged
 	// because the root got no function spans (dropped, shed, failed,
 	// not recording), was held beyond Options.MaxHold, or Shutdown came
-	// first. Unheld counts
-	// the spans under a local root that went to Next at once: the
-	// holding bound was reached, their root had ended already, or could
-	// not be told apart from another root of the same trace. Holding is
-	// how many are held now, HoldingPeak the most held at once.
+	// first. Unheld counts the spans under a local root that went to Next
+	// at once: the holding bound was reached, their root had ended
+	// already or could not be told apart from another root of the same
+	// trace, or Shutdown had come. Holding is how many are held now,
+	// HoldingPeak the most held at once.
 	Held, Reparented, OutsideCalls, NotReparented, Unheld uint64
 	Holding, HoldingPeak                                  int64
 }
