@@ -63,9 +63,10 @@ soak:
 demo:
 	@scripts/demo.sh
 
-# demo-otel: a slow request of a small service as Jaeger stores it (its
-# function spans, exported by xrayotel and read back from Jaeger's API),
-# then the same request in goxray top -trace (scripts/demo-otel.sh).
+# demo-otel: one request across three services (gateway → api over HTTP
+# → store over gRPC), each built with goxray build and exporting through
+# xrayotel to Jaeger v2 with tail sampling: the slow request's tree as
+# Jaeger's API returns it (scripts/demo-otel.sh).
 demo-otel:
 	@GO=$(GO) scripts/demo-otel.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every row of the overhead table from one invocation on this
 # machine: the Go benchmarks and the compiler-rt XRay FDR harness, ${COUNT:-10}
-# rounds (with xrayotel's CPU per slow span), then benchstat's summary and the table with ratios to the floor
+# rounds (with xrayotel's CPU per slow span and per held request), then benchstat's summary and the table with ratios to the floor
 # (bench/README.md shows the latest one). The floor is two reads of the
 # clock the tracer uses on this CPU (its name heads the output).
 #
@@ -20,7 +20,8 @@ fi
 mkdir -p bin
 clang++-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 -pthread bench/compilerrt/harness.cc -o bin/xray-harness
 go test -C bench -c -o ../bin/bench.test .
-# xrayotel is a module of its own: its CPU per slow span is a row too.
+# xrayotel is a module of its own: its CPU per slow span, and what holding
+# a request's spans costs, are rows too.
 go test -C xrayotel -c -o ../bin/xrayotel.test .
 out=bin/bench.txt
 {
@@ -28,7 +29,7 @@ out=bin/bench.txt
   for round in $(seq "$count"); do
     # go test runs a package's binary in the package's directory.
     (cd bench && ../bin/bench.test -test.run '^$' -test.bench . -test.benchmem -test.count 1)
-    (cd xrayotel && ../bin/xrayotel.test -test.run '^$' -test.bench '^BenchmarkSlowSpan$' -test.benchmem -test.count 1)
+    (cd xrayotel && ../bin/xrayotel.test -test.run '^$' -test.bench '^BenchmarkSlowSpan$|^BenchmarkRequestSpans$' -test.benchmem -test.count 1)
     # compiler-rt prints its own frequency warnings on stderr; keep them out.
     XRAY_OPTIONS="patch_premain=false xray_mode=xray-fdr verbosity=0" bin/xray-harness 1 20000000 2>/dev/null
   done

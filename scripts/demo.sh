@@ -211,16 +211,17 @@ step_timeline() {
 # module's packages, and out of ./... by its leading _. goxray build
 # instruments it, XRAY_OPTIONS starts the recorder, SIGUSR1
 # flushes it.
-# step_otel: a slow request of an OpenTelemetry-traced service, as Jaeger
-# stores it (the function spans xrayotel exported, read back from Jaeger's
-# API), then the same request in goxray top -trace (scripts/demo-otel.sh;
-# it builds Jaeger once, a few minutes the first time).
+# step_otel: one slow request across three OpenTelemetry-traced services,
+# as Jaeger stores it after the collector's tail sampling (the function
+# spans xrayotel exported, the HTTP and gRPC client spans under the calls
+# that made them, read back from Jaeger's API; scripts/demo-otel.sh; it
+# builds Jaeger once, a few minutes the first time).
 step_otel() {
-  say "# A slow request in the tracing backend: xrayotel exports its function calls as spans to Jaeger"
+  say "# A slow request in the tracing backend: one tree across three services, function spans and library spans"
   DEMO_OUT=$OUT GO=${GO:-go} scripts/demo-otel.sh >/dev/null
   cat "$OUT/otel/demo.txt" | tee -a "$OUT/demo.txt"
   say ""
-  artifact "$OUT/otel/" "the slow request: Jaeger's copy (demo.txt) and goxray's trace file"
+  artifact "$OUT/otel/" "the slow request: Jaeger's copy (demo.txt), the services' and Jaeger's logs and configuration (run/)"
 }
 
 step_auto() {

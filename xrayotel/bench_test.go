@@ -3,11 +3,14 @@ package xrayotel
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
 )
@@ -104,7 +107,7 @@ func BenchmarkExtract(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		spans, err := p.extract(j)
+		spans, _, err := p.extract(j, nil)
 		if err != nil || len(spans) != 6 {
 			b.Fatalf("%d spans, %v", len(spans), err)
 		}
@@ -173,4 +176,78 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
 	b.ReportMetric(float64(p.snapCost), "cpu-ns/last-snapshot")
+}
+
+// BenchmarkRequestSpans measures one fast request's spans through the SDK
+// with a batcher (to an exporter that does nothing): a server span and
+// three spans under it, as a handler with a client call and two queries
+// makes them. otel: the batcher alone; hold: goxray recording and the
+// processor in front of the batcher (Options.Next), holding the three
+// until the root ends and handing them on then. The difference is what
+// holding costs a request.
+func BenchmarkRequestSpans(b *testing.B) {
+	run := func(b *testing.B, hold bool) {
+		exp := tracetest.NewNoopExporter()
+		var opts []sdktrace.TracerProviderOption
+		var p *SpanProcessor
+		if hold {
+			startTracing(b)
+			p = NewSpanProcessor(exp, Options{Threshold: time.Hour, Next: sdktrace.NewBatchSpanProcessor(exp)})
+			opts = append(opts, sdktrace.WithSpanProcessor(p))
+		} else {
+			opts = append(opts, sdktrace.WithBatcher(exp))
+		}
+		tp := sdktrace.NewTracerProvider(opts...)
+		defer tp.Shutdown(context.Background())
+		tr := tp.Tracer("bench")
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			ctx, root := tr.Start(context.Background(), "GET /users/{id}", trace.WithSpanKind(trace.SpanKindServer))
+			for _, name := range []string{"GET /profile", "SELECT users", "SELECT orders"} {
+				_, s := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+				s.End()
+			}
+			root.End()
+		}
+		b.StopTimer()
+		if p != nil && (p.Stats().Held != uint64(3*b.N) || p.Stats().Holding != 0) {
+			b.Fatalf("stats %+v after %d requests", p.Stats(), b.N)
+		}
+	}
+	b.Run("otel", func(b *testing.B) { run(b, false) })
+	b.Run("hold", func(b *testing.B) { run(b, true) })
+}
+
+// BenchmarkHeldSpanMemory measures the heap a held span keeps while its
+// root runs: b.N client spans with an HTTP client's five attributes, held
+// under one open root (MaxHeld above b.N), live heap after a collection
+// before and after, per span (heldB/span).
+func BenchmarkHeldSpanMemory(b *testing.B) {
+	startTracing(b)
+	exp := tracetest.NewNoopExporter()
+	p := NewSpanProcessor(exp, Options{Threshold: time.Hour, Next: sdktrace.NewSimpleSpanProcessor(exp), MaxHeld: b.N + 1})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	defer tp.Shutdown(context.Background())
+	tr := tp.Tracer("bench")
+	ctx, root := tr.Start(context.Background(), "GET /checkout", trace.WithSpanKind(trace.SpanKindServer))
+	attrs := trace.WithAttributes(attribute.String("http.request.method", "GET"), attribute.String("url.full", "http://127.0.0.1:8080/profile/42"),
+		attribute.String("server.address", "127.0.0.1"), attribute.Int("server.port", 8080), attribute.Int("http.response.status_code", 200))
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	b.ResetTimer()
+	for range b.N {
+		_, s := tr.Start(ctx, "GET /profile", trace.WithSpanKind(trace.SpanKindClient), attrs)
+		s.End()
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if h := p.Stats().Holding; h != int64(b.N) {
+		b.Fatalf("%d spans held of %d", h, b.N)
+	}
+	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(before))/float64(b.N), "heldB/span")
+	root.End()
 }

@@ -3,10 +3,17 @@
 // exports one child span per traced function call made under it, and that
 // marks every span's start and end in goxray's trace files.
 //
+//	bsp := sdktrace.NewBatchSpanProcessor(exp)
 //	tp := sdktrace.NewTracerProvider(
-//		sdktrace.WithBatcher(exp),
-//		sdktrace.WithSpanProcessor(xrayotel.NewSpanProcessor(exp, xrayotel.Options{Threshold: 30 * time.Millisecond})),
+//		sdktrace.WithSpanProcessor(xrayotel.NewSpanProcessor(exp, xrayotel.Options{
+//			Threshold: 30 * time.Millisecond,
+//			Next:      bsp, // every span goes through the processor to the batcher
+//		})),
 //	)
+//
+// (Registering the batcher with the provider beside the processor,
+// sdktrace.WithBatcher(exp), works too: then the spans of libraries stay
+// under the spans their contexts gave them; see "Library spans".)
 //
 // It is a module of its own (github.com/goxray/xray/xrayotel), so that
 // programs that do not use OpenTelemetry do not download it.
@@ -84,15 +91,94 @@
 // OnEnd receives the span read-only, already ended: the SDK gives a
 // processor no way to add to it.
 //
-// Every slow span is treated alike: a slow span inside a slow span of the
-// same request gets its calls under it, and the outer one gets them too.
-// Set Threshold above the inner spans' usual length to keep to the
-// requests' outer spans.
+// Without Options.Next every slow span is treated alike: a slow span
+// inside a slow span of the same request gets its calls under it, and
+// the outer one gets them too. Set Threshold above the inner spans' usual
+// length to keep to the requests' outer spans. With Next only local
+// roots get function spans (see "Library spans").
 //
 // Sizes are bounded: at most Options.MaxSpans spans per slow span, the
 // summary included. Beyond that the shortest calls are left out first
 // (their kept children move up to the nearest kept ancestor), counted on
 // the summary.
+//
+// # Library spans under the calls that made them
+//
+// With Options.Next, every span goes through the processor to Next (the
+// batcher). A span under a local root of this process (a span whose parent
+// is in another process or absent: the server span of an incoming
+// request) is held from its end until that root ends: an otelhttp or
+// otelgrpc client span, a database span, the user's own. When the root
+// is fast, its held spans go to Next as they came, as soon as it ends.
+// When it is slow, once its function spans are made each held span goes
+// to Next as a child of the function span of the call that was running
+// on its goroutine when it started (the innermost exported one: a call
+// MaxSpans left out gives way to the exported call around it), with the
+// attribute goxray.context_parent naming the parent its context gave it.
+// A span keeps its parent when no traced call was running on its
+// goroutine when it started, or when that parent started inside that
+// call after it (the parent is then the nearer of the two: a span under
+// a client span stays under it). The server span of the next service is
+// the client span's child, through the propagated context, so the tree
+// goes on there: request span, function spans, client span, the next
+// service's server span, its function spans, and so on.
+//
+// Holding is bounded. The delay: a held span goes to Next when its root
+// ends (a fast root's at once; a slow root's after its extraction, which
+// the queue, the CPU budget and a Go-trace snapshot may delay). A sweep
+// every MaxHold/4 hands on unchanged the spans of a root running for
+// longer than Options.MaxHold (10 s by default) and of a slow root
+// waiting longer than MaxHold for its extraction, so a span waits at most
+// 1.25 × MaxHold for its root to end and as long again for the
+// extraction; a root running longer than MaxHold lets its later spans
+// pass at once. The
+// memory: at most Options.MaxHeld spans (8192 by default) are held at
+// once, all roots together, each the SDK's read-only span with its
+// attributes (hundreds of bytes for a client span; bench/README.md
+// measures one), kept until its root ends instead of until the batcher
+// exports it; a span that would exceed the bound goes on at once. Nothing is lost: every span reaches
+// Next. Stats counts what was held (Held; Holding now, HoldingPeak at
+// most), re-parented
+// (Reparented), kept its parent for want of a call around it
+// (OutsideCalls), went unchanged because its slow root got no function
+// spans or was held beyond MaxHold (NotReparented), or was not held at all
+// (Unheld: the bound was reached, its root had ended, or its root could
+// not be told from another root of the same trace running here). The
+// summary span says goxray.held and goxray.reparented for its root.
+//
+// A span's local root is found through its parent's start slot (see
+// startSlots), or, when that slot was reused, as the one root of its
+// trace running here. Spans of a fast request are exported as without
+// the processor, only later: when their root ends.
+//
+// # The wait names what it waited on
+//
+// With GoTrace, a client or producer span put under a call whose
+// goroutine was blocked while the span ran (an HTTP round trip waits on
+// the transport's connection goroutine, a gRPC call on its stream) gives
+// that call's function span a link to it, with the attributes
+// goxray.link=waited_on, goxray.blocked_ns (the time blocked while the
+// span ran) and goxray.reason (the Go tracer's reason for most of it),
+// when it was blocked for at least BlockEventMin. Jaeger shows a link as
+// a FOLLOWS_FROM reference: from the waiting call, to the client span, to
+// the next service's server span and its own function spans.
+//
+// # Asking for a request everywhere: tracestate goxray=keep
+//
+// With Options.KeepTraceState, a local root whose W3C tracestate carries
+// goxray=keep (TraceStateKey, TraceStateKeep) gets its function spans
+// (and its held spans placed) however fast it was. The standard W3C
+// propagator (propagation.TraceContext) carries the tracestate from
+// service to service, so one request is captured in every service that
+// allows it:
+//
+//	curl -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' \
+//	     -H 'tracestate: goxray=keep' http://127.0.0.1:8080/checkout?user=42
+//
+// It is off by default: a service that leaves it off ignores the entry,
+// so a caller cannot make it do the work. A tail sampler keeps such a
+// trace with a trace_state policy on the same key (see make demo-otel's
+// jaeger-tail-sampling.yaml).
 //
 // # Why the time went: the Go trace's split
 //
@@ -164,6 +250,11 @@
 // counted in Stats.Shed and logged once, before the service pays for a
 // burst of them.
 //
+// With Options.Next a local root also costs an allocation and a lock at
+// its start and end, and a held span a lock and an append, all
+// OpenTelemetry's own work aside (BenchmarkRequestSpans, a make bench
+// row; scripts/bench-otel.sh's hold mode measures a service).
+//
 // Measured on a loaded 2-core AMD EPYC: OnStart plus OnEnd of a fast span
 // take about 0.2 µs while goxray records and 0.04 µs while it is off,
 // without allocating (BenchmarkHooks), where the SDK's own Start and End
@@ -182,7 +273,9 @@
 // counted (Stats.ExportErrors) and the first is logged.
 //
 // The processor calls exp.ExportSpans directly; it never shuts exp down
-// (the batcher that shares it does). The SDK shuts processors down in the
+// (the batcher that shares it does). With Options.Next, its ForceFlush
+// and Shutdown reach Next after its own queue, and Shutdown hands Next the
+// spans still held. Without it, the SDK shuts processors down in the
 // order they were registered, so after the batcher: call the provider's
 // ForceFlush before Shutdown to export the slow spans still queued.
 package xrayotel

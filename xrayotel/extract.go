@@ -58,14 +58,19 @@ type summary struct {
 	fileSkipped                                     bool
 	goTrace                                         bool   // the split is on the function spans
 	goTraceErr                                      string // why it is not, GoTrace on
+	held, reparented                                int    // spans held for the root, and put under calls
 }
 
-func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
+// extract returns slow job j's function spans and summary, and, when the
+// extraction succeeded, held (the spans held for j's root) placed: under
+// the function span of the call that started each, or as they came.
+func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.ReadOnlySpan, err error) {
 	s := j.span
 	var sum summary
+	sum.held = len(held)
 	if j.g == 0 || j.from == 0 {
 		sum.err = "the goroutine that started the span is unknown (started while goxray was not recording, or its slot was reused)"
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, fmt.Errorf("%s", sum.err)
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, nil, fmt.Errorf("%s", sum.err)
 	}
 	// The request's goroutines, and only the buffers written since the
 	// span began, are copied.
@@ -76,11 +81,11 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	snap, err := xray.SnapshotRequest(span, spanTable{p})
 	if errors.Is(err, xray.ErrNotRunning) {
 		sum.err = err.Error()
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, nil, err
 	}
 	if err != nil {
 		sum.err = "reading the request's records: " + err.Error()
-		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, err
+		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, nil, err
 	}
 	defer snap.Release()
 	// The window is when OnStart and OnEnd ran, on goxray's clock, mapped
@@ -98,7 +103,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		sum.windowStart = wall(a + 1)
 	}
 	sum.goroutines = len(snap.Goroutines())
-	kept := calls(snap, &sum)
+	kept, starts := calls(snap, &sum)
 	kept = p.limit(kept, &sum)
 	if p.o.Dir != "" && !p.dirb.Allow() {
 		sum.fileSkipped = true
@@ -123,7 +128,9 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 			sp, sum.goTrace = newSplitter(p, gt, kept, to), true
 		}
 	}
-	out := make([]sdktrace.ReadOnlySpan, 0, len(kept)+1)
+	pl := p.place(j, held, kept, starts, sp, to)
+	sum.reparented = pl.reparented
+	out = make([]sdktrace.ReadOnlySpan, 0, len(kept)+1)
 	psc := s.SpanContext()
 	names := map[uint32]string{}
 	for _, c := range kept {
@@ -155,6 +162,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 		out = append(out, tracetest.SpanStub{
 			Name:                 name,
 			Events:               evs,
+			Links:                pl.links[c],
 			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
 			Parent:               parent,
 			SpanKind:             trace.SpanKindInternal,
@@ -167,7 +175,7 @@ func (p *SpanProcessor) extract(j job) ([]sdktrace.ReadOnlySpan, error) {
 	}
 	sum.exported = len(kept)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
-	return append(out, p.summarySpan(s, sum)), nil
+	return append(out, p.summarySpan(s, sum)), pl.spans, nil
 }
 
 func funcName(id uint32) string {
@@ -211,6 +219,9 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	if sum.goTraceErr != "" {
 		attrs = append(attrs, attribute.String("goxray.gotrace_error", sum.goTraceErr))
 	}
+	if p.o.Next != nil && localRoot(s.Parent()) {
+		attrs = append(attrs, attribute.Int("goxray.held", sum.held), attribute.Int("goxray.reparented", sum.reparented))
+	}
 	attrs = append(attrs, p.dirAttrs(sum.fileSkipped)...)
 	psc := s.SpanContext()
 	return tracetest.SpanStub{
@@ -228,8 +239,10 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 
 // calls reads the request's records and returns the calls to export,
 // each with its parent (an index into the result, or -1 for the span),
-// parents before children.
-func calls(rq *xray.Request, sum *summary) []*call {
+// parents before children, and where each span marked on the request's
+// goroutines while they worked for it started.
+func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
+	starts := map[uint64]spanStart{}
 	members := rq.Goroutines()
 	root := members[0]
 	_, to := rq.Window()
@@ -246,6 +259,13 @@ func calls(rq *xray.Request, sum *summary) []*call {
 		for i := range recs {
 			r := &recs[i]
 			if r.Event {
+				if sp, ok := fdr.ParseSpan(r.Payload); ok && !sp.End && rq.Working(id, r.TSC) {
+					st := spanStart{g: id, tsc: r.TSC}
+					if len(stack) > 0 {
+						st.in = stack[len(stack)-1]
+					}
+					starts[spanKey(sp.SpanID)] = st
+				}
 				continue
 			}
 			if !g.seen {
@@ -324,7 +344,7 @@ func calls(rq *xray.Request, sum *summary) []*call {
 		ups[c] = up(c)
 	}
 	slices.SortFunc(kept, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
-	return order(kept, ups)
+	return order(kept, ups), starts
 }
 
 // spawner returns the kept call of parent that started child: its latest

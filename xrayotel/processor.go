@@ -9,93 +9,11 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
 )
-
-// Defaults for zero Options fields.
-const (
-	DefaultThreshold = 50 * time.Millisecond
-	DefaultMaxSpans  = 512
-	DefaultQueueSize = 64
-	// DefaultExportTimeout bounds one ExportSpans call.
-	DefaultExportTimeout = 10 * time.Second
-)
-
-// Options configure NewSpanProcessor. The zero value works.
-type Options struct {
-	// Threshold: spans lasting at least this long get function spans;
-	// default DefaultThreshold. Negative: every span does.
-	Threshold time.Duration
-	// MaxSpans caps the spans exported per slow span, the summary
-	// included (at least 2); default DefaultMaxSpans.
-	MaxSpans int
-	// QueueSize is how many slow spans may wait for extraction and export;
-	// beyond that they are dropped and counted. Default DefaultQueueSize.
-	QueueSize int
-	// Dir, when not empty, makes the processor also write each slow
-	// request's goroutines and window as an FDR file with its .map
-	// (llvm-xray and go tool goxray read both) in Dir, named on the summary
-	// span as goxray.file.
-	Dir string
-	// DirMaxFiles, DirMaxBytes and DirPerSecond bound what Dir holds:
-	// after each file, the oldest of the processor's own files (named
-	// xray-request.<trace id>-<span id>.XXXXXX, and .map, and recorded in
-	// its ledger as it wrote them: see the package doc) are deleted
-	// until at most DirMaxFiles files and DirMaxBytes bytes remain, never
-	// anyone else's; and at most DirPerSecond requests a second get a
-	// file (bursts of DirBurst), the others are counted and said on their
-	// summary span. 0 takes DefaultDirMaxFiles, DefaultDirMaxBytes,
-	// DefaultDirPerSecond; a negative value means no limit.
-	DirMaxFiles  int
-	DirMaxBytes  int64
-	DirPerSecond float64
-	// ExportTimeout bounds each ExportSpans call; default
-	// DefaultExportTimeout.
-	ExportTimeout time.Duration
-	// MaxCPU is the share of one CPU the processor's goroutine may spend
-	// on slow spans (their extraction and its part of their export, as
-	// the thread's CPU clock measures it where there is one, else the
-	// extraction's wall time), over about a second: a slow span that
-	// finds it spent is shed, counted in Stats.Shed, and gets nothing
-	// exported, so that a burst of slow spans costs the service at most
-	// that share. Default DefaultMaxCPU; negative: no limit.
-	MaxCPU float64
-	// BlockEventMin: with the session's Options.GoTrace, every function
-	// span gets one "blocked" event per blocked interval of its own of at
-	// least this long; default DefaultBlockEventMin, negative: none.
-	// MaxBlockEvents caps them per span, the longest kept (the others
-	// counted as goxray.blocked_events_dropped); default
-	// DefaultMaxBlockEvents.
-	BlockEventMin  time.Duration
-	MaxBlockEvents int
-	// Logf receives the processor's few log lines (tracing not running,
-	// the first export error); default: the standard logger with an
-	// "xrayotel: " prefix.
-	Logf func(format string, args ...any)
-}
-
-// Stats counts what the processor did.
-type Stats struct {
-	Slow         uint64 // slow spans seen
-	Exported     uint64 // slow spans whose function spans were exported
-	Spans        uint64 // spans exported (function and summary spans)
-	Dropped      uint64 // slow spans dropped: the queue was full
-	NotRecording uint64 // slow spans ended while goxray was not recording
-	ExportErrors uint64 // ExportSpans calls that failed
-	Errors       uint64 // slow spans whose extraction failed (said on their summary)
-	// Options.Dir: files not written for the rate limit, and older files
-	// deleted (with their bytes) to keep within the budget.
-	FilesSkipped, FilesDeleted, FileBytesDeleted uint64
-	// Shed counts slow spans not extracted: the processor had spent
-	// Options.MaxCPU.
-	Shed uint64
-	// GoTraceSnapshots counts the Go-trace snapshots taken (one per
-	// batch of slow spans, with the session's GoTrace); GoTraceSkipped
-	// the batches that got none: MaxCPU could not pay for one then.
-	GoTraceSnapshots, GoTraceSkipped uint64
-}
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
 // documentation.
@@ -114,6 +32,12 @@ type SpanProcessor struct {
 
 	slow, exported, spans, dropped, notRec, expErr, errs, shed, snaps, snapSkips atomic.Uint64
 	offOnce, errOnce, shedOnce                                                   sync.Once
+
+	// holds keeps the spans under the local roots running here
+	// (Options.Next; hold.go).
+	holds                                                  [holdShards]holdShard
+	held, reparentedN, outsideCalls, notReparented, unheld atomic.Uint64
+	holding, holdingPeak                                   atomic.Int64
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
@@ -166,6 +90,7 @@ type startSlot struct {
 	tsc    atomic.Uint64 // goxray's clock when OnStart ran
 	end    atomic.Uint64 // goxray's clock when OnEnd ran, 0 before
 	parent atomic.Uint64 // the parent span's key, 0 for a root span
+	root   atomic.Uint64 // its local root's key, 0 if unknown
 }
 
 // NewSpanProcessor returns a processor that exports slow spans' function
@@ -193,12 +118,24 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	if o.MaxBlockEvents <= 0 {
 		o.MaxBlockEvents = DefaultMaxBlockEvents
 	}
+	if o.MaxHold <= 0 {
+		o.MaxHold = DefaultMaxHold
+	}
+	if o.MaxHeld <= 0 {
+		o.MaxHeld = DefaultMaxHeld
+	}
 	if o.Logf == nil {
 		o.Logf = log.New(xray.LogOutput(), "xrayotel: ", log.LstdFlags).Printf
 	}
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
+	for i := range p.holds {
+		p.holds[i] = holdShard{open: map[trace.TraceID]*rootHold{}, waiting: map[uint64]*rootHold{}}
+	}
 	go p.run()
+	if o.Next != nil {
+		go p.sweeper()
+	}
 	return p
 }
 
@@ -212,27 +149,44 @@ func spanKey(id [8]byte) uint64 {
 }
 
 // OnStart records the span's ids on the current goroutine's trace and
-// remembers the goroutine. It does nothing while goxray is not recording.
-func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+// remembers the goroutine, and passes the span to Options.Next. Beyond
+// that it does nothing while goxray is not recording.
+func (p *SpanProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
+	if p.o.Next != nil {
+		p.o.Next.OnStart(ctx, s)
+	}
 	if !xray.On() {
 		return
 	}
 	sc := s.SpanContext()
 	g := xray.CurrentGoroutine()
 	k := spanKey(sc.SpanID())
-	var par uint64
-	if ps := s.Parent(); ps.HasSpanID() {
+	var par, root uint64
+	ps := s.Parent()
+	if ps.HasSpanID() {
 		par = spanKey(ps.SpanID())
+	}
+	if p.o.Next != nil {
+		if localRoot(ps) {
+			root = k
+		} else {
+			root = p.rootOf(par)
+		}
 	}
 	sl := p.slot(k)
 	sl.span.Store(0)
 	sl.g.Store(g)
 	sl.parent.Store(par)
+	sl.root.Store(root)
 	sl.end.Store(0)
 	// The clock before the event: the window holds the span's start
 	// event and every record made under the span after OnStart.
-	sl.tsc.Store(xray.Clock())
+	tsc := xray.Clock()
+	sl.tsc.Store(tsc)
 	sl.span.Store(k)
+	if root == k {
+		p.openRoot(sc.TraceID(), k, g, tsc)
+	}
 	var buf [fdr.SpanPayloadSize]byte
 	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
 }
@@ -248,12 +202,15 @@ func (p *SpanProcessor) read(k uint64, st *startSlot) bool {
 	st.tsc.Store(sl.tsc.Load())
 	st.end.Store(sl.end.Load())
 	st.parent.Store(sl.parent.Load())
+	st.root.Store(sl.root.Load())
 	// A writer that took the slot meanwhile zeroed span first.
 	return sl.span.Load() == k
 }
 
 // OnEnd records the span's end on the current goroutine's trace and, for
-// a slow span, queues it for extraction without waiting.
+// a slow span, queues it for extraction without waiting. With
+// Options.Next it holds a span under a local root running here, and
+// passes the others on, with, at a fast root's end, those held for it.
 func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	sc := s.SpanContext()
 	k := spanKey(sc.SpanID())
@@ -268,28 +225,65 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 			sl.end.Store(to)
 		}
 	}
-	if s.EndTime().Sub(s.StartTime()) < p.o.Threshold {
+	root := localRoot(s.Parent())
+	// With Next, only local roots: their function spans cover every call
+	// under them, with the spans under them placed among the calls; a
+	// span under them with function spans of its own would show them
+	// twice in one tree.
+	slow := (root || p.o.Next == nil) && (s.EndTime().Sub(s.StartTime()) >= p.o.Threshold ||
+		root && p.o.KeepTraceState && keepState(sc))
+	var h *rootHold
+	if p.o.Next != nil {
+		if root || !p.hold(s, k, to) {
+			p.o.Next.OnEnd(s)
+		}
+		if root {
+			if h = p.closeRoot(sc.TraceID(), k, slow); h != nil && !slow {
+				p.release(h.spans, nil)
+			}
+		}
+	}
+	if !slow {
 		return
 	}
 	p.slow.Add(1)
 	j := p.endJob(s, to)
+	if j.g == 0 && h != nil {
+		// The root's start slot was reused meanwhile (a busy service
+		// starts thousands of spans during a slow request): its hold
+		// remembers the same.
+		j.g, j.from = h.g, h.from
+		if ps := s.Parent(); ps.HasSpanID() {
+			j.parent = spanKey(ps.SpanID())
+		}
+	}
+	if !p.queue(j) {
+		p.dropped.Add(1)
+		if h != nil {
+			p.release(p.takeHeld(j), &p.notReparented)
+		}
+	}
+}
+
+// queue queues slow span j for extraction, and reports whether it did.
+func (p *SpanProcessor) queue(j job) bool {
 	select {
 	case <-p.quit:
-		return
+		return false
 	default:
 	}
 	// waiting, not the channel's room, bounds the queue: a batch taken
 	// off the channel still waits (handleBatch).
 	if p.waiting.Add(1) > int64(p.o.QueueSize) {
 		p.waiting.Add(-1)
-		p.dropped.Add(1)
-		return
+		return false
 	}
 	select {
 	case p.jobs <- j:
+		return true
 	default:
 		p.waiting.Add(-1)
-		p.dropped.Add(1)
+		return false
 	}
 }
 
@@ -356,7 +350,8 @@ func (p *SpanProcessor) handle(j job) {
 }
 
 // ForceFlush waits until every slow span queued before it is exported (or
-// failed), or ctx ends.
+// failed), or ctx ends, then flushes Options.Next. Spans held for roots
+// still running stay held until their roots end.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	marker := job{flushed: make(chan struct{})}
 	select {
@@ -368,25 +363,25 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	}
 	select {
 	case <-marker.flushed:
-		return nil
 	case <-p.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	return p.nextFlush(ctx)
 }
 
 // Shutdown stops taking slow spans, exports those queued, and ends the
-// processor's goroutine, or returns when ctx ends. It does not shut exp
-// down.
+// processor's goroutine, or returns when ctx ends; then hands Options.Next
+// the spans still held, unchanged, and shuts it down. It does not shut
+// exp down.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.quitOnce.Do(func() { close(p.quit) })
 	select {
 	case <-p.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	return p.nextShutdown(ctx)
 }
 
 // Stats returns the processor's counters.
@@ -406,10 +401,23 @@ func (p *SpanProcessor) Stats() Stats {
 		Shed:             p.shed.Load(),
 		GoTraceSnapshots: p.snaps.Load(),
 		GoTraceSkipped:   p.snapSkips.Load(),
+
+		Held:          p.held.Load(),
+		Reparented:    p.reparentedN.Load(),
+		OutsideCalls:  p.outsideCalls.Load(),
+		NotReparented: p.notReparented.Load(),
+		Unheld:        p.unheld.Load(),
+		Holding:       p.holding.Load(),
+		HoldingPeak:   p.holdingPeak.Load(),
 	}
 }
 
 func (p *SpanProcessor) process(j job) {
+	// The spans held for j's root go to Next whatever happens: under
+	// their function spans if the extraction places them, else as they
+	// came.
+	held := p.takeHeld(j)
+	defer func() { p.release(held, &p.notReparented) }()
 	if !xray.On() || j.to == 0 {
 		p.notRec.Add(1)
 		p.offOnce.Do(func() {
@@ -426,7 +434,11 @@ func (p *SpanProcessor) process(j job) {
 		return
 	}
 	cpu0, measured := threadCPU()
-	spans, err := p.extract(j)
+	spans, placed, err := p.extract(j, held)
+	if placed != nil {
+		p.forward(placed)
+		held = nil
+	}
 	if !measured {
 		// No thread clock here: the extraction's wall time instead (the
 		// export may wait on the network, which costs no CPU).

@@ -57,6 +57,8 @@ var rows = []row{
 	{bench: "Flush64MiB", what: "flush of a 64 MiB snapshot to the page cache", mbps: true},
 	{bench: "Flush64MiBFlightRecorder", what: "the same, flight recorder (the window copied first)", mbps: true},
 	{bench: "SlowSpan", what: "xrayotel: CPU per slow span (5 calls, full 4 MiB ring), extraction and export", us: true},
+	{bench: "RequestSpans/otel", what: "a fast request's 4 spans (a server span, 3 under it) through the SDK's batcher", us: true},
+	{bench: "RequestSpans/hold", what: "the same through xrayotel holding the 3 until the root ends (Options.Next), goxray recording", us: true},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(-(\d+))?\s+\d+\s+([0-9.]+) ns/op(.*)$`)

@@ -16,6 +16,7 @@ BenchmarkEnterExitParallel-2	49229060	        21.00 ns/op
 BenchmarkCompilerRTFDR 	20000000	152.00 ns/op
 BenchmarkFlush64MiB-2     	      10	  50000000 ns/op	1342.18 MB/s
 BenchmarkSlowSpan-2       	   20000	     41234 ns/op	   14413 B/op	      93 allocs/op
+BenchmarkRequestSpans/hold-2         	   50000	      9310 ns/op	    4162 B/op	      25 allocs/op
 `
 	ns, mb, procs, err := parse(strings.NewReader(in))
 	if err != nil {
@@ -32,6 +33,7 @@ BenchmarkSlowSpan-2       	   20000	     41234 ns/op	   14413 B/op	      93 allo
 		"| compiler-rt XRay FDR (clang -fxray-instrument) | 1 | 152.00 ns | 4.00 |",
 		"| flush of a 64 MiB snapshot to the page cache | 1 | 1342 MB/s | |",
 		"| xrayotel: CPU per slow span (5 calls, full 4 MiB ring), extraction and export | 1 | 41.2 µs | |",
+		"| the same through xrayotel holding the 3 until the root ends (Options.Next), goxray recording | 1 | 9.3 µs | |",
 		"| goxray off: Enter+Exit while stopped | 0 | not run | |",
 		"| floor, RDTSCP, the record path's 5 dependent loads before each store | 1 | 57.00 ns | 1.50 |",
 	} {

@@ -1,178 +1,167 @@
-// Command otdemo is the service of `make demo-otel`: it serves a few
-// requests, one of them slow, under goxray and an OpenTelemetry tracer
-// provider with xrayotel's processor exporting to Jaeger, then reads the
-// slow request back from Jaeger's API and prints it as stored there, and
-// writes goxray's trace file for `go tool goxray top -trace`.
+// Command otdemo is `make demo-otel`: one request, one tree, across three
+// services. It builds the services (gateway, api and store, in the
+// directories below) with `go tool goxray build`, runs Jaeger v2 (an
+// OpenTelemetry Collector distribution) with the Collector's
+// tail_sampling processor (jaeger-tail-sampling.yaml: slow traces kept,
+// fast ones dropped), starts the services on loopback, each running
+// goxray with the Go trace and xrayotel's processor exporting OTLP to
+// Jaeger, sends a few fast requests and one slow one, and prints the slow
+// request's tree as read back from Jaeger's API: the services' spans, the
+// function spans of each service's calls, and the HTTP and gRPC client
+// spans under the calls that made them.
+//
+// The test beside it runs the same pipeline and checks the tree.
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"slices"
-	"sort"
-	"strings"
-	"sync"
+	"path/filepath"
+	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/goxray/xray"
-	"github.com/goxray/xray/xrayotel"
 	"github.com/goxray/xray/xrayotel/internal/jaegerapi"
 )
 
-var idHandle, idParse, idQuery, idFetch, idRender xray.ID
-
-func init() {
-	idHandle, idParse, idQuery = xray.FuncOf(handle), xray.FuncOf(parse), xray.FuncOf(query)
-	idFetch, idRender = xray.FuncOf(fetch), xray.FuncOf(render)
-}
-
-func parse() { xray.Enter(idParse); defer xray.Exit(idParse); time.Sleep(time.Millisecond) }
-
-func fetch(d time.Duration) {
-	xray.Enter(idFetch)
-	defer xray.Exit(idFetch)
-	time.Sleep(d)
-}
-
-// query fans out to two shards, the slow request's second one slow.
-func query(slow bool) {
-	xray.Enter(idQuery)
-	defer xray.Exit(idQuery)
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d := 2 * time.Millisecond
-			if slow && i == 1 {
-				d = 40 * time.Millisecond
-			}
-			fetch(d)
-		}()
-	}
-	wg.Wait()
-}
-
-func render() { xray.Enter(idRender); defer xray.Exit(idRender); time.Sleep(time.Millisecond) }
-
-func handle(slow bool) {
-	xray.Enter(idHandle)
-	defer xray.Exit(idHandle)
-	parse()
-	query(slow)
-	render()
+// config is one run's settings.
+type config struct {
+	jaeger, goxray, out string
+	fast                int
+	threshold, slowDisk time.Duration
 }
 
 func main() {
-	otlp := flag.String("otlp", "127.0.0.1:4318", "Jaeger's OTLP/HTTP endpoint")
-	api := flag.String("query", "127.0.0.1:16686", "Jaeger's query endpoint")
-	dir := flag.String("dir", os.TempDir(), "where goxray writes its trace file")
+	var c config
+	flag.StringVar(&c.jaeger, "jaeger", "", "the jaeger binary (scripts/build-jaeger.sh prints its path)")
+	flag.StringVar(&c.goxray, "goxray", "", "the goxray command (default: built from the goxray module)")
+	flag.StringVar(&c.out, "out", "", "where the binaries, logs and configuration go (default: a temporary directory)")
+	flag.IntVar(&c.fast, "fast", 8, "fast requests before the slow one")
+	flag.DurationVar(&c.threshold, "threshold", 400*time.Millisecond, "the services' threshold (the tail sampler's is in its configuration)")
+	flag.DurationVar(&c.slowDisk, "slowdisk", 800*time.Millisecond, "how long the slow request's write takes")
 	flag.Parse()
-	if err := run(*otlp, *api, *dir); err != nil {
+	if c.jaeger == "" {
+		fmt.Fprintln(os.Stderr, "otdemo: -jaeger is required (scripts/build-jaeger.sh builds it)")
+		os.Exit(2)
+	}
+	if err := demo(c); err != nil {
 		fmt.Fprintln(os.Stderr, "otdemo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(otlp, api, dir string) error {
-	if err := xray.Start(xray.Options{Dir: dir, Program: "otdemo", FlushSignal: xray.NoSignal, NoFinalFile: true, IgnoreEnv: true}); err != nil {
-		return err
-	}
-	defer xray.Stop()
-	ctx := context.Background()
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(otlp), otlptracehttp.WithInsecure())
-	if err != nil {
-		return err
-	}
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "otdemo"))),
-		sdktrace.WithBatcher(exp),
-		sdktrace.WithSpanProcessor(xrayotel.NewSpanProcessor(exp, xrayotel.Options{Threshold: 30 * time.Millisecond})),
-	)
-	tr := tp.Tracer("otdemo")
-	var slowID string
-	for i := range 10 {
-		slow := i == 6
-		_, span := tr.Start(ctx, "GET /checkout")
-		handle(slow)
-		span.End()
-		if slow {
-			slowID = span.SpanContext().TraceID().String()
-		}
-	}
-	if err := tp.ForceFlush(ctx); err != nil {
-		return err
-	}
-	if err := tp.Shutdown(ctx); err != nil {
-		return err
-	}
-	path, err := xray.Flush()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("10 requests of GET /checkout, one slow: trace %s\n", slowID)
-	fmt.Printf("as Jaeger stores it (http://%s/api/traces/%s):\n", api, slowID)
-	if err := printTrace(api, slowID); err != nil {
-		return err
-	}
-	fmt.Printf("goxray trace file: %s\n", path)
-	return nil
+// run is what one pipeline run gives: the requests sent and the slow
+// trace as Jaeger stores it.
+type run struct {
+	p        *pipeline
+	fast     []request
+	slow     request
+	slowTree jaegerapi.Trace
 }
 
-// printTrace fetches the trace from Jaeger (waiting until the summary span
-// is stored) and prints its span tree: offset from the request's start,
-// duration, name.
-func printTrace(api, id string) error {
-	spans, err := jaegerapi.Fetch(api, id, 30*time.Second, func(spans []jaegerapi.Span) bool {
-		return slices.ContainsFunc(spans, func(s jaegerapi.Span) bool { return s.OperationName == xrayotel.SummaryName })
-	})
+// setup builds the services and starts Jaeger.
+func setup(c config) (*pipeline, error) {
+	if c.out == "" {
+		d, err := os.MkdirTemp("", "otdemo")
+		if err != nil {
+			return nil, err
+		}
+		c.out = d
+	} else if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return nil, err
+	}
+	p := &pipeline{out: c.out, bin: filepath.Join(c.out, "bin"), threshold: c.threshold, slowDisk: c.slowDisk}
+	if c.goxray == "" {
+		bin, err := buildGoxray(c.out)
+		if err != nil {
+			return nil, err
+		}
+		c.goxray = bin
+	}
+	if err := buildServices(c.goxray, p.bin); err != nil {
+		return nil, err
+	}
+	if err := p.startJaeger(c.jaeger); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// serve sends c.fast fast requests and one slow one to running services,
+// and reads the slow one back from Jaeger once the tail sampler has
+// decided them all.
+func (p *pipeline) serve(c config) (*run, error) {
+	r := &run{p: p}
+	// A first request sets up the connections (HTTP, gRPC) and may take
+	// as long as a slow one: not one of the fast ones.
+	if _, err := p.checkout("1", false, nil); err != nil {
+		return nil, err
+	}
+	s0, n0, err := p.decisions()
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.fast {
+		q, err := p.checkout(strconv.Itoa(100+i), false, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.fast = append(r.fast, q)
+	}
+	if r.slow, err = p.checkout("7", true, nil); err != nil {
+		return nil, err
+	}
+	// Every request is a trace decided once: the slow one kept, the fast
+	// ones that were fast in fact dropped.
+	quick := 0
+	for _, q := range r.fast {
+		if q.took < c.threshold {
+			quick++
+		}
+	}
+	if err := p.waitDecisions(s0+1, n0+float64(quick), 2*time.Minute); err != nil {
+		return nil, err
+	}
+	r.slowTree, err = jaegerapi.FetchTrace(p.query, r.slow.id, time.Minute, func(t jaegerapi.Trace) bool { return complete(t, 3) })
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func demo(c config) error {
+	p, err := setup(c)
 	if err != nil {
 		return err
 	}
-	kids := map[string][]jaegerapi.Span{}
-	var root jaegerapi.Span
-	for _, s := range spans {
-		parent := s.Parent()
-		if parent == "" {
-			root = s
-			continue
-		}
-		kids[parent] = append(kids[parent], s)
+	defer p.close()
+	if err := p.startServices(false); err != nil {
+		return err
 	}
-	var walk func(s jaegerapi.Span, depth int)
-	walk = func(s jaegerapi.Span, depth int) {
-		extra := ""
-		for _, t := range s.Tags {
-			if strings.HasPrefix(t.Key, "goxray.") && s.OperationName == xrayotel.SummaryName {
-				switch t.Key {
-				case "goxray.calls", "goxray.dropped", "goxray.goroutines", "goxray.unmatched", "goxray.window_truncated":
-					extra += fmt.Sprintf(" %s=%v", strings.TrimPrefix(t.Key, "goxray."), t.Value)
-				}
-			} else if t.Key == "goxray.goroutine" {
-				extra = fmt.Sprintf("  [goroutine %v]", t.Value)
-			}
-		}
-		fmt.Printf("  %+8.3f ms %8.3f ms  %s%s%s\n", float64(s.StartTime-root.StartTime)/1000, float64(s.Duration)/1000,
-			strings.Repeat("  ", depth), s.OperationName, extra)
-		ks := kids[s.SpanID]
-		sort.Slice(ks, func(i, j int) bool {
-			if ks[i].StartTime != ks[j].StartTime {
-				return ks[i].StartTime < ks[j].StartTime
-			}
-			return ks[i].OperationName < ks[j].OperationName
-		})
-		for _, k := range ks {
-			walk(k, depth+1)
+	r, err := p.serve(c)
+	if err != nil {
+		return err
+	}
+	counters, err := p.stopServices()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d fast requests of GET /checkout and one slow, through gateway → api (HTTP) → store (gRPC, fsync),\n", len(r.fast))
+	fmt.Println("each service built with go tool goxray build and exporting to Jaeger v2 with tail sampling")
+	fmt.Println("(xrayotel/internal/otdemo/jaeger-tail-sampling.yaml: traces of 400 ms or more kept, and those asking with tracestate goxray=keep).")
+	fmt.Printf("The slow request's trace %s, as Jaeger's API returns it (GET /api/traces/%s):\n", r.slow.id, r.slow.id)
+	printTree(os.Stdout, r.slowTree)
+	gone := 0
+	for _, q := range r.fast {
+		if _, found, err := jaegerapi.Get(p.query, q.id); err == nil && !found {
+			gone++
 		}
 	}
-	fmt.Printf("  %11s %11s  %s\n", "start", "duration", "span")
-	walk(root, 0)
+	fmt.Printf("The %d fast requests' traces: %d not in Jaeger (dropped by the tail sampler).\n", len(r.fast), gone)
+	for _, name := range services {
+		fmt.Printf("%s's %s\n", name, counters[name])
+	}
+	fmt.Println("A fast request is captured in every service started with -keep (xrayotel.Options.KeepTraceState) by")
+	fmt.Println("  curl -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' -H 'tracestate: goxray=keep' 'http://GATEWAY/checkout?user=42'")
 	return nil
 }

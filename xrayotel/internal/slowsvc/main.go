@@ -1,13 +1,18 @@
 // Command slowsvc measures what xrayotel's processor costs a service
 // whose requests are now and then slow: a small net/http server on
-// loopback, one hand-made span per request through the OpenTelemetry SDK
-// with a batcher (to an exporter that drops the spans), three functions
-// under goxray's Enter/Exit, and one request in -every sleeping -sleep,
-// driven by -c keep-alive connections for -d. It prints the request rate.
+// loopback, two hand-made spans per request through the OpenTelemetry SDK
+// with a batcher (to an exporter that drops the spans): the request's,
+// and a client span its query makes; three functions under goxray's
+// Enter/Exit, and one request in -every sleeping -sleep, driven by -c
+// keep-alive connections for -d. It prints the request rate.
 //
 //	-mode otel   OpenTelemetry alone (goxray not started)
 //	-mode xray   goxray recording, and xrayotel's processor registered
-//	             with a threshold below the slow requests' length
+//	             beside the batcher with a threshold below the slow
+//	             requests' length
+//	-mode hold   the same, with the batcher as the processor's
+//	             Options.Next: every request's client span held until
+//	             the request ends, a slow one's put under its query call
 //
 // scripts/bench-otel.sh runs both modes in interleaved rounds.
 package main
@@ -61,9 +66,11 @@ func parse(q string) int {
 	return n
 }
 
-func query(n int, slow time.Duration) int {
+func query(ctx context.Context, tr trace.Tracer, n int, slow time.Duration) int {
 	xray.Enter(idQuery)
 	defer xray.Exit(idQuery)
+	_, span := tr.Start(ctx, "SELECT users", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
 	work(200)
 	if slow > 0 {
 		time.Sleep(slow)
@@ -79,7 +86,8 @@ func render(w io.Writer, v int) {
 }
 
 func main() {
-	mode := flag.String("mode", "otel", "otel or xray")
+	mode := flag.String("mode", "otel", "otel, xray or hold")
+	label := flag.String("label", "", "the mode's name in the output (default: -mode)")
 	conns := flag.Int("c", 4, "keep-alive connections")
 	dur := flag.Duration("d", 5*time.Second, "measured load time (after a 1 s warm-up)")
 	every := flag.Int("every", 500, "one request in this many is slow")
@@ -87,15 +95,21 @@ func main() {
 	threshold := flag.Duration("threshold", 0, "the processor's threshold (default: 6/7 of -sleep, so slow requests are exported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured time here")
 	flag.Parse()
-	if *mode != "otel" && *mode != "xray" {
-		fmt.Fprintln(os.Stderr, "slowsvc: -mode is otel or xray")
+	if *mode != "otel" && *mode != "xray" && *mode != "hold" {
+		fmt.Fprintln(os.Stderr, "slowsvc: -mode is otel, xray or hold")
 		os.Exit(2)
+	}
+	if *label == "" {
+		*label = *mode
 	}
 
 	exp := tracetest.NewNoopExporter()
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp)}
+	var opts []sdktrace.TracerProviderOption
+	if *mode != "hold" {
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
 	var proc *xrayotel.SpanProcessor
-	if *mode == "xray" {
+	if *mode != "otel" {
 		dir, err := os.MkdirTemp("", "slowsvc")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "slowsvc:", err)
@@ -110,7 +124,11 @@ func main() {
 		if *threshold == 0 {
 			*threshold = *sleep * 6 / 7
 		}
-		proc = xrayotel.NewSpanProcessor(exp, xrayotel.Options{Threshold: *threshold})
+		o := xrayotel.Options{Threshold: *threshold}
+		if *mode == "hold" {
+			o.Next = sdktrace.NewBatchSpanProcessor(exp)
+		}
+		proc = xrayotel.NewSpanProcessor(exp, o)
 		opts = append(opts, sdktrace.WithSpanProcessor(proc))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
@@ -119,13 +137,13 @@ func main() {
 	var n atomic.Uint64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/users/{id}", func(w http.ResponseWriter, r *http.Request) {
-		_, span := tr.Start(r.Context(), "GET /users/{id}", trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tr.Start(r.Context(), "GET /users/{id}", trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
 		var slow time.Duration
 		if n.Add(1)%uint64(*every) == 0 {
 			slow = *sleep
 		}
-		v := query(parse(r.PathValue("id")), slow)
+		v := query(ctx, tr, parse(r.PathValue("id")), slow)
 		w.Header().Set("Content-Type", "application/json")
 		render(w, v)
 	})
@@ -188,11 +206,12 @@ func main() {
 	srv.Close()
 	tp.ForceFlush(context.Background())
 	tp.Shutdown(context.Background())
-	line := fmt.Sprintf("MODE %s RPS %.1f REQS %d FAILED %d CPU_US_PER_REQ %.2f", *mode, float64(done.Load())/el.Seconds(), done.Load(), failed.Load(),
+	line := fmt.Sprintf("MODE %s RPS %.1f REQS %d FAILED %d CPU_US_PER_REQ %.2f", *label, float64(done.Load())/el.Seconds(), done.Load(), failed.Load(),
 		float64(cpu.Microseconds())/float64(max(done.Load(), 1)))
 	if proc != nil {
 		s := proc.Stats()
-		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d", s.Slow, s.Exported, s.Dropped, s.Shed)
+		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d HELD %d REPARENTED %d OUTSIDE %d NOT_REPARENTED %d UNHELD %d HOLDING_PEAK %d",
+			s.Slow, s.Exported, s.Dropped, s.Shed, s.Held, s.Reparented, s.OutsideCalls, s.NotReparented, s.Unheld, s.HoldingPeak)
 	}
 	fmt.Println(line)
 }
