@@ -13,7 +13,7 @@ import (
 )
 
 func TestGoTraceDownloadAlignsWithTheTrace(t *testing.T) {
-	start(t, xray.Options{GoTrace: true, Mode: xray.Fill, BufferCount: 256})
+	start(t, xray.Options{GoTrace: true, BufferCount: 256})
 	srv := server(t)
 	calls(2, 100)
 	resp, trace := get(t, srv.URL+TracePath)

@@ -172,6 +172,7 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
 			open, unknown = s.readOpen()
 			whole, _ = now()
+			s.unplaceDropped(open, c, whole)
 		})
 	default:
 		switch {
@@ -232,6 +233,31 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		OpenUnknown:    unknown,
 		Whole:          whole,
 	}, sn.Buf
+}
+
+// unplaceDropped marks as unread the stacks of the goroutines that
+// dropped a record after c's loads and before whole: the copy's first
+// pass frees buffers before the stacks are read, so such a goroutine may
+// have recorded again after its drop, and its records up to whole have
+// a hole in which the stack cannot be placed. The file counts them
+// among the goroutines that may lack calls open across the window.
+func (s *session) unplaceDropped(open map[uint64]flush.OpenStack, c cutPoint, whole uint64) {
+	if open == nil {
+		return
+	}
+	if l := s.lostAt.Load(); l != c.lost && l < whole {
+		for g := range open {
+			open[g] = flush.OpenStack{Unread: true}
+		}
+		return
+	}
+	for g, t := range s.lostSince() {
+		if t != c.lostG[g] && t < whole {
+			if _, ok := open[g]; ok {
+				open[g] = flush.OpenStack{Unread: true}
+			}
+		}
+	}
 }
 
 // shedBefore is the shed set as of TSC t: the functions shed before it
