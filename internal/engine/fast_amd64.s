@@ -188,13 +188,14 @@ rest: \
 	RET
 
 // BODY writes the record for ID at time TS on CPU (CPUCHECK: see DELTA),
-// or jumps to slow. One LEAQ adds the action and the delta to the id's
-// field: the three fields do not overlap, so their sum is their OR.
+// or jumps to slow. T2 holds pos and count; LEAL of it adds the record's
+// size to pos alone (a 32-bit result, zero-extended), and the record goes
+// just below the new end. One LEAQ adds the action and the delta to the
+// id's field: the three fields do not overlap, so their sum is their OR.
 #define BODY(ACTION, CPUCHECK) \
 	WRITER \
 	MOVQ	writer_pos(W), T2 \
-	MOVL	T2, POS \
-	LEAL	const_fastRecordSize(POS), END \
+	LEAL	const_fastRecordSize(T2), END \
 	CMPL	END, writer_size(W) \
 	JA	slow \
 	DELTA(CPUCHECK) \
@@ -202,7 +203,7 @@ rest: \
 	SHLQ	$32, HI \
 	LEAQ	(ACTION<<const_actionShift)(ID)(HI*1), ID \
 	MOVQ	writer_data(W), T1 \
-	MOVQ	ID, (T1)(POS*1) \
+	MOVQ	ID, -const_fastRecordSize(T1)(END*1) \
 	PUBLISHREC
 
 // CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
