@@ -170,21 +170,22 @@ notRDTSCP: \
 	RET
 
 // PATCHED returns at once for an unpatched id (patch set in T1) and goes
-// back to label back otherwise.
-#define PATCHED \
-patched: \
+// to label BACK otherwise; LABEL and REST are its own labels. It uses SI
+// as scratch: the CPU read by the clock may be in CPU already.
+#define PATCHED(LABEL, REST, BACK) \
+LABEL: \
 	MOVQ	ID, T2 \
 	SHRQ	$6, T2 \
 	CMPQ	T2, patchSet_bits+8(T1) \
-	JAE	rest \
-	MOVQ	patchSet_bits(T1), CPU \
-	MOVQ	(CPU)(T2*8), CPU \
-	BTQ	ID, CPU \
-	JCC	back \
+	JAE	REST \
+	MOVQ	patchSet_bits(T1), SI \
+	MOVQ	(SI)(T2*8), SI \
+	BTQ	ID, SI \
+	JCC	BACK \
 	RET \
-rest: \
+REST: \
 	CMPQ	patchSet_rest(T1), $0 \
-	JEQ	back \
+	JEQ	BACK \
 	RET
 
 // BODY writes the record for ID at time TS on CPU (CPUCHECK: see DELTA),
@@ -212,28 +213,38 @@ rest: \
 	CMPL	T1, $const_fastMaxID \
 	JA	slow
 
-// RECORD is Enter's, Exit's and TailExit's routine. Where LFENCE;RDTSC
-// is the clock (RDTSCP and RDPID hidden), the fence makes each clock read
-// wait until every instruction before it has retired, so a record costs
-// the floor plus the time its instructions take to retire (bench/README.md,
-// the AMD EPYC table): that mode has its own copy of BODY after the read,
-// without the jump back to clocked and with the CPU compared as a
-// constant.
-#define RECORD(ACTION, SLOW, NANO) \
+// IDCHECKS loads the id, jumps to slow unless it is valid and to label
+// PATCHEDLABEL if some id is unpatched.
+#define IDCHECKS(PATCHEDLABEL) \
 	MOVL	id+0(FP), ID \
 	CHECKID \
 	MOVQ	·patches(SB), T1 \
 	TESTQ	T1, T1 \
-	JNE	patched \
+	JNE	PATCHEDLABEL
+
+// RECORD is Enter's, Exit's and TailExit's routine: TSCREAD's modes, but
+// with the clock read first, before the id and patch checks. Where the
+// read is fenced (LFENCE;RDTSC, RDTSCP), it waits until everything before
+// it has completed, while what follows it runs under its latency: so the
+// routine does before the read only what choosing the read needs (fastOK),
+// and LFENCE;RDTSC, the clock where RDTSCP and RDPID are hidden, has its
+// own copy of BODY after the read, without the jump back to clocked and
+// with the CPU compared as a constant. An invalid id, an unpatched one,
+// or anything else the checks refuse, costs a clock read for nothing.
+#define RECORD(ACTION, SLOW, NANO) \
+	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDPIDRDTSC \
+	JNE	notRDPID \
+	BYTE $0xf3; BYTE $0x0f; BYTE $0xc7; BYTE $0xf9 /* RDPID RCX */ \
+	RDTSC \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS \
+	IDCHECKS(patched) \
 back: \
-	TSCREAD(other) \
 	BODY(ACTION, BODYCPU) \
-other: \
-	CMPL	T1, $const_modeNanotime \
-	JNE	slow \
-	JMP	NANO(SB) \
-slow: \
-	JMP	SLOW(SB) \
 notRDPID: \
 	CMPL	T1, $const_modeLfenceRDTSC \
 	JNE	notLfence \
@@ -241,6 +252,8 @@ notRDPID: \
 	RDTSC \
 	SHLQ	$32, HI \
 	ORQ	HI, TS \
+	IDCHECKS(lfPatched) \
+lfBack: \
 	BODY(ACTION, BODYNOCPU) \
 notLfence: \
 	CMPL	T1, $const_modeRDTSCP \
@@ -255,7 +268,17 @@ notRDTSCP: \
 	RDTSC \
 	MOVL	$const_unknownCPU, CPU \
 	JMP	clocked \
-	PATCHED
+other: \
+	CMPL	T1, $const_modeNanotime \
+	JNE	slow \
+	IDCHECKS(nanoPatched) \
+nanoBack: \
+	JMP	NANO(SB) \
+slow: \
+	JMP	SLOW(SB) \
+	PATCHED(patched, rest, back) \
+	PATCHED(lfPatched, lfRest, lfBack) \
+	PATCHED(nanoPatched, nanoRest, nanoBack)
 
 // AT is the nanotime mode's second half: the id was checked against the
 // patch set already, the time is an argument and the CPU unknown.
@@ -352,7 +375,7 @@ publish:
 slow:
 	JMP	·enterArgsSlow(SB)
 	TSCCOLD(slow)
-	PATCHED
+	PATCHED(patched, rest, back)
 
 // func Event(data []byte)
 //
