@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
+	"os/exec"
 	"runtime/trace"
 	"slices"
 	"strconv"
@@ -17,14 +19,16 @@ import (
 	"github.com/goxray/xray/internal/gotrace"
 )
 
-// The server rows: what Options.GoTrace costs a server, as throughput.
-// A key-value server over loopback TCP (one goroutine per connection, a
-// line protocol, a map behind a mutex, three traced functions a request)
-// answers serverClients clients, each sending its next request when the
-// previous answer arrives: every request blocks and wakes goroutines on
-// both sides, the scheduling events Go's execution tracer records. Each
-// round serves serverRequests requests in each configuration, in an
-// order that rotates from round to round:
+// The server rows: what Options.GoTrace costs a server, as throughput
+// and as the server's CPU per request. A key-value server over loopback
+// TCP (one goroutine per connection, a line protocol, a map behind a
+// mutex, three traced functions a request) answers serverClients clients
+// in another process (this test binary started again as the load
+// generator, untraced), each sending its next request when the previous
+// answer arrives: every request blocks and wakes the server's goroutines,
+// the scheduling events Go's execution tracer records. Each round serves
+// serverRequests requests in each configuration, in an order that rotates
+// from round to round:
 //
 //   - on: goxray recording (the default settings), the baseline;
 //   - gotrace: the same with Options.GoTrace;
@@ -34,16 +38,21 @@ import (
 //     snapshot at each flush);
 //   - on again: the A/A, what the machine's noise alone makes of a ratio.
 //
-// It reports the baseline's requests per second, each ratio's median over
-// the rounds (x-gotrace, x-fr, x-aa) and goxray's part, x-fr minus
-// x-gotrace (goxray-part), as fractions of the baseline's throughput; and
-// the time one flush spends writing the Go trace beside its file
-// (gotrace-flush-ms), which GoTrace adds to every flush.
+// It reports the baseline's requests per second, each configuration's
+// throughput over the baseline's as the median over the rounds of each
+// round's ratio (x-gotrace, x-fr, x-aa), the same for the server
+// process's CPU time per request (cpu-x-gotrace, cpu-x-fr, cpu-x-aa:
+// what a loaded machine's wait for a CPU leaves out), and goxray's part of
+// GoTrace's cost, the fr configuration's throughput minus gotrace's, as a
+// fraction of the baseline's (goxray-part); and the time one flush spends
+// writing the Go trace beside its file (gotrace-flush-ms), which GoTrace
+// adds to every flush.
 
 const (
 	serverClients  = 16
-	serverRequests = 20000
+	serverRequests = 8000
 	serverKeys     = 1000
+	kvLoadEnv      = "GOXRAY_BENCH_KVLOAD" // the server's address, in the load generator
 )
 
 // kvServer is the server: GET k and SET k v, one per line.
@@ -150,24 +159,37 @@ func (s *kvServer) close() {
 	s.wg.Wait()
 }
 
-// kvClients are the clients' connections, kept over all rounds.
-type kvClients []net.Conn
-
-func dialKV(b *testing.B, s *kvServer) kvClients {
-	cs := make(kvClients, serverClients)
+// kvLoadChild is the load generator's main: serverClients connections
+// to addr; for each line n on stdin it sends n requests over them (one in
+// ten a SET) and prints the requests served per second.
+func kvLoadChild(addr string) int {
+	cs := make([]net.Conn, serverClients)
 	for i := range cs {
-		c, err := net.Dial("tcp", s.ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			b.Fatal(err)
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		cs[i] = c
 	}
-	return cs
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		n, err := strconv.Atoi(in.Text())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		rps, err := kvLoad(cs, n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println(rps)
+	}
+	return 0
 }
 
-// load sends n requests over the clients (one in ten a SET) and returns
-// the requests served per second.
-func (cs kvClients) load(b *testing.B, n int) float64 {
+func kvLoad(cs []net.Conn, n int) (float64, error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(cs))
 	t0 := time.Now()
@@ -198,22 +220,61 @@ func (cs kvClients) load(b *testing.B, n int) float64 {
 	wg.Wait()
 	d := time.Since(t0)
 	close(errs)
-	for err := range errs {
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(n/len(cs)*len(cs)) / d.Seconds(), nil
+}
+
+// kvLoader is the load generator process, driven over its stdin.
+type kvLoader struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startLoader(b *testing.B, addr string) *kvLoader {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), kvLoadEnv+"="+addr)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return float64(n/len(cs)*len(cs)) / d.Seconds()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return &kvLoader{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+}
+
+// load has n requests sent and returns the requests served per second.
+func (l *kvLoader) load(b *testing.B, n int) float64 {
+	fmt.Fprintln(l.in, n)
+	if !l.out.Scan() {
+		b.Fatalf("the load generator stopped: %v", l.out.Err())
+	}
+	rps, err := strconv.ParseFloat(l.out.Text(), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rps
+}
+
+func (l *kvLoader) stop() {
+	l.in.Close()
+	l.cmd.Wait()
 }
 
 // BenchmarkServerGoTrace: one round per iteration (see above).
 func BenchmarkServerGoTrace(b *testing.B) {
 	s := startKV(b)
 	defer s.close()
-	cs := dialKV(b, s)
-	defer func() {
-		for _, c := range cs {
-			c.Close()
-		}
-	}()
+	l := startLoader(b, s.ln.Addr().String())
+	defer l.stop()
 	opts := func(gt bool) xray.Options {
 		return xray.Options{Dir: b.TempDir(), FlushSignal: xray.NoSignal, Logf: func(string, ...any) {}, GoTrace: gt, IgnoreEnv: true}
 	}
@@ -223,11 +284,11 @@ func BenchmarkServerGoTrace(b *testing.B) {
 	}
 	window := xray.Stats().GoTrace.MaxBytes
 	xray.Stop()
-	cs.load(b, serverRequests/4) // warm the connections and the server's map
+	l.load(b, serverRequests) // warm the connections and the server
 
 	configs := []string{"on", "gotrace", "fr", "on2"}
-	rps := map[string][]float64{}
-	var flushes []time.Duration
+	rps, cpu := map[string][]float64{}, map[string][]float64{}
+	var flushes []float64
 	run := func(cfg string) {
 		var fr *trace.FlightRecorder
 		if cfg == "fr" {
@@ -239,13 +300,15 @@ func BenchmarkServerGoTrace(b *testing.B) {
 		if err := xray.Start(opts(cfg == "gotrace")); err != nil {
 			b.Fatal(err)
 		}
-		rps[cfg] = append(rps[cfg], cs.load(b, serverRequests))
+		c0 := processCPU()
+		rps[cfg] = append(rps[cfg], l.load(b, serverRequests))
+		cpu[cfg] = append(cpu[cfg], float64(processCPU()-c0)/serverRequests)
 		if cfg == "gotrace" {
 			t0 := time.Now()
 			if _, err := xray.WriteGoTraceTo(io.Discard); err != nil {
 				b.Fatal(err)
 			}
-			flushes = append(flushes, time.Since(t0))
+			flushes = append(flushes, float64(time.Since(t0).Microseconds())/1000)
 		}
 		xray.Stop()
 		if fr != nil {
@@ -259,10 +322,10 @@ func BenchmarkServerGoTrace(b *testing.B) {
 		}
 		round++
 	}
-	ratio := func(cfg string) float64 {
+	ratio := func(m map[string][]float64, cfg string) float64 {
 		var rs []float64
-		for i := range rps["on"] {
-			rs = append(rs, rps[cfg][i]/rps["on"][i])
+		for i := range m["on"] {
+			rs = append(rs, m[cfg][i]/m["on"][i])
 		}
 		return median(rs)
 	}
@@ -271,15 +334,14 @@ func BenchmarkServerGoTrace(b *testing.B) {
 		part = append(part, (rps["fr"][i]-rps["gotrace"][i])/rps["on"][i])
 	}
 	b.ReportMetric(median(rps["on"]), "on-req/s")
-	b.ReportMetric(ratio("gotrace"), "x-gotrace")
-	b.ReportMetric(ratio("fr"), "x-fr")
-	b.ReportMetric(ratio("on2"), "x-aa")
-	b.ReportMetric(median(part), "goxray-part")
-	ms := make([]float64, len(flushes))
-	for i, d := range flushes {
-		ms[i] = float64(d.Microseconds()) / 1000
+	for _, cfg := range []string{"gotrace", "fr"} {
+		b.ReportMetric(ratio(rps, cfg), "x-"+cfg)
+		b.ReportMetric(ratio(cpu, cfg), "cpu-x-"+cfg)
 	}
-	b.ReportMetric(median(ms), "gotrace-flush-ms")
+	b.ReportMetric(ratio(rps, "on2"), "x-aa")
+	b.ReportMetric(ratio(cpu, "on2"), "cpu-x-aa")
+	b.ReportMetric(median(part), "goxray-part")
+	b.ReportMetric(median(flushes), "gotrace-flush-ms")
 }
 
 func median(v []float64) float64 {
