@@ -82,9 +82,11 @@
 // hypervisor. So LFENCE;RDTSC is the cheapest correct read there, and
 // bench's floor row on such a CPU is two of them and two stores. The
 // record path pays for it in a way the unfenced reads do not: each read
-// waits until every instruction since the previous read has retired, so
-// a record costs the floor plus the time its own instructions take to
-// retire (internal/engine/fast_amd64.s keeps that path short). On AMD,
+// waits until every instruction before it has completed, so what a
+// record does before its read, and what of the previous record is still
+// in flight, adds to the floor, while what follows a read runs under its
+// latency (internal/engine/fast_amd64.s does before the read only what
+// choosing it needs). On AMD,
 // LFENCE is dispatch-serializing (so the same reasoning holds) only when
 // MSR C001_1029 (DE_CFG) bit 1 is set: Linux sets it on every AMD family
 // that has it writable since the Spectre v1 mitigations
