@@ -223,9 +223,14 @@ type Options struct {
 	// the process already runs an execution trace or flight recorder, and
 	// with Mode Fill, whose file keeps the session's first records while
 	// the Go trace keeps its last seconds: the two would never meet. The
-	// Go tracer's cost (a few percent of CPU; see internal/gotrace) is not
-	// part of OverheadBudget, which bounds goxray's own records: this is
-	// why it is off by default.
+	// cost is Go's tracer's, per scheduling event and not per traced call:
+	// on a server whose every request blocks and wakes goroutines, a
+	// noticeable share of its throughput (bench/README.md, "GoTrace on a
+	// server"),
+	// while goxray's own part (the clock anchors, the window, the Go trace
+	// written at each flush) is within that measurement's noise; see
+	// internal/gotrace. None of it is part of OverheadBudget, which bounds
+	// goxray's own records: this is why it is off by default.
 	GoTrace bool
 	// GoTraceBytes bounds the Go trace's window in bytes (Go treats it as
 	// a hint); default: the ring's size, BufferSize × BufferCount, and at

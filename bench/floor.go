@@ -25,3 +25,18 @@ func floorNow(dst *[2]uint64) {
 	dst[0], _ = tsc.Now()
 	dst[1], _ = tsc.Now()
 }
+
+// pairsFor returns n pairs of floorFor(src)'s reads and stores: one
+// assembly loop where the clock is a TSC read, so that no call is counted
+// per pair (the cheapest way to run them), else a loop of calls.
+func pairsFor(src string) func(*[2]uint64, int) {
+	if f := pairsAsm(src); f != nil {
+		return f
+	}
+	f := floorFor(src)
+	return func(dst *[2]uint64, n int) {
+		for range n {
+			f(dst)
+		}
+	}
+}

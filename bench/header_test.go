@@ -11,8 +11,12 @@ import (
 
 // TestMain prints, before any benchmark runs, the clock and the record
 // path the rows below measure: "# clock: ...; record path: ..." (make
-// bench's header, which bench/table repeats above its table).
+// bench's header, which bench/table repeats above its table). Started as
+// BenchmarkServerGoTrace's load generator, it is that instead.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(kvLoadEnv); addr != "" {
+		os.Exit(kvLoadChild(addr))
+	}
 	flag.Parse()
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		fmt.Println(header())

@@ -29,10 +29,14 @@ type row struct {
 	// advertised); left out of the table where it did not run.
 	cpu bool
 	us  bool // a cost per event, not per call: report µs, no ratio
+	// metric: report the median of this custom metric of the benchmark
+	// (a ratio, or with pct a fraction shown as a percentage), no ratio.
+	metric string
+	pct    bool
 }
 
 var rows = []row{
-	{bench: "Floor", what: "floor: two reads of the clock and two 8-byte stores"},
+	{bench: "Floor", what: "floor: two reads of the clock and two 8-byte stores (one assembly loop, no call)"},
 	{bench: "FloorRDTSCP", what: "floor, RDTSCP", cpu: true},
 	{bench: "FloorRDTSCPChain", what: "floor, RDTSCP, the record path's 5 dependent loads before each store", cpu: true},
 	{bench: "FloorLfenceRDTSCChain", what: "floor, LFENCE;RDTSC, the 5 dependent loads", cpu: true},
@@ -59,15 +63,20 @@ var rows = []row{
 	{bench: "SlowSpan", what: "xrayotel: CPU per slow span (5 calls, full 4 MiB ring), extraction and export", us: true},
 	{bench: "RequestSpans/otel", what: "a fast request's 4 spans (a server span, 3 under it) through the SDK's batcher", us: true},
 	{bench: "RequestSpans/hold", what: "the same through xrayotel holding the 3 until the root ends (Options.Next), goxray recording", us: true},
+	{bench: "ServerGoTrace", metric: "x-gotrace", what: "server (key-value over loopback, 16 clients), goxray on: throughput with Options.GoTrace / without"},
+	{bench: "ServerGoTrace", metric: "x-fr", what: "the same, runtime/trace.FlightRecorder alone (GoTrace's window) / without: Go's tracer"},
+	{bench: "ServerGoTrace", metric: "goxray-part", pct: true, what: "GoTrace's part that is goxray's (FlightRecorder alone minus GoTrace), of throughput"},
+	{bench: "ServerGoTrace", metric: "x-aa", what: "the same server without either, run again / without (A/A)"},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(-(\d+))?\s+\d+\s+([0-9.]+) ns/op(.*)$`)
 var mbLine = regexp.MustCompile(`([0-9.]+) MB/s`)
+var metricPair = regexp.MustCompile(`(-?[0-9.eE+-]+) (\S+)`)
 
 func main() {
 	procs := flag.Int("procs", 0, "GOMAXPROCS of the run (default: from the -N suffix)")
 	flag.Parse()
-	ns, mb, p, err := parse(os.Stdin)
+	ns, mb, met, p, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table:", err)
 		os.Exit(1)
@@ -75,13 +84,14 @@ func main() {
 	if *procs > 0 {
 		p = *procs
 	}
-	fmt.Print(render(ns, mb, p))
+	fmt.Print(render(ns, mb, met, p))
 }
 
 // parse collects ns/op and MB/s samples per benchmark name (without the
-// -N suffix) and the largest -N seen.
-func parse(r io.Reader) (ns, mb map[string][]float64, procs int, err error) {
-	ns, mb, procs = map[string][]float64{}, map[string][]float64{}, 1
+// -N suffix), the custom metrics' samples per "name metric", and the
+// largest -N seen.
+func parse(r io.Reader) (ns, mb, met map[string][]float64, procs int, err error) {
+	ns, mb, met, procs = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, 1
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		m := line.FindStringSubmatch(strings.TrimSpace(sc.Text()))
@@ -90,7 +100,7 @@ func parse(r io.Reader) (ns, mb map[string][]float64, procs int, err error) {
 		}
 		v, err := strconv.ParseFloat(m[4], 64)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		ns[m[1]] = append(ns[m[1]], v)
 		if m[3] != "" {
@@ -102,8 +112,13 @@ func parse(r io.Reader) (ns, mb map[string][]float64, procs int, err error) {
 			v, _ := strconv.ParseFloat(mm[1], 64)
 			mb[m[1]] = append(mb[m[1]], v)
 		}
+		for _, mm := range metricPair.FindAllStringSubmatch(m[5], -1) {
+			if v, err := strconv.ParseFloat(mm[1], 64); err == nil {
+				met[m[1]+" "+mm[2]] = append(met[m[1]+" "+mm[2]], v)
+			}
+		}
 	}
-	return ns, mb, procs, sc.Err()
+	return ns, mb, met, procs, sc.Err()
 }
 
 func median(v []float64) float64 {
@@ -116,7 +131,7 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-func render(ns, mb map[string][]float64, procs int) string {
+func render(ns, mb, met map[string][]float64, procs int) string {
 	var b strings.Builder
 	floor := 0.0
 	if v := ns["Floor"]; len(v) > 0 {
@@ -124,6 +139,18 @@ func render(ns, mb map[string][]float64, procs int) string {
 	}
 	fmt.Fprintf(&b, "| row | runs | median | × floor |\n| --- | ---: | ---: | ---: |\n")
 	for _, r := range rows {
+		if r.metric != "" {
+			v := met[r.bench+" "+r.metric]
+			switch {
+			case len(v) == 0:
+				fmt.Fprintf(&b, "| %s | 0 | not run | |\n", r.what)
+			case r.pct:
+				fmt.Fprintf(&b, "| %s | %d | %.1f %% | |\n", r.what, len(v), 100*median(v))
+			default:
+				fmt.Fprintf(&b, "| %s | %d | %.3f × | |\n", r.what, len(v), median(v))
+			}
+			continue
+		}
 		v := ns[r.bench]
 		if len(v) == 0 && r.cpu {
 			continue

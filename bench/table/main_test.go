@@ -17,17 +17,23 @@ BenchmarkCompilerRTFDR 	20000000	152.00 ns/op
 BenchmarkFlush64MiB-2     	      10	  50000000 ns/op	1342.18 MB/s
 BenchmarkSlowSpan-2       	   20000	     41234 ns/op	   14413 B/op	      93 allocs/op
 BenchmarkRequestSpans/hold-2         	   50000	      9310 ns/op	    4162 B/op	      25 allocs/op
+BenchmarkServerGoTrace-2   	       1	7082411374 ns/op	        57.06 gotrace-flush-ms	         0.004 goxray-part	     14852 on-req/s	         0.9397 x-aa	         0.7591 x-fr	         0.7244 x-gotrace
+BenchmarkServerGoTrace-2   	       1	7082411374 ns/op	        57.06 gotrace-flush-ms	         0.006 goxray-part	     14852 on-req/s	         0.9997 x-aa	         0.7791 x-fr	         0.7744 x-gotrace
+BenchmarkServerGoTrace-2   	       1	7082411374 ns/op	        57.06 gotrace-flush-ms	         0.008 goxray-part	     14852 on-req/s	         1.0197 x-aa	         0.7991 x-fr	         0.7944 x-gotrace
 `
-	ns, mb, procs, err := parse(strings.NewReader(in))
+	ns, mb, met, procs, err := parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if procs != 2 || len(ns["Floor"]) != 3 || median(ns["Floor"]) != 38 {
 		t.Fatalf("procs %d, floor %v", procs, ns["Floor"])
 	}
-	out := render(ns, mb, procs)
+	out := render(ns, mb, met, procs)
 	for _, want := range []string{
-		"| floor: two reads of the clock and two 8-byte stores | 3 | 38.00 ns | 1.00 |",
+		"| floor: two reads of the clock and two 8-byte stores (one assembly loop, no call) | 3 | 38.00 ns | 1.00 |",
+		"| server (key-value over loopback, 16 clients), goxray on: throughput with Options.GoTrace / without | 3 | 0.774 × | |",
+		"| GoTrace's part that is goxray's (FlightRecorder alone minus GoTrace), of throughput | 3 | 0.6 % | |",
+		"| the same server without either, run again / without (A/A) | 3 | 1.000 × | |",
 		"| goxray on: `xray.Enter(id); xray.Exit(id)` | 1 | 44.00 ns | 1.16 |",
 		"| goxray on, parallel (per call on each P) | 1 | 42.00 ns | 1.11 |",
 		"| compiler-rt XRay FDR (clang -fxray-instrument) | 1 | 152.00 ns | 4.00 |",

@@ -13,13 +13,13 @@ import (
 // with atomic stores; the assembly reads them with acquire loads (plain
 // loads on amd64, LDAR on arm64).
 var (
-	fastOK   uint32         // fastMode while the state is on, else modeOff: the assembly's only state test
-	fastMode uint32         // the session's fast path clock mode; modeOff: it may not run
-	fastSet  unsafe.Pointer // *writerSet while on, else nil
-	fastGM   uintptr        // offset of runtime.g.m
-	fastMP   uintptr        // offset of runtime.m.p
-	fastGoid uintptr        // offset of runtime.g.goid
-	fastClk  uint32         // the mode fastReady found for tsc.Source()
+	fastOK   uint32                      // fastMode while the state is on, else modeOff: the assembly's only state test
+	fastMode uint32                      // the session's fast path clock mode; modeOff: it may not run
+	fastSet  = unsafe.Pointer(noWriters) // *writerSet while on, else noWriters
+	fastGM   uintptr                     // offset of runtime.g.m
+	fastMP   uintptr                     // offset of runtime.m.p
+	fastGoid uintptr                     // offset of runtime.g.goid
+	fastClk  uint32                      // the mode fastReady found for tsc.Source()
 )
 
 // Clock modes of the assembly fast path, one per tsc clock it implements.
@@ -96,9 +96,17 @@ func fastReady() bool {
 	return true
 }
 
+// noWriters is fastSet while no session records: no P's index is below
+// its length, so the assembly needs no nil test to send a record that
+// finds it to the slow path.
+var noWriters = &writerSet{}
+
 // setFast publishes the writer set and the session's mode to the fast
 // path, or with on false turns both off; fastOn opens the path itself.
 func setFast(set *writerSet, on bool) {
+	if set == nil {
+		set = noWriters
+	}
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	v := uint32(modeOff)
 	if on {

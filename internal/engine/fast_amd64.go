@@ -2,7 +2,7 @@
 
 package engine
 
-import _ "unsafe" // go:linkname
+import "unsafe"
 
 // Enter records the entry of function id. The common case runs in one
 // assembly routine (fast_amd64.s); anything else continues in Go.
@@ -25,6 +25,10 @@ func EnterArgs(id uint32, args []uint64)
 //
 //go:noescape
 func Event(data []byte)
+
+// The assembly stores writer.pos and writer.count as one little-endian
+// word, pos in the low half as in the extent word: count must follow pos.
+var _ = [1]struct{}{}[unsafe.Offsetof(writer{}.count)-unsafe.Offsetof(writer{}.pos)-4]
 
 // fastPath reports whether this build has the assembly fast path.
 const fastPath = true

@@ -22,7 +22,8 @@
 //     executes only instructions the CPU advertises (RDTSCP only in
 //     modeRDTSCP, RDPID only in modeRDPIDRDTSC);
 //   - fastSet points at an immutable writerSet, replaced (never mutated)
-//     when GOMAXPROCS grows, nil while off;
+//     when GOMAXPROCS grows, and at the empty noWriters while off (so
+//     the P's index is never below its length, and no nil test is needed);
 //   - a writer without a buffer has size 0, so the space check fails;
 //   - Stop turns fastOK and the state off and then stops the world, which
 //     cannot happen while a goroutine is inside this routine;
@@ -77,28 +78,29 @@ clocked: \
 	SHLQ	$32, HI \
 	ORQ	HI, TS
 
-// TSCCOLD is the rest of TSCREAD: RDTSCP, LFENCE;RDTSC and the opt-in
-// RDTSC without a fence (modeRDTSC), each executed only in its mode.
+// TSCCOLD is the rest of TSCREAD: LFENCE;RDTSC (the default where RDPID
+// is hidden, so tested first), RDTSCP and the opt-in RDTSC without a fence
+// (modeRDTSC), each executed only in its mode.
 #define TSCCOLD(OTHER) \
 notRDPID: \
-	CMPL	T1, $const_modeRDTSCP \
-	JNE	notRDTSCP \
-	RDTSCP \
-	MOVL	CX, CPU \
-	ANDL	$const_cpuMask, CPU \
-	JMP	clocked \
-notLfence: \
-	CMPL	T1, $const_modeRDTSC \
-	JNE	OTHER \
-	JMP	tscRead \
-notRDTSCP: \
 	CMPL	T1, $const_modeLfenceRDTSC \
 	JNE	notLfence \
 	LFENCE \
 tscRead: \
 	RDTSC \
 	MOVL	$const_unknownCPU, CPU \
-	JMP	clocked
+	JMP	clocked \
+notLfence: \
+	CMPL	T1, $const_modeRDTSCP \
+	JNE	notRDTSCP \
+	RDTSCP \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDTSCP: \
+	CMPL	T1, $const_modeRDTSC \
+	JNE	OTHER \
+	JMP	tscRead
 
 // WRITER finds this P's writer (W) through g, m and p, or jumps to slow:
 // the P must have a writer and the writer's open block must be this
@@ -117,8 +119,6 @@ tscRead: \
 	MOVQ	(MP)(T1*1), MP \
 	MOVLQZX	(MP), T2 \
 	MOVQ	·fastSet(SB), MP \
-	TESTQ	MP, MP \
-	JEQ	slow \
 	CMPQ	T2, writerSet_w+8(MP) \
 	JAE	slow \
 	MOVQ	writerSet_w(MP), MP \
@@ -129,64 +129,83 @@ tscRead: \
 	JNE	slow
 
 // DELTA checks that TS can follow the block's last record on the same CPU
+// (CPUCHECK compares the CPU with the writer's: BODYCPU the CPU register;
+// BODYNOCPU a constant, for LFENCE;RDTSC, whose CPU is always unknown),
 // with a delta of at most maxDelta (leaving the delta in HI), or jumps to
 // slow.
-#define DELTA \
-	CMPL	CPU, writer_cpu(W) \
+#define BODYCPU	CMPL	CPU, writer_cpu(W)
+#define BODYNOCPU	CMPL	writer_cpu(W), $const_unknownCPU
+#define DELTA(CPUCHECK) \
+	CPUCHECK \
 	JNE	slow \
 	MOVQ	TS, HI \
 	SUBQ	writer_last(W), HI \
 	CMPQ	HI, $const_maxDelta \
 	JA	slow
 
-// PUBLISH makes the record that ends at END visible: writer.last, pos and
-// count, then the extent word with one plain store (a release store on
-// amd64), and returns.
+// PUBLISH makes the record that ends at END visible: writer.last, then
+// pos and count, which are adjacent (pos in the low half, as in the
+// extent word; fast_amd64.go asserts the layout), with one store, then the
+// extent word with one plain store (a release store on amd64), and returns.
 #define PUBLISH \
 	MOVQ	TS, writer_last(W) \
-	MOVL	END, writer_pos(W) \
 	MOVL	writer_count(W), T2 \
 	INCL	T2 \
-	MOVL	T2, writer_count(W) \
 	SHLQ	$32, T2 \
 	ORQ	END, T2 \
+	MOVQ	T2, writer_pos(W) \
+	MOVQ	writer_ext(W), T1 \
+	MOVQ	T2, (T1) \
+	RET
+
+// PUBLISHREC is PUBLISH for one function record, with T2 holding the
+// pos and count BODY read: the new word is that plus one record.
+#define PUBLISHREC \
+	MOVQ	TS, writer_last(W) \
+	MOVQ	$(1<<32+const_fastRecordSize), T1 \
+	ADDQ	T1, T2 \
+	MOVQ	T2, writer_pos(W) \
 	MOVQ	writer_ext(W), T1 \
 	MOVQ	T2, (T1) \
 	RET
 
 // PATCHED returns at once for an unpatched id (patch set in T1) and goes
-// back to label back otherwise.
-#define PATCHED \
-patched: \
+// to label BACK otherwise; LABEL and REST are its own labels. It uses SI
+// as scratch: the CPU read by the clock may be in CPU already.
+#define PATCHED(LABEL, REST, BACK) \
+LABEL: \
 	MOVQ	ID, T2 \
 	SHRQ	$6, T2 \
 	CMPQ	T2, patchSet_bits+8(T1) \
-	JAE	rest \
-	MOVQ	patchSet_bits(T1), CPU \
-	MOVQ	(CPU)(T2*8), CPU \
-	BTQ	ID, CPU \
-	JCC	back \
+	JAE	REST \
+	MOVQ	patchSet_bits(T1), SI \
+	MOVQ	(SI)(T2*8), SI \
+	BTQ	ID, SI \
+	JCC	BACK \
 	RET \
-rest: \
+REST: \
 	CMPQ	patchSet_rest(T1), $0 \
-	JEQ	back \
+	JEQ	BACK \
 	RET
 
-// BODY writes the record for ID at time TS on CPU, or jumps to slow.
-#define BODY(ACTION) \
+// BODY writes the record for ID at time TS on CPU (CPUCHECK: see DELTA),
+// or jumps to slow. T2 holds pos and count; LEAL of it adds the record's
+// size to pos alone (a 32-bit result, zero-extended), and the record goes
+// just below the new end. One LEAQ adds the action and the delta to the
+// id's field: the three fields do not overlap, so their sum is their OR.
+#define BODY(ACTION, CPUCHECK) \
 	WRITER \
-	MOVL	writer_pos(W), POS \
-	LEAL	const_fastRecordSize(POS), END \
+	MOVQ	writer_pos(W), T2 \
+	LEAL	const_fastRecordSize(T2), END \
 	CMPL	END, writer_size(W) \
 	JA	slow \
-	DELTA \
+	DELTA(CPUCHECK) \
 	SHLQ	$const_funcIDShift, ID \
-	ORQ	$(ACTION<<const_actionShift), ID \
 	SHLQ	$32, HI \
-	ORQ	HI, ID \
+	LEAQ	(ACTION<<const_actionShift)(ID)(HI*1), ID \
 	MOVQ	writer_data(W), T1 \
-	MOVQ	ID, (T1)(POS*1) \
-	PUBLISH
+	MOVQ	ID, -const_fastRecordSize(T1)(END*1) \
+	PUBLISHREC
 
 // CHECKID jumps to slow unless 1 <= ID <= fdr.MaxFuncID.
 #define CHECKID \
@@ -194,23 +213,72 @@ rest: \
 	CMPL	T1, $const_fastMaxID \
 	JA	slow
 
-#define RECORD(ACTION, SLOW, NANO) \
+// IDCHECKS loads the id, jumps to slow unless it is valid and to label
+// PATCHEDLABEL if some id is unpatched.
+#define IDCHECKS(PATCHEDLABEL) \
 	MOVL	id+0(FP), ID \
 	CHECKID \
 	MOVQ	·patches(SB), T1 \
 	TESTQ	T1, T1 \
-	JNE	patched \
+	JNE	PATCHEDLABEL
+
+// RECORD is Enter's, Exit's and TailExit's routine: TSCREAD's modes, but
+// with the clock read first, before the id and patch checks. Where the
+// read is fenced (LFENCE;RDTSC, RDTSCP), it waits until everything before
+// it has completed, while what follows it runs under its latency: so the
+// routine does before the read only what choosing the read needs (fastOK),
+// and LFENCE;RDTSC, the clock where RDTSCP and RDPID are hidden, has its
+// own copy of BODY after the read, without the jump back to clocked and
+// with the CPU compared as a constant. An invalid id, an unpatched one,
+// or anything else the checks refuse, costs a clock read for nothing.
+#define RECORD(ACTION, SLOW, NANO) \
+	MOVL	·fastOK(SB), T1 \
+	CMPL	T1, $const_modeRDPIDRDTSC \
+	JNE	notRDPID \
+	BYTE $0xf3; BYTE $0x0f; BYTE $0xc7; BYTE $0xf9 /* RDPID RCX */ \
+	RDTSC \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+clocked: \
+	SHLQ	$32, HI \
+	ORQ	HI, TS \
+	IDCHECKS(patched) \
 back: \
-	TSCREAD(other) \
-	BODY(ACTION) \
+	BODY(ACTION, BODYCPU) \
+notRDPID: \
+	CMPL	T1, $const_modeLfenceRDTSC \
+	JNE	notLfence \
+	LFENCE \
+	RDTSC \
+	SHLQ	$32, HI \
+	ORQ	HI, TS \
+	IDCHECKS(lfPatched) \
+lfBack: \
+	BODY(ACTION, BODYNOCPU) \
+notLfence: \
+	CMPL	T1, $const_modeRDTSCP \
+	JNE	notRDTSCP \
+	RDTSCP \
+	MOVL	CX, CPU \
+	ANDL	$const_cpuMask, CPU \
+	JMP	clocked \
+notRDTSCP: \
+	CMPL	T1, $const_modeRDTSC \
+	JNE	other \
+	RDTSC \
+	MOVL	$const_unknownCPU, CPU \
+	JMP	clocked \
 other: \
 	CMPL	T1, $const_modeNanotime \
 	JNE	slow \
+	IDCHECKS(nanoPatched) \
+nanoBack: \
 	JMP	NANO(SB) \
 slow: \
 	JMP	SLOW(SB) \
-	TSCCOLD(other) \
-	PATCHED
+	PATCHED(patched, rest, back) \
+	PATCHED(lfPatched, lfRest, lfBack) \
+	PATCHED(nanoPatched, nanoRest, nanoBack)
 
 // AT is the nanotime mode's second half: the id was checked against the
 // patch set already, the time is an argument and the CPU unknown.
@@ -221,7 +289,7 @@ slow: \
 	JNE	slow \
 	MOVQ	t+8(FP), TS \
 	MOVL	$const_unknownCPU, CPU \
-	BODY(ACTION) \
+	BODY(ACTION, BODYCPU) \
 slow: \
 	JMP	SLOW(SB)
 
@@ -278,7 +346,7 @@ back:
 	LEAQ	const_fastRecordSize(POS)(END*1), END
 	CMPL	END, writer_size(W)
 	JA	slow
-	DELTA
+	DELTA(BODYCPU)
 	SHLQ	$const_funcIDShift, ID
 	ORQ	$(const_actionEnterArgs<<const_actionShift), ID
 	SHLQ	$32, HI
@@ -307,7 +375,7 @@ publish:
 slow:
 	JMP	·enterArgsSlow(SB)
 	TSCCOLD(slow)
-	PATCHED
+	PATCHED(patched, rest, back)
 
 // func Event(data []byte)
 //
@@ -331,7 +399,7 @@ TEXT ·Event(SB), NOSPLIT, $0-24
 	JA	slow
 	CMPL	END, writer_size(W)
 	JA	slow
-	DELTA
+	DELTA(BODYCPU)
 	MOVQ	HI, ID
 	SHLQ	$40, ID
 	MOVQ	CX, T2

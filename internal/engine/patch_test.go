@@ -4,11 +4,23 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/tsc"
 )
 
 // TestPatchUnpatch: unpatched ids record nothing, on the assembly fast path
-// and the Go path alike; Patch, PatchAll and UnpatchAll take effect at once.
+// and the Go path alike, with each clock the CPU can run (the fast path
+// tests the patch set after the clock read, in each mode's own place);
+// Patch, PatchAll and UnpatchAll take effect at once.
 func TestPatchUnpatch(t *testing.T) {
+	for _, src := range tsc.Runnable() {
+		t.Run(src, func(t *testing.T) {
+			defer tsc.UseForTest(src)()
+			testPatchUnpatch(t)
+		})
+	}
+}
+
+func testPatchUnpatch(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		startT(t, config(t))
 		if !fast {

@@ -29,8 +29,8 @@ const (
 type writer struct {
 	data  unsafe.Pointer // start of buf's bytes; nil without a buffer
 	pos   uint32         // next free byte
+	count uint32         // records (function records and events) in buf; after pos: the assembly stores both as one word
 	size  uint32         // buffer size; 0 without a buffer
-	count uint32         // records (function records and events) in buf
 	cpu   uint32         // CPU of the current base; noCPU forces NewCPUId
 	goid  uint64         // goroutine whose block is open; 0: none
 	last  uint64         // TSC base: the last record's TSC

@@ -61,3 +61,18 @@ func BenchmarkCompute(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnchor: one clock anchor written into the running flight
+// recorder, what the recorder's goroutine pays AnchorEvery (and each
+// snapshot once): goxray's own part of GoTrace's steady cost, beside the
+// Go tracer's.
+func BenchmarkAnchor(b *testing.B) {
+	r, err := gotrace.Start(16<<20, func() uint64 { return uint64(time.Now().UnixNano()) })
+	if err != nil {
+		b.Skip(err)
+	}
+	defer r.Stop()
+	for b.Loop() {
+		r.Anchor()
+	}
+}

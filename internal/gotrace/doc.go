@@ -30,12 +30,18 @@
 // and a call that blocks and wakes pays for each scheduling event
 // (bench/README.md, "Costs beside the record path", from bench's
 // EnterExit, EnterExitGoTrace and Handoff rows; BenchmarkHandoff and
-// BenchmarkCompute in this package measure the same without goxray). The
-// anchor goroutine wakes ten times a second. None of
-// it is counted by goxray's governor, whose OverheadBudget bounds
-// goxray's own records only (it could not shed the tracer's events: they
-// come from the scheduler, not from a function's gate): GoTrace is
-// opt-in for that reason, and Stats().GoTrace says when it runs. Memory:
+// BenchmarkCompute in this package measure the same without goxray). On
+// a server whose every request blocks and wakes goroutines that is a
+// noticeable share of its throughput, and all of it is the tracer's: a
+// runtime/trace.FlightRecorder alone, with the same window, costs the same
+// (bench's ServerGoTrace row, "GoTrace on a server"). What this package
+// adds is the anchor goroutine, which wakes ten times a second to write
+// one log event (BenchmarkAnchor), and at each snapshot an anchor and the
+// copy of the window. None of it is counted by goxray's governor, whose
+// OverheadBudget bounds goxray's own records only (it could not shed the
+// tracer's events: they come from the scheduler, not from a function's
+// gate): GoTrace is opt-in for that reason, and Stats().GoTrace says when
+// it runs. Memory:
 // the flight recorder keeps about MaxBytes of trace, plus one generation
 // being written.
 package gotrace

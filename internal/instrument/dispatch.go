@@ -56,7 +56,7 @@ import (
 // a method value, a field, an interface method, a variable or a key of
 // that name disqualifies it, and so does any occurrence outside the test
 // files of a function a test file declares (a builtin there); and its
-// declarations are call-free leaves (loops allowed), or it is declared
+// declarations are call-free leaves (loops allowed, of any size), or it is declared
 // once and called only from its own recursion, which the package enters
 // (cycleOnly). After the files are rewritten, a name is dispatched only
 // if every declaration was instrumented in the split shape and every call
@@ -142,7 +142,10 @@ func (p *pkgState) findDispatch(afs []*ast.File, files []File) *dispatch {
 		ok, isLeaf := true, true
 		for _, d := range ds {
 			ok = ok && d.Body != nil && d.Type.TypeParams == nil && !genericRecv(d) && allNamed(d.Type.Params)
-			isLeaf = isLeaf && ok && loops.callFreeLeaf(d.Body, bodySize(d.Body))
+			// Any size: leafMaxSize bounds what the build leaves
+			// untraced, while a traced leaf of any size pays the
+			// same frame and stack check for its gate.
+			isLeaf = isLeaf && ok && loops.leafBody(d.Body)
 		}
 		cand[name], leaf[name] = ok, isLeaf
 	}

@@ -1,6 +1,8 @@
 package instrument
 
 import (
+	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"regexp"
@@ -97,6 +99,36 @@ func TestDispatchedLeaf(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
+	}
+}
+
+// TestDispatchedBigLeaf: a call-free leaf above leafMaxSize is traced,
+// not left out, and is dispatched as a small one is: gated, it would pay
+// the frame and stack check that its plain build does not have.
+func TestDispatchedBigLeaf(t *testing.T) {
+	var body strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&body, "\tif s.i < len(s.b) && s.b[s.i] == %d {\n\t\tn += %d\n\t}\n", i, i)
+	}
+	src := dispatchBase + "\nfunc (s *sc) big() (n int) {\n\tfor s.i < len(s.b) && s.b[s.i] == ' ' {\n\t\ts.i++\n\t}\n" +
+		body.String() + "\treturn n\n}\n\nfunc (s *sc) walk2() int { return s.big() + s.scan() }\n"
+	f, err := parser.ParseFile(token.NewFileSet(), "q.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "big" {
+			if n := bodySize(fd.Body); n <= leafMaxSize {
+				t.Fatalf("big has %d nodes, want more than %d", n, leafMaxSize)
+			}
+		}
+	}
+	out := dispatchOut(t, map[string]string{"q.go": src}, Config{})
+	if leafGated(t, out, "big") {
+		t.Errorf("big keeps its gate:\n%s", out)
+	}
+	if !strings.Contains(out, "return s.__xray_gated_big() + s.__xray_gated_scan() }") {
+		t.Errorf("walk2's traced copy does not call big's helper:\n%s", out)
 	}
 }
 

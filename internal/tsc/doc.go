@@ -40,10 +40,10 @@
 // each read waits for the previous record's chain (on the Xeon the floor
 // with that chain costs 1.34 × the floor without it; with RDPID;RDTSC
 // 1.01 ×, and Enter+Exit 1.17 × the RDTSCP floor instead of 1.52 ×). An unfenced RDTSC lets the chain run under the read. The price
-// is the fast clock's skid (below): a timestamp may be taken some tens of
-// cycles before the instructions before it retire, which at function
-// granularity is noise, and the recorder never lets a block's time go
-// backwards.
+// is the fast clock's skid (below): a timestamp may be taken before the
+// instructions before it finish, usually by tens of cycles, which at
+// function granularity is noise, and after dependent cache misses by their
+// remaining latency; the recorder never lets a block's time go backwards.
 //
 // The migration window. RDPID reads the CPU, RDTSC the counter one
 // instruction later, so a thread moved between them tags the counter of
@@ -61,30 +61,51 @@
 // clock is chosen only with an invariant TSC. RDTSCP has no window but
 // costs the chain its overlap.
 //
-// Why LFENCE;RDTSC. RDTSC alone (13 ns) may be executed before earlier
-// instructions finish, so a timestamp could precede the work it follows.
-// The read must wait for earlier instructions, as RDTSCP does, and need not
-// hold back later ones. Intel's SDM (RDTSC) states exactly that for
-// LFENCE;RDTSC: RDTSC runs only after all earlier instructions completed
-// locally. RDTSC;LFENCE (48 ns here) orders the other side only (later
-// instructions wait for the read) and MFENCE;LFENCE;RDTSC (63 ns; what Go's
-// runtime.cputicks does without RDTSCP) also drains the store buffer,
-// which a timestamp does not need. On AMD, LFENCE is dispatch-serializing
-// (so the same reasoning holds) only when MSR C001_1029 (DE_CFG) bit 1 is
-// set: Linux sets it on every AMD family that has it writable since the
-// Spectre v1 mitigations (X86_FEATURE_LFENCE_RDTSC), and Zen 2 and later
-// have it set always; in a guest it is the host's setting, which KVM hosts
-// running Linux make. That is what this clock relies on on AMD; if the bit
-// were clear, a timestamp could be taken a few instructions early, never
-// out of order with another RDTSC on the same CPU.
+// Why LFENCE;RDTSC, and why it is the floor where RDTSCP and RDPID are
+// hidden. A timestamp must not be taken before the instructions before it
+// have finished, or a call's Exit can be stamped while its last loads are
+// still in flight. RDTSC alone may execute as soon as it is dispatched,
+// and the out-of-order window holds hundreds of instructions: after a
+// chain of dependent cache misses an unfenced read precedes the work it
+// follows by the chain's remaining latency, microseconds rather than
+// cycles (bench/floorpair -skid shows it). The read must wait for earlier
+// instructions, as RDTSCP does, and need not hold back later ones. Of the
+// orderings an x86-64 CPU without RDTSCP offers (bench/floorpair times
+// them): LFENCE;RDTSC gives exactly that (Intel's SDM, RDTSC: it runs
+// only after all earlier instructions completed locally); RDTSC;LFENCE
+// costs a little less but orders the wrong side (later instructions wait
+// for the read, the read does not wait for earlier ones); LFENCE;RDTSC;
+// LFENCE also holds back later instructions; MFENCE;LFENCE;RDTSC (what
+// Go's runtime.cputicks does without RDTSCP) also drains the store
+// buffer, which a timestamp does not need, at about twice the cost; and
+// CPUID;RDTSC serializes everything and, in a guest, exits to the
+// hypervisor. So LFENCE;RDTSC is the cheapest correct read there, and
+// bench's floor row on such a CPU is two of them and two stores. The
+// record path pays for it in a way the unfenced reads do not: each read
+// waits until every instruction before it has completed, so what a
+// record does before its read, and what of the previous record is still
+// in flight, adds to the floor, while what follows a read runs under its
+// latency (internal/engine/fast_amd64.s does before the read only what
+// choosing it needs). On AMD,
+// LFENCE is dispatch-serializing (so the same reasoning holds) only when
+// MSR C001_1029 (DE_CFG) bit 1 is set: Linux sets it on every AMD family
+// that has it writable since the Spectre v1 mitigations
+// (X86_FEATURE_LFENCE_RDTSC), and Zen 2 and later have it set always; in a
+// guest it is the host's setting, which KVM hosts running Linux make. That
+// is what this clock relies on on AMD; if the bit were clear, a timestamp
+// could be taken a few instructions early, never out of order with
+// another RDTSC on the same CPU.
 //
 // The fast clock. A session may ask for RDTSC alone (Options.FastClock):
 // about half the cost of the fenced reads, in exchange for skid — the
-// counter may be read up to tens of cycles before the instructions before
-// it retire, or after later ones start, so a call's timestamps may be off
-// by that much against the code they bracket (the recorder never lets a
-// block's time go backwards, whatever the reads do). For function-level latencies of hundreds of nanoseconds and
-// more that is noise. It is used only with an invariant TSC, like
+// counter may be read before the instructions before it finish, or after
+// later ones start, so a call's timestamps may be off against the code
+// they bracket: usually by tens of cycles, and after dependent cache
+// misses by as much as their remaining latency (above; the recorder never
+// lets a block's time go backwards, whatever the reads do). For
+// function-level latencies of hundreds of nanoseconds and more the usual
+// skid is noise; a call that ends in a chain of misses can read shorter
+// than it was. It is used only with an invariant TSC, like
 // lfence+rdtsc; the CPU is unknown. Where RDPID exists the default clock
 // reads the TSC the same way and adds RDPID for the CPU: on the Xeon
 // above a record costs 14.4 ns with it and 13.1 ns with rdtsc alone
