@@ -326,8 +326,12 @@ func TestWriteToAllocationsDoNotGrowWithRecords(t *testing.T) {
 	// Both pay the same for reading the goroutines' stacks: the runtime's
 	// execution tracer allocates its CPU-sample buffers (two of about a
 	// MiB) each time a trace starts.
-	if a1 > a0+64 || b1 > b0+256<<10 {
-		t.Errorf("a WriteTo of a full 4 MiB window allocates %.0f times, %d bytes, against %.0f, %d with a few records: want at most 64 and 256 KiB more", a1, b1, a0, b0)
+	// The bound is a quarter of the window: per-record allocations of
+	// its half million records would pass it by far; what a flush keeps
+	// per goroutine and block, and the open-call reading's per-stack
+	// state, stay well within it.
+	if a1 > a0+64 || b1 > b0+1<<20 {
+		t.Errorf("a WriteTo of a full 4 MiB window allocates %.0f times, %d bytes, against %.0f, %d with a few records: want at most 64 and 1 MiB more", a1, b1, a0, b0)
 	}
 	if a0 > 256 || b0 > 8<<20 {
 		t.Errorf("a WriteTo of a few records allocates %.0f times, %d bytes: want at most 256 and 8 MiB", a0, b0)

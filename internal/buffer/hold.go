@@ -28,17 +28,18 @@ func (q *Queue) Hold() {
 func (q *Queue) Release() { q.release.Store(noSeq) }
 
 // SnapshotAround is SnapshotInPlace (inPlace) or Snapshot that calls mid
-// between two passes: the first copies the buffers sealed when it began,
-// oldest first, the second everything written since (the buffers live
-// then or now, and those sealed since). Under a hold (Hold) nothing is
-// recycled before its copy and each sealed buffer of the first pass is
-// free again once copied, so writers have buffers while mid runs, and
-// the copy holds every record published before mid returned. Segments
-// and each come oldest first.
+// between two passes. The first copies the window as Snapshot does and
+// ends the hold (Hold) before mid runs, so writers record as usual
+// meanwhile. The second copies what was written since: the buffers live
+// now and the sealed ones the first did not copy whole, a longer copy of
+// a buffer the first copied live taking its place. If a buffer was
+// recycled before the second pass could copy what it got after the
+// first, Snapshot.MidLost says that records published between the passes
+// may be missing; the window the first pass copied is whole either way.
+// Segments and each come oldest first.
 //
-// A flush uses it to read the goroutines' stacks while the buffers are
-// being copied, without keeping every writer waiting for a buffer
-// meanwhile, and with every record up to the read in the copy.
+// A flush reads the goroutines' stacks in mid: the records up to the
+// read place each stack among its goroutine's records.
 func (q *Queue) SnapshotAround(dst []byte, inPlace bool, each func(Segment), mid func()) Snapshot {
 	return q.snapshot(dst, 0, 0, inPlace && q.mode == Fill, each, mid)
 }

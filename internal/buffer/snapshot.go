@@ -45,6 +45,11 @@ type Snapshot struct {
 	// Recycled, LostRecords and LostBytes are the queue's totals since New,
 	// read together with LostUpTo.
 	Recycled, LostRecords, LostBytes uint64
+	// MidLost (SnapshotAround): records published between the first pass
+	// and mid's end may be missing, a buffer having been recycled before
+	// the second pass copied them. The window the first pass copied is
+	// whole either way.
+	MidLost bool
 	// Bytes is the total length of all Segments' Data.
 	Bytes int
 	// Buf is the backing array the copies were made into. Pass it to the
@@ -341,40 +346,65 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 	}
 	switch {
 	case mid != nil && limit == 0:
-		// The sealed buffers first, oldest first, each let go once
-		// copied; then mid; then everything written since the first
-		// pass looked: buffers live now, and sealed ones it did not copy
-		// (live then, or handed out since). Under a hold none of those
-		// was recycled meanwhile, so the copy misses no record published
-		// before mid returned.
-		for _, cd := range cands {
-			if cd.seq == noSeq {
-				continue
+		// The whole window first, as without mid (sealed buffers oldest
+		// first, each let go once copied, then the live ones); the hold
+		// ends; then mid; then what was written since: the buffers live
+		// now, and sealed ones the first pass did not copy whole (live
+		// then, or handed out since), a copy of a buffer the first pass
+		// copied live taking that copy's place. Writers recycle freely
+		// while mid runs: a buffer recycled before the second pass
+		// could copy what it got since the first is MidLost.
+		gen0 := make([]uint64, len(q.bufs))
+		for i := range q.bufs {
+			gen0[i] = q.bufs[i].s.ctl.Load() >> genShift
+		}
+		livePos := make(map[int32]int, live) // index → Segments position of a live copy
+		for k, cd := range cands {
+			if holding && k > 0 {
+				release(cands[k-1])
 			}
+			n := len(snap.Segments)
 			copyOne(cd)
-			copied[cd.b.s.index] = cd.gen
-			if holding {
-				release(cd)
+			if cd.seq == noSeq {
+				if len(snap.Segments) > n {
+					livePos[cd.b.s.index] = n
+				}
+			} else {
+				copied[cd.b.s.index] = cd.gen
 			}
+		}
+		if holding {
+			q.Release()
+			holding = false
 		}
 		mid()
 		again := make([]snapCand, 0, len(q.bufs))
 		for i := range q.bufs {
 			b := &q.bufs[i]
 			c := b.s.ctl.Load()
+			g := c >> genShift
+			// Handed out and recycled since the first pass looked (one
+			// generation for a buffer then live, two for one then
+			// sealed or free): what it got in between is gone.
+			if g-gen0[i] >= 2 {
+				snap.MidLost = true
+			}
+			if _, ok := livePos[int32(i)]; ok && g != gen0[i] {
+				snap.MidLost = true
+			}
 			var seq uint64
 			switch c & stateMask {
 			case stateLive:
 				seq = noSeq
 			case stateSealed:
-				if g, ok := copied[b.s.index]; ok && g == c>>genShift {
+				if cg, ok := copied[b.s.index]; ok && cg == g {
 					continue
 				}
 				seq = b.s.seq.Load()
 			default:
 				continue
 			}
-			again = append(again, snapCand{b: b, gen: c >> genShift, seq: seq, last: b.s.lastTSC.Load()})
+			again = append(again, snapCand{b: b, gen: g, seq: seq, last: b.s.lastTSC.Load()})
 		}
 		slices.SortFunc(again, func(x, y snapCand) int {
 			if c := cmp.Compare(x.seq, y.seq); c != 0 {
@@ -383,7 +413,17 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			return cmp.Compare(x.b.s.index, y.b.s.index)
 		})
 		for _, cd := range again {
+			n, d := len(snap.Segments), snap.Discarded
 			copyOne(cd)
+			if snap.Discarded != d {
+				snap.MidLost = true
+			}
+			if pos, ok := livePos[cd.b.s.index]; ok && gen0[cd.b.s.index] == cd.gen && len(snap.Segments) > n {
+				// The same generation, longer: it replaces the first copy.
+				snap.Bytes -= len(snap.Segments[pos].Data)
+				snap.Segments[pos] = snap.Segments[n]
+				snap.Segments = snap.Segments[:n]
+			}
 		}
 	case holding:
 		for k, cd := range cands {
@@ -413,68 +453,4 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 	snap.LostBytes = q.lostBytes.Load()
 	snap.Buf = buf
 	return snap
-}
-
-// lostBound bounds the TSCs of the generation of a candidate that was
-// recycled while Snapshot copied it. That generation was sealed before
-// being recycled, and lastTSC is only written by Seal, which never lowers
-// it (a later owner may seal with a smaller TSC: another CPU's clock, or a
-// buffer given back empty). A candidate sealed at the scan had its lastTSC
-// read then (its own generation's bound, or a later one's); reading it
-// now instead would give the newest seal's, after the cut if the window
-// turned over during the copy, and throw the whole file away. A candidate
-// that was live at the scan was sealed later: its lastTSC now is its own or
-// a later one.
-func (cd *snapCand) lostBound() uint64 {
-	if cd.seq != noSeq {
-		return cd.last
-	}
-	return cd.b.s.lastTSC.Load()
-}
-
-// sameRetracts reports whether no Retract of b happened since the count
-// read r0, and if so orders the caller's copy before any write a later
-// Retract allows (the argument of sameGen, on the retraction count).
-func (b *Buffer) sameRetracts(r0 uint64) bool {
-	return b.s.retracts.CompareAndSwap(r0, r0)
-}
-
-// sameGen reports whether b is still in generation gen, and if so orders the
-// caller's earlier plain loads (the copy of b's bytes) before any later reuse
-// of b.
-//
-// A plain atomic load of ctl would not do that on every architecture: on
-// arm64 a load-acquire (LDAR) keeps *later* accesses after it, but lets
-// *earlier* plain loads (our copy) be satisfied after it, so the copy could
-// read bytes written by the next owner although the generation looked
-// unchanged. The read side of a seqlock needs a full fence there, and Go
-// has no fence primitive, so we use an atomic read-modify-write on ctl
-// itself: CompareAndSwap(c, c) writes back the value it read (it never
-// changes ctl).
-//
-// Why that is enough: every write to ctl is an atomic RMW (Swap or
-// CompareAndSwap), and handOut bumps the generation with such an RMW
-// before the next owner writes any byte. If our CAS succeeds, it read the
-// old generation, so it precedes the bump in ctl's modification order; the
-// bump, being an RMW, reads our CAS's write or a later one in that RMW
-// chain (a release sequence), so our CAS (release: earlier loads complete
-// before it) synchronizes with the bump (acquire: later stores stay after
-// it). Hence none of our copy's loads can see the next owner's writes. If
-// the generation changed, we discard. On amd64 the CAS is a LOCK CMPXCHG,
-// a full barrier anyway.
-//
-// The CAS may fail because ctl changed without a generation change (the
-// owner sealed the buffer); then we retry. That can happen at most twice per
-// generation (live→sealed, or live→free and then the bump), so the loop is
-// bounded.
-func (b *Buffer) sameGen(gen uint64) bool {
-	for {
-		c := b.s.ctl.Load()
-		if c>>genShift != gen {
-			return false
-		}
-		if b.s.ctl.CompareAndSwap(c, c) {
-			return true
-		}
-	}
 }

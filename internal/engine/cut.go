@@ -161,18 +161,21 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 	// copy frees a buffer, after that look: what is below whole is a
 	// prefix of its records.
 	whole := uint64(math.MaxUint64)
+	var wholeG map[uint64]uint64
 	var sn buffer.Snapshot
 	switch {
 	case stacks && !final:
 		// The stacks are read between the copy's two passes
 		// (buffer.Queue.SnapshotAround): the window the cut keeps is
-		// copied and free again before the read, so writers have
-		// buffers while it runs, and the second pass copies what they
-		// wrote up to it.
+		// copied and the hold over before the read, so writers record
+		// as usual while it runs, and the second pass copies what they
+		// wrote up to it, which places the stacks; if some of that was
+		// recycled first (MidLost), the stacks are not placed and the
+		// file counts their goroutines.
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
 			open, unknown = s.readOpen()
 			whole, _ = now()
-			s.unplaceDropped(open, c, whole)
+			wholeG = s.droppedSince(c, &whole)
 		})
 	default:
 		switch {
@@ -206,7 +209,7 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 	if f := s.fullAt.Load(); f != 0 && f < before {
 		before = f
 	}
-	if sn.LostUpTo >= before {
+	if sn.LostUpTo >= before || sn.MidLost {
 		whole = before
 	}
 	return segs, flush.Params{
@@ -232,32 +235,31 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		Open:           open,
 		OpenUnknown:    unknown,
 		Whole:          whole,
+		WholeGoroutine: wholeG,
 	}, sn.Buf
 }
 
-// unplaceDropped marks as unread the stacks of the goroutines that
-// dropped a record after c's loads and before whole: the copy's first
+// droppedSince returns the goroutines that dropped a record after c's
+// loads and before *whole, with the TSC of the drop: the copy's first
 // pass frees buffers before the stacks are read, so such a goroutine may
-// have recorded again after its drop, and its records up to whole have
-// a hole in which the stack cannot be placed. The file counts them
-// among the goroutines that may lack calls open across the window.
-func (s *session) unplaceDropped(open map[uint64]flush.OpenStack, c cutPoint, whole uint64) {
-	if open == nil {
-		return
+// have recorded again after its drop, and its records past the drop,
+// with a hole before them, neither place its stack nor close its calls
+// (flush.Params.WholeGoroutine). A drop that went to lostAt, with no
+// goroutine's slot, lowers *whole for every goroutine.
+func (s *session) droppedSince(c cutPoint, whole *uint64) map[uint64]uint64 {
+	if l := s.lostAt.Load(); l != c.lost && l < *whole {
+		*whole = l
 	}
-	if l := s.lostAt.Load(); l != c.lost && l < whole {
-		for g := range open {
-			open[g] = flush.OpenStack{Unread: true}
-		}
-		return
-	}
+	var m map[uint64]uint64
 	for g, t := range s.lostSince() {
-		if t != c.lostG[g] && t < whole {
-			if _, ok := open[g]; ok {
-				open[g] = flush.OpenStack{Unread: true}
+		if t != c.lostG[g] && t < *whole {
+			if m == nil {
+				m = make(map[uint64]uint64)
 			}
+			m[g] = t
 		}
 	}
+	return m
 }
 
 // shedBefore is the shed set as of TSC t: the functions shed before it

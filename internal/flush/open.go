@@ -117,6 +117,9 @@ func newOpenTracker(p Params, g, after uint64) openTracker {
 	if o.whole == 0 {
 		o.whole = p.Before
 	}
+	if w, ok := p.WholeGoroutine[g]; ok && (o.whole == 0 || w < o.whole) {
+		o.whole = w
+	}
 	o.s, o.have = p.Open[g]
 	o.have = o.have && !o.s.Unread
 	return o
