@@ -412,6 +412,9 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 			}
 			return cmp.Compare(x.b.s.index, y.b.s.index)
 		})
+		// What the second pass loses is MidLost, not the window's: the
+		// first pass's bound and count stand.
+		windowLost, windowDiscarded := lostUpTo, snap.Discarded
 		for _, cd := range again {
 			n, d := len(snap.Segments), snap.Discarded
 			copyOne(cd)
@@ -425,6 +428,7 @@ func (q *Queue) snapshot(dst []byte, limit int, since uint64, inPlace bool, each
 				snap.Segments = snap.Segments[:n]
 			}
 		}
+		lostUpTo, snap.Discarded = windowLost, windowDiscarded
 	case holding:
 		for k, cd := range cands {
 			if k > 0 {
