@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -141,20 +140,7 @@ func (p *Profile) MarkSummary(m *Map) []string {
 	}
 	out := make([]string, 0, len(by))
 	for name, x := range by {
-		var ms []string
-		if x.before > 0 {
-			ms = append(ms, fmt.Sprintf("%d %s", x.before, markBefore))
-		}
-		if x.open > 0 {
-			ms = append(ms, fmt.Sprintf("%d %s", x.open, markOpen))
-		}
-		if x.skip {
-			ms = append(ms, markSkipShed)
-		}
-		if x.selfShed {
-			ms = append(ms, markSelfShed)
-		}
-		out = append(out, name+": "+strings.Join(ms, ", "))
+		out = append(out, name+": "+strings.Join(markList(x.before, x.open, x.skip, x.selfShed), ", "))
 	}
 	slices.Sort(out)
 	return out

@@ -326,17 +326,24 @@ func (p *Profile) SelfMayIncludeShed(fn uint32) bool { return p.selfShed[fn] }
 // marks lists the notes a node's frame name carries.
 func (p *Profile) marks(n int32) []string {
 	nd := &p.Nodes[n]
+	return markList(nd.Before, nd.Open, nd.SkipShed, nd.SelfShed)
+}
+
+// markList is the notes on a frame with before calls entered before the
+// window and open calls open at its end, whose paths may skip shed calls
+// (skip) and whose self time may include them (selfShed).
+func markList(before, open uint64, skip, selfShed bool) []string {
 	var ms []string
-	if nd.Before > 0 {
-		ms = append(ms, fmt.Sprintf("%d %s", nd.Before, markBefore))
+	if before > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", before, markBefore))
 	}
-	if nd.Open > 0 {
-		ms = append(ms, fmt.Sprintf("%d %s", nd.Open, markOpen))
+	if open > 0 {
+		ms = append(ms, fmt.Sprintf("%d %s", open, markOpen))
 	}
-	if nd.SkipShed {
+	if skip {
 		ms = append(ms, markSkipShed)
 	}
-	if nd.SelfShed {
+	if selfShed {
 		ms = append(ms, markSelfShed)
 	}
 	return ms
