@@ -161,7 +161,6 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 	// copy frees a buffer, after that look: what is below whole is a
 	// prefix of its records.
 	whole := uint64(math.MaxUint64)
-	var wholeG map[uint64]uint64
 	var sn buffer.Snapshot
 	switch {
 	case stacks && !final:
@@ -175,7 +174,11 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
 			open, unknown = s.readOpen()
 			whole, _ = now()
-			wholeG = s.droppedSince(c, &whole)
+			if s.droppedSince(c, &whole) != nil {
+				// A goroutine dropped records while the flush ran: no
+				// record past the cut places a stack or closes a call.
+				whole = cut
+			}
 		})
 	default:
 		switch {
@@ -235,17 +238,15 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		Open:           open,
 		OpenUnknown:    unknown,
 		Whole:          whole,
-		WholeGoroutine: wholeG,
 	}, sn.Buf
 }
 
 // droppedSince returns the goroutines that dropped a record after c's
 // loads and before *whole, with the TSC of the drop: the copy's first
 // pass frees buffers before the stacks are read, so such a goroutine may
-// have recorded again after its drop, and its records past the drop,
-// with a hole before them, neither place its stack nor close its calls
-// (flush.Params.WholeGoroutine). A drop that went to lostAt, with no
-// goroutine's slot, lowers *whole for every goroutine.
+// have recorded again after its drop, and its records past the cut have
+// a hole. A drop that went to lostAt, with no goroutine's slot, lowers
+// *whole.
 func (s *session) droppedSince(c cutPoint, whole *uint64) map[uint64]uint64 {
 	if l := s.lostAt.Load(); l != c.lost && l < *whole {
 		*whole = l

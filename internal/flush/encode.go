@@ -61,10 +61,6 @@ type Params struct {
 	// not written, but they place the stacks of Open among the records
 	// and close calls that were open across the window.
 	Whole uint64
-	// WholeGoroutine lowers Whole for single goroutines (by goroutine
-	// id): one that dropped a record after the cut has a hole there, past
-	// which its records neither place its stack nor close its calls.
-	WholeGoroutine map[uint64]uint64
 }
 
 // Result tells what a file holds and what the flusher left out of it.

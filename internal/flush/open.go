@@ -117,9 +117,6 @@ func newOpenTracker(p Params, g, after uint64) openTracker {
 	if o.whole == 0 {
 		o.whole = p.Before
 	}
-	if w, ok := p.WholeGoroutine[g]; ok && (o.whole == 0 || w < o.whole) {
-		o.whole = w
-	}
 	o.s, o.have = p.Open[g]
 	o.have = o.have && !o.s.Unread
 	return o
@@ -417,13 +414,12 @@ func (gp *goPlan) reconstruct(opened []uint32, t uint64, syn *synthetic, res *Re
 }
 
 // pastCut returns, for planFast, the Exits among a goroutine's records
-// from Before up to Whole of calls that the window's records leave open
+// from Before up to whole (Params.Whole) of calls that the window's records leave open
 // (open, outermost first) or never entered, the latter innermost first:
 // the same calls planGoroutine's openTracker finds past the cut. False
 // when the runs there overlap in time or an Exit fits no call: the
 // per-record path decides then.
-func (ix *indexed) pastCut(segs [][]byte, chunks []chunk, p Params, open []uint32) ([]uint32, bool) {
-	whole := p.Whole
+func (ix *indexed) pastCut(segs [][]byte, chunks []chunk, p Params, whole uint64, open []uint32) ([]uint32, bool) {
 	var past []run
 	for k := range chunks {
 		for ri := chunks[k].r0; ri < chunks[k].r1; ri++ {

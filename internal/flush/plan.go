@@ -323,7 +323,7 @@ func planFast(segs [][]byte, chunks []chunk, ix *indexed, p Params, res *Result,
 	res.Records += records
 	res.Trimmed += trimmed
 	if after > 0 && p.Whole > p.Before && p.Before != 0 {
-		past, ok := ix.pastCut(segs, chunks, p, stack)
+		past, ok := ix.pastCut(segs, chunks, p, p.Whole, stack)
 		if !ok {
 			return goPlan{}, false
 		}
