@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/emulated"
 )
 
 // TestFlushUnderSaturationKeepsWindow: with twice as many goroutines as
@@ -19,12 +20,14 @@ import (
 //
 // The test is bounded by work: each round waits for the ring to have
 // turned over since the last flush, so every flush finds it full.
-// Twenty flushes, eight under the race detector, whose writers are slow.
+// Twenty flushes, eight under the race detector or an emulator, whose
+// writers are slow.
 func TestFlushUnderSaturationKeepsWindow(t *testing.T) {
 	c := config(t)
 	c.BufferSize, c.BufferCount, c.NoFinalFile = 16<<10, 64, true
-	if raceEnabled {
-		c.BufferSize = 4 << 10 // the race detector's writers are slow
+	slow := raceEnabled || emulated.Name() != ""
+	if slow {
+		c.BufferSize = 4 << 10 // the race detector's and an emulator's writers are slow
 	}
 	startT(t, c)
 	mu.Lock()
@@ -60,7 +63,7 @@ func TestFlushUnderSaturationKeepsWindow(t *testing.T) {
 		}
 	}
 	flushes := 20
-	if raceEnabled {
+	if slow {
 		flushes = 8
 	}
 	for i := range flushes {
