@@ -650,7 +650,9 @@ func TestNewCloseDoesNotLeak(t *testing.T) {
 	debug.FreeOSMemory()
 	after := rss(t)
 	t.Logf("RSS before %d KiB, after 1000 × New/Close of 1 MiB arenas %d KiB", before>>10, after>>10)
-	if grew := after - before; grew > 8<<20 {
+	// A leaked arena would grow it by a GiB; the race detector's own
+	// metadata moves it by several MiB on a loaded machine.
+	if grew := after - before; grew > 16<<20 {
 		t.Fatalf("RSS grew by %d KiB over 1000 New/Close cycles of 1 MiB arenas", grew>>10)
 	}
 }

@@ -222,9 +222,15 @@ func TestOpenCallsOfBusyGoroutine(t *testing.T) {
 	defer stop.Store(true)
 	for i := range 3 {
 		turnOver()
+		d0 := ReadStats().Drops.Flush
 		of := flushOpen(t)
 		ids := of.at(g)
 		if len(ids) == 0 || ids[0] != rootID {
+			// A flush during which a goroutine dropped records (a slow
+			// flusher: the race detector) places no stack, and says so.
+			if ReadStats().Drops.Flush != d0 && of.unshown >= 1 && !slices.Contains(ids, rootID) {
+				continue
+			}
 			t.Errorf("flush %d: open across the window %v, want %d first", i, ids, rootID)
 		}
 	}
