@@ -523,7 +523,14 @@ func TestStartStopCyclesReleaseMemory(t *testing.T) {
 	goruntime.GC()
 	after := rss()
 	t.Logf("RSS before %d KiB, after 1000 cycles %d KiB", before>>10, after>>10)
-	if after-before > 16<<20 {
+	// A leaked arena would be 4 GiB. Each Start and Stop reads the
+	// goroutines' stacks through the execution tracer, whose buffers the
+	// race detector shadows: its metadata moves RSS by tens of MiB.
+	limit := int64(16 << 20)
+	if raceEnabled {
+		limit = 64 << 20
+	}
+	if after-before > limit {
 		t.Errorf("RSS grew by %d KiB over 1000 Start/Stop cycles", (after-before)>>10)
 	}
 }
