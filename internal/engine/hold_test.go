@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -13,8 +14,8 @@ import (
 // TestFlushUnderSaturationKeepsWindow: with twice as many goroutines as
 // Ps recording in tight loops, every P busy, a flight recorder's flush
 // keeps the window that was recorded before it was asked for: at least
-// three quarters of the ring's bytes in function records, none of them
-// recorded after the flush was asked for. Without the hold, writers
+// three quarters of the ring's bytes, and of its records only the few
+// made between the call and the cut after the flush was asked for. Without the hold, writers
 // recycled the ring while the flusher waited for a CPU and the copy lost
 // most of it, at times all of it.
 //
@@ -99,10 +100,18 @@ func TestFlushUnderSaturationKeepsWindow(t *testing.T) {
 		if late*fdr.FunctionSize > max(c.BufferSize, ring/16) {
 			t.Errorf("flush %d: %d of %d records were recorded after the flush was asked for", i, late, calls)
 		}
-		if kept := calls * fdr.FunctionSize; kept < ring*3/4 {
+		// The ring's bytes are records and the metadata between them
+		// (each block's preamble, CPU changes), which small buffers and
+		// the race detector's slow writers make a larger share: the file
+		// holds them as records too.
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := int(fi.Size()) - fdr.HeaderSize; kept < ring*3/4 || calls == 0 {
 			st := ReadStats()
-			t.Errorf("flush %d kept %d bytes of function records, want ≥ %d (¾ of the ring); discarded buffers so far %d, drops while flushing %d",
-				i, kept, ring*3/4, st.FlushDiscardedBuffers, st.Drops.Flush)
+			t.Errorf("flush %d kept %d bytes (%d calls' records), want ≥ %d (¾ of the ring); discarded buffers so far %d, drops while flushing %d",
+				i, kept, calls, ring*3/4, st.FlushDiscardedBuffers, st.Drops.Flush)
 		}
 	}
 	if d := ReadStats().FlushDiscardedBuffers; d > uint64(flushes) {
