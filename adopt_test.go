@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/settings"
 )
 
@@ -21,33 +21,35 @@ import (
 // option is silently dropped. Which is which is the schema's Adopt
 // (internal/settings); every row has a case here.
 func TestAdoptAppliesOrNamesEveryOption(t *testing.T) {
-	type check func(run xrt.Config, logged *[]string) bool
+	type check func(run engine.Config, logged *[]string) bool
 	cases := map[string]struct {
 		set     func(o *Options, dir string)
 		applied check // how to see a Live setting applied; nil for the others
 	}{
-		"Dir":         {func(o *Options, dir string) { o.Dir = dir }, func(run xrt.Config, _ *[]string) bool { return strings.HasSuffix(run.Dir, "adopted") }},
+		"Dir":         {func(o *Options, dir string) { o.Dir = dir }, func(run engine.Config, _ *[]string) bool { return strings.HasSuffix(run.Dir, "adopted") }},
 		"Version":     {func(o *Options, _ string) { o.Version = 1 }, nil},
 		"BufferSize":  {func(o *Options, _ string) { o.BufferSize = 128 << 10 }, nil},
 		"BufferCount": {func(o *Options, _ string) { o.BufferCount = 100 }, nil},
 		"Mode":        {func(o *Options, _ string) { o.Mode = Fill }, nil},
-		"FlushSignal": {func(o *Options, _ string) { o.FlushSignal = syscall.SIGUSR2 }, func(run xrt.Config, _ *[]string) bool { return run.FlushSignal == syscall.SIGUSR2 }},
-		"Logf": {func(o *Options, _ string) {}, func(run xrt.Config, logged *[]string) bool {
+		"FlushSignal": {func(o *Options, _ string) { o.FlushSignal = syscall.SIGUSR2 }, func(run engine.Config, _ *[]string) bool { return run.FlushSignal == syscall.SIGUSR2 }},
+		"Logf": {func(o *Options, _ string) {}, func(run engine.Config, logged *[]string) bool {
 			run.Logf("adopted Logf")
 			return slices.Contains(*logged, "adopted Logf")
 		}},
-		"Program":        {func(o *Options, _ string) { o.Program = "adopted" }, func(run xrt.Config, _ *[]string) bool { return run.Program == "adopted" }},
-		"FilePrefix":     {func(o *Options, _ string) { o.FilePrefix = "adopted." }, func(run xrt.Config, _ *[]string) bool { return run.FilePrefix == "adopted." }},
-		"MinDuration":    {func(o *Options, _ string) { o.MinDuration = time.Millisecond }, nil},
-		"NoFinalFile":    {func(o *Options, _ string) { o.NoFinalFile = true }, func(run xrt.Config, _ *[]string) bool { return run.NoFinalFile }},
-		"FlushOnExit":    {func(o *Options, _ string) { o.FlushOnExit = true }, func(run xrt.Config, _ *[]string) bool { return run.FlushOnExit }},
-		"FastClock":      {func(o *Options, _ string) { o.FastClock = true }, nil},
-		"OverheadBudget": {func(o *Options, _ string) { o.OverheadBudget = NoOverheadBudget }, func(run xrt.Config, _ *[]string) bool { return run.OverheadBudget == 0 && Stats().OverheadBudget == 0 }},
-		"IgnoreEnv":      {func(o *Options, _ string) { o.IgnoreEnv = true }, nil},
-		"DirMaxFiles":    {func(o *Options, _ string) { o.DirMaxFiles = 7 }, func(run xrt.Config, _ *[]string) bool { return run.DirMaxFiles == 7 }},
-		"DirMaxBytes":    {func(o *Options, _ string) { o.DirMaxBytes = 7 << 20 }, func(run xrt.Config, _ *[]string) bool { return run.DirMaxBytes == 7<<20 }},
-		"GoTrace":        {func(o *Options, _ string) { o.GoTrace = true }, nil},
-		"GoTraceBytes":   {func(o *Options, _ string) { o.GoTraceBytes = 8 << 20 }, nil},
+		"Program":     {func(o *Options, _ string) { o.Program = "adopted" }, func(run engine.Config, _ *[]string) bool { return run.Program == "adopted" }},
+		"FilePrefix":  {func(o *Options, _ string) { o.FilePrefix = "adopted." }, func(run engine.Config, _ *[]string) bool { return run.FilePrefix == "adopted." }},
+		"MinDuration": {func(o *Options, _ string) { o.MinDuration = time.Millisecond }, nil},
+		"NoFinalFile": {func(o *Options, _ string) { o.NoFinalFile = true }, func(run engine.Config, _ *[]string) bool { return run.NoFinalFile }},
+		"FlushOnExit": {func(o *Options, _ string) { o.FlushOnExit = true }, func(run engine.Config, _ *[]string) bool { return run.FlushOnExit }},
+		"FastClock":   {func(o *Options, _ string) { o.FastClock = true }, nil},
+		"OverheadBudget": {func(o *Options, _ string) { o.OverheadBudget = NoOverheadBudget }, func(run engine.Config, _ *[]string) bool {
+			return run.OverheadBudget == 0 && Stats().OverheadBudget == 0
+		}},
+		"IgnoreEnv":    {func(o *Options, _ string) { o.IgnoreEnv = true }, nil},
+		"DirMaxFiles":  {func(o *Options, _ string) { o.DirMaxFiles = 7 }, func(run engine.Config, _ *[]string) bool { return run.DirMaxFiles == 7 }},
+		"DirMaxBytes":  {func(o *Options, _ string) { o.DirMaxBytes = 7 << 20 }, func(run engine.Config, _ *[]string) bool { return run.DirMaxBytes == 7<<20 }},
+		"GoTrace":      {func(o *Options, _ string) { o.GoTrace = true }, nil},
+		"GoTraceBytes": {func(o *Options, _ string) { o.GoTraceBytes = 8 << 20 }, nil},
 	}
 	for i := range settings.Table {
 		e := &settings.Table[i]
@@ -68,11 +70,11 @@ func TestAdoptAppliesOrNamesEveryOption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := xrt.Start(env); err != nil {
+			if err := engine.Start(env); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { Stop() })
-			started := xrt.ReadStats().Started
+			started := engine.ReadStats().Started
 
 			var mu sync.Mutex
 			var logged []string

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/settings"
 	"github.com/goxray/xray/internal/xrayflags"
 )
@@ -86,7 +86,7 @@ func init() {
 
 // startedLine is the one line that says tracing started from the
 // environment: where files go and how to ask for one.
-func startedLine(c xrt.Config, pid int) string {
+func startedLine(c engine.Config, pid int) string {
 	how := "no flush signal (flush_signal=none): xray.Flush or xrayhttp write files"
 	if sig, ok := c.FlushSignal.(syscall.Signal); ok {
 		name := strings.TrimPrefix(unix.SignalName(sig), "SIG")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/diskbudget"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -260,7 +260,7 @@ func TestStopAndFlushRace(t *testing.T) {
 func TestGoroutineChurn(t *testing.T) {
 	n := churnGoroutines
 	dir := t.TempDir()
-	start(t, Options{Dir: dir, BufferSize: 64 << 10, BufferCount: max(32, goruntime.GOMAXPROCS(0)+xrt.SpareBuffers)})
+	start(t, Options{Dir: dir, BufferSize: 64 << 10, BufferCount: max(32, goruntime.GOMAXPROCS(0)+engine.SpareBuffers)})
 	goruntime.GC()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)

@@ -1,11 +1,11 @@
 package xray
 
-import xrt "github.com/goxray/xray/internal/engine"
+import "github.com/goxray/xray/internal/engine"
 
 // Patch makes calls of id recorded again (every id starts patched), like
 // compiler-rt's __xray_patch_function. It takes effect at once on every
 // goroutine and works whether or not tracing is on.
-func Patch(id ID) { xrt.Patch(uint32(id)) }
+func Patch(id ID) { engine.Patch(uint32(id)) }
 
 // Unpatch makes Enter, Exit, TailExit and EnterArgs of id record nothing,
 // without counting drops, until Patch(id) or PatchAll. A call unpatched
@@ -15,11 +15,11 @@ func Patch(id ID) { xrt.Patch(uint32(id)) }
 // and that is unpatched runs its original body, as with tracing off: its
 // calls cost one load and a branch, and a call already under way when it
 // is unpatched still records its Exit.
-func Unpatch(id ID) { xrt.Unpatch(uint32(id)) }
+func Unpatch(id ID) { engine.Unpatch(uint32(id)) }
 
 // PatchAll records every id again.
-func PatchAll() { xrt.PatchAll() }
+func PatchAll() { engine.PatchAll() }
 
 // UnpatchAll ignores every id until Patch or PatchAll: tracing stays on
 // (events are still recorded) but no function record is written.
-func UnpatchAll() { xrt.UnpatchAll() }
+func UnpatchAll() { engine.UnpatchAll() }

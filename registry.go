@@ -6,7 +6,7 @@ import (
 
 	"github.com/goxray/xray/internal/registry"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // MaxManualID is the largest hand-picked id. Ids 1 to MaxManualID are the
@@ -78,4 +78,4 @@ func Name(id ID, name string) ID {
 // file:line for FuncOf ids). Flush and Stop write it beside each trace as
 // <trace>.map; use WriteMapTo with WriteTo. Ids only grow, so a map
 // written after a trace covers it. It does not need tracing to be on.
-func WriteMapTo(w io.Writer) (int64, error) { return xrt.WriteMap(w) }
+func WriteMapTo(w io.Writer) (int64, error) { return engine.WriteMap(w) }

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/goxray/xray/fdr"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/request"
 )
@@ -67,7 +67,7 @@ type Record struct {
 // goroutine that first ran before the span started is not the request's;
 // one spawned under it that outlives it is, inside the window.
 type Request struct {
-	snap     *xrt.GoroutineSnapshot
+	snap     *engine.GoroutineSnapshot
 	req      *request.Request
 	from, to uint64
 	recs     map[uint64][]Record
@@ -83,7 +83,7 @@ func SnapshotRequest(s Span, spans Spans) (*Request, error) {
 	if s.Goroutine == 0 || s.Start == 0 || s.SpanID == ([8]byte{}) {
 		return nil, errors.New("xray: SnapshotRequest: the span's id, goroutine or start is missing")
 	}
-	snap, err := xrt.SnapshotGoroutines(s.Goroutine, s.Start)
+	snap, err := engine.SnapshotGoroutines(s.Goroutine, s.Start)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (l *loader) Lineage(g uint64) (parent, started uint64) {
 func (l *loader) Marks(g uint64) ([]request.Mark, error) {
 	var recs []Record
 	var marks []request.Mark
-	err := l.snap.Records([]uint64{g}, func(r *xrt.Record) {
+	err := l.snap.Records([]uint64{g}, func(r *engine.Record) {
 		recs = append(recs, Record{G: r.G, TSC: r.TSC, Event: r.Event, Action: r.Action, Func: ID(r.FuncID), Payload: r.Payload})
 		if r.Event {
 			if s, ok := fdr.ParseSpan(r.Payload); ok {
@@ -202,7 +202,7 @@ func (r *Request) WriteFiles(dir, prefix string) (path string, err error) {
 		_, err := r.snap.Encode(w, r.req.Members(), r.from, r.to)
 		return err
 	}, func(w io.Writer) error {
-		_, err := xrt.WriteMap(w)
+		_, err := engine.WriteMap(w)
 		return err
 	})
 }

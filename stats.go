@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"time"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/registry"
 )
 
@@ -152,7 +152,7 @@ func (d Drops) Total() uint64 {
 // ShedFuncs from ids to names. TestStatisticsCoversRuntimeStats fails if a
 // field is added to one and not the other; the settings among them are
 // named in the schema (internal/settings, Entry.Stats).
-func statistics(s xrt.Stats) Statistics {
+func statistics(s engine.Stats) Statistics {
 	var out Statistics
 	src, dst := reflect.ValueOf(&s).Elem(), reflect.ValueOf(&out).Elem()
 	for _, f := range statsCopy {
@@ -172,7 +172,7 @@ var statsCopy = func() (plan []struct {
 	from, to int
 	convert  bool
 }) {
-	src, dst := reflect.TypeFor[xrt.Stats](), reflect.TypeFor[Statistics]()
+	src, dst := reflect.TypeFor[engine.Stats](), reflect.TypeFor[Statistics]()
 	for to := range dst.NumField() {
 		df := dst.Field(to)
 		sf, ok := src.FieldByName(df.Name)

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // TestStatisticsCoversRuntimeStats: the documented Statistics has every
 // field of the runtime's Stats, and statistics copies each one (every
 // field is set to a distinct non-zero value and must arrive).
 func TestStatisticsCoversRuntimeStats(t *testing.T) {
-	var in xrt.Stats
+	var in engine.Stats
 	v := reflect.ValueOf(&in).Elem()
 	n := uint64(0)
 	var fill func(v reflect.Value)

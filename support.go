@@ -3,7 +3,7 @@ package xray
 import (
 	"io"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/logline"
 	"github.com/goxray/xray/internal/registry"
@@ -13,7 +13,7 @@ import (
 // Request.Frequency a second); 0 while tracing is off. Records written
 // after Clock returns carry a time at least as late, so a caller marks a
 // moment to find among them, such as when a span started.
-func Clock() uint64 { return xrt.Clock() }
+func Clock() uint64 { return engine.Clock() }
 
 // CurrentGoroutine returns the calling goroutine's id: the thread id the
 // records and files give its calls. It does not allocate.

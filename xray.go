@@ -13,7 +13,7 @@ import (
 	"github.com/goxray/xray/internal/logline"
 	"github.com/goxray/xray/internal/settings"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // ID identifies an instrumented function: 1 ≤ id < 1<<28 (the record's
@@ -253,7 +253,7 @@ const NoOverheadBudget = settings.NoOverheadBudget
 
 // config is o over the environment (unless o.IgnoreEnv), with the
 // schema's defaults filled in: the engine's Config, not yet validated.
-func (o Options) config() (xrt.Config, error) {
+func (o Options) config() (engine.Config, error) {
 	c := settings.Values(o)
 	var fromEnv settings.Set
 	if !o.IgnoreEnv {
@@ -282,7 +282,7 @@ func Start(o Options) error {
 	if err != nil {
 		return err
 	}
-	err = xrt.Start(c)
+	err = engine.Start(c)
 	if errors.Is(err, ErrRunning) {
 		if started := envSession.Load(); started != nil {
 			_, err := adopt(o, c, *started)
@@ -299,8 +299,8 @@ var envSession atomic.Pointer[time.Time]
 // adopt gives the session that began at started what o (c, as config
 // made it) asks that a running session can change, says through c.Logf
 // what it could not, and returns the configuration in effect.
-func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
-	run, err := xrt.Adopt(c, started)
+func adopt(o Options, c engine.Config, started time.Time) (engine.Config, error) {
+	run, err := engine.Adopt(c, started)
 	if err != nil {
 		return run, err
 	}
@@ -321,7 +321,7 @@ func adopt(o Options, c xrt.Config, started time.Time) (xrt.Config, error) {
 // stays and Stop returns an error wrapping ErrGoTraceNotWritten. From the
 // moment Stop begins, Stats describes the stopped session.
 func Stop() error {
-	err := xrt.Stop()
+	err := engine.Stop()
 	logline.Release()
 	return err
 }
@@ -334,7 +334,7 @@ func Stop() error {
 // With Options.GoTrace, a file written without the Go trace beside it
 // (the disk filled up in between) stays: Flush returns its path with an
 // error wrapping ErrGoTraceNotWritten, counted in Stats().GoTrace.Errors.
-func Flush() (path string, err error) { return xrt.Flush() }
+func Flush() (path string, err error) { return engine.Flush() }
 
 // WriteTo writes the bytes Flush would write to w, and returns how many w
 // took. The records are copied first and w is written holding no lock,
@@ -343,25 +343,25 @@ func Flush() (path string, err error) { return xrt.Flush() }
 // ends the file there: WriteTo returns it, and counts it in
 // Stats().FlushErrors. A panic in w reaches the caller, uncounted, and
 // leaves tracing as it was.
-func WriteTo(w io.Writer) (int64, error) { return xrt.WriteTo(w) }
+func WriteTo(w io.Writer) (int64, error) { return engine.WriteTo(w) }
 
 // WriteGoTraceTo writes the Go execution trace of a session started with
 // Options.GoTrace to w: what Flush writes beside its file, for a reader
 // that took the FDR trace from WriteTo. Save it as TRACE.gotrace beside
 // that trace for `go tool goxray why`. It returns ErrNotRunning when not
 // started and an error when the session has no Go trace.
-func WriteGoTraceTo(w io.Writer) (int64, error) { return xrt.WriteGoTrace(w) }
+func WriteGoTraceTo(w io.Writer) (int64, error) { return engine.WriteGoTrace(w) }
 
 // Errors.
 var (
-	ErrRunning    = xrt.ErrRunning
-	ErrNotRunning = xrt.ErrNotRunning
+	ErrRunning    = engine.ErrRunning
+	ErrNotRunning = engine.ErrNotRunning
 	// ErrInvalidOptions is wrapped by every error Start returns for Options
 	// it refuses; the message names the field.
-	ErrInvalidOptions = xrt.ErrConfig
+	ErrInvalidOptions = engine.ErrConfig
 )
 
 // Stats returns the runtime's counters: records, drops by reason, buffers
 // recycled, flushes and their bytes, the clock in use. It takes a lock
 // briefly; poll it, do not call it per traced call.
-func Stats() Statistics { return statistics(xrt.ReadStats()) }
+func Stats() Statistics { return statistics(engine.ReadStats()) }

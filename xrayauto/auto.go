@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goxray/xray"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/registry"
 )
 
@@ -73,7 +73,7 @@ func RegisterTable(ids []ID, gates []Gate, file, table string) {
 	for i := range gates {
 		words[i] = &gates[i].open
 	}
-	xrt.RegisterGates(raw, words)
+	engine.RegisterGates(raw, words)
 }
 
 // Enter is xray.Enter, here so that instrumented files need one import.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // RegisterDispatch records the dispatched functions of one package, those
@@ -35,7 +35,7 @@ func RegisterDispatch(pkg, edges string) struct{} {
 		lines = append(lines, names)
 	}
 	for _, names := range lines {
-		xrt.RegisterDispatch(names[0], names[1:])
+		engine.RegisterDispatch(names[0], names[1:])
 	}
 	return struct{}{}
 }

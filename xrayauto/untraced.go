@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // RegisterUntracedSet records what the build left uninstrumented in one
@@ -26,7 +26,7 @@ func RegisterUntracedSet(pkg, set string) struct{} {
 	if !ok {
 		panic(fmt.Sprintf("xray: untraced set of %s: malformed %q", pkg, set))
 	}
-	xrt.RegisterUntraced(u)
+	engine.RegisterUntraced(u)
 	return struct{}{}
 }
 
@@ -57,7 +57,7 @@ func RegisterUntraced(pkg string, small, inlinable, leaves int, names string) st
 		}
 		u.Funcs = append(u.Funcs, fdr.UntracedFunc{Reason: reason, Name: name})
 	}
-	xrt.RegisterUntraced(u)
+	engine.RegisterUntraced(u)
 	return struct{}{}
 }
 

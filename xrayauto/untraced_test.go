@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 )
 
 // TestRegisterUntraced: a package's untraced set reaches the runtime's,
 // which every file states; a malformed list panics.
 func TestRegisterUntraced(t *testing.T) {
-	before := xrt.UntracedSet()
+	before := engine.UntracedSet()
 	RegisterUntraced("example.com/q", 3, 2, 1, "l\texample.com/q.sum\ni\texample.com/q.(*T).Len\ns\texample.com/q.F.func1\n")
 	RegisterUntraced("example.com/r", 1, 0, 0, "")
-	got := xrt.UntracedSet()
+	got := engine.UntracedSet()
 	if got.Counts[fdr.UntracedSmall]-before.Counts[fdr.UntracedSmall] != 4 || got.Counts[fdr.UntracedInlinable]-before.Counts[fdr.UntracedInlinable] != 2 || got.Counts[fdr.UntracedLeaf]-before.Counts[fdr.UntracedLeaf] != 1 {
 		t.Errorf("counts %+v, before %+v", got, before)
 	}
@@ -40,9 +40,9 @@ func TestRegisterUntraced(t *testing.T) {
 // this runtime does not know too (a newer build's: files carry it as it
 // is); a set that does not parse panics.
 func TestRegisterUntracedSet(t *testing.T) {
-	before := xrt.UntracedSet()
+	before := engine.UntracedSet()
 	RegisterUntracedSet("example.com/s", "small=3 never=1 generated=2 cgo=1 directive=4 future=5 func=cgo:example.com/s.callC func=never:example.com/s.quiet func=future:example.com/s.next")
-	got := xrt.UntracedSet()
+	got := engine.UntracedSet()
 	for r, n := range map[string]int{fdr.UntracedSmall: 3, fdr.UntracedNever: 1, fdr.UntracedGenerated: 2, fdr.UntracedCgo: 1, fdr.UntracedDirective: 4, "future": 5} {
 		if got.Counts[r]-before.Counts[r] != n {
 			t.Errorf("%s: %d, before %d; want %d more", r, got.Counts[r], before.Counts[r], n)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	xrt "github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -106,7 +106,7 @@ func TestUntracedInViews(t *testing.T) {
 	}
 	gtrace := ""
 	for _, p := range modfixture.Traces(t, gdir) {
-		if !strings.HasSuffix(p, xrt.GoTraceSuffix) {
+		if !strings.HasSuffix(p, engine.GoTraceSuffix) {
 			gtrace = p
 		}
 	}

@@ -1,7 +1,6 @@
 // Package engine is goxray's logging engine: per-P writers that encode
 // FDR records into buffers from the buffer queue, the lifecycle (off → on →
-// full → off) and the statistics. Package xray is its public face; goxray's
-// packages import this one as xrt.
+// full → off) and the statistics. Package xray is its public face.
 //
 // # Contract
 //
