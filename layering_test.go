@@ -38,13 +38,16 @@ import (
 //
 // Paths are relative to the module; "" is the module root, package xray.
 var layers = []layer{
+	{name: "fileset", pkgs: []string{
+		"internal/traceset", // the files one trace makes: its name, its map and Go trace beside it
+	}},
 	{name: "format", pkgs: []string{
 		"fdr", // the file format: what any writer or reader of a file needs, and nothing more
 	}},
 	{name: "temporaries", pkgs: []string{
 		"internal/tmpfile", // the hidden temporaries files are written through, and their sweep
 	}},
-	{name: "base", may: []string{"temporaries"}, pkgs: []string{
+	{name: "base", may: []string{"fileset", "temporaries"}, pkgs: []string{
 		"internal/asm",        // the instructions Go cannot express
 		"internal/logline",    // log lines on standard error
 		"internal/diskbudget", // bounds on a directory of files
@@ -58,18 +61,18 @@ var layers = []layer{
 		"internal/glayout",  // where runtime.g keeps the fields the tracer reads
 		"internal/gotrace",  // Go's execution-trace flight recorder and the clock anchor it logs
 	}},
-	{name: "parts", may: []string{"format", "temporaries", "base", "shared"}, pkgs: []string{
+	{name: "parts", may: []string{"fileset", "format", "temporaries", "base", "shared"}, pkgs: []string{
 		"internal/buffer",   // the buffer queue
 		"internal/registry", // function names and their ids
 		"internal/flush",    // buffers to files
 	}},
-	{name: "settings", may: []string{"format", "temporaries", "base", "shared", "parts"}, pkgs: []string{
+	{name: "settings", may: []string{"fileset", "format", "temporaries", "base", "shared", "parts"}, pkgs: []string{
 		"internal/settings", // the configuration schema: each setting once (it names the buffer queue's modes and limits)
 	}},
 	{name: "request", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
 		"internal/request", // which goroutines belong to a request
 	}},
-	{name: "engine", may: []string{"format", "temporaries", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
+	{name: "engine", may: []string{"fileset", "format", "temporaries", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
 		"internal/engine", // writers, lifecycle, governor, statistics
 	}},
 	{name: "environment", may: []string{"format", "base", "settings"}, pkgs: []string{
@@ -108,7 +111,7 @@ var layers = []layer{
 	{name: "build", may: []string{"format", "base", "rewrite"}, pkgs: []string{
 		"internal/overlaybuild", // the go command on instrumented copies
 	}},
-	{name: "http", may: []string{"format", "base", "shared", "api", "render", "readers"}, pkgs: []string{
+	{name: "http", may: []string{"fileset", "format", "base", "shared", "api", "render", "readers"}, pkgs: []string{
 		"xrayhttp",
 	}},
 	{name: "command", may: product, pkgs: []string{
@@ -143,7 +146,7 @@ var layers = []layer{
 
 // product is every layer of what users build with: all but the demo's,
 // make's and the tests'.
-var product = []string{"format", "temporaries", "base", "shared", "parts", "request", "engine", "environment",
+var product = []string{"fileset", "format", "temporaries", "base", "shared", "parts", "request", "engine", "environment",
 	"api", "hooks", "render", "readers", "states", "profiles", "rewrite", "build", "http"}
 
 // userFacing is what the module promises; everything else is internal.

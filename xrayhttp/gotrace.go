@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // GoTracePath is where Register mounts GoTrace.
@@ -48,7 +49,7 @@ type goTraceNamer struct{ http.ResponseWriter }
 
 func (g goTraceNamer) WriteHeader(code int) {
 	if code == http.StatusOK {
-		g.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], time.Now()) + ".gotrace"}))
+		g.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], time.Now()) + traceset.GoTraceSuffix}))
 	}
 	g.ResponseWriter.WriteHeader(code)
 }

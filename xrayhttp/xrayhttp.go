@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // Paths Register mounts.
@@ -70,7 +71,7 @@ func Map(w http.ResponseWriter, r *http.Request) {
 
 func mapHeaders(h http.Header, now time.Time) {
 	downloadHeaders(h, now)
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], now) + ".map"}))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": fileName(os.Args[0], now) + traceset.MapSuffix}))
 }
 
 // allowed answers 405 to anything but GET and HEAD.
@@ -239,7 +240,7 @@ func fileName(argv0 string, now time.Time) string {
 		}
 		return '_'
 	}, prog)
-	return "xray-log." + prog + "." + now.UTC().Format("20060102T150405Z")
+	return traceset.DefaultPrefix + prog + "." + now.UTC().Format("20060102T150405Z")
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // A view is an analysis subcommand: flags, one input, one output. Its
@@ -123,12 +124,12 @@ func inputFlags(fs *flag.FlagSet) *input {
 	return in
 }
 
-// loadMap reads -instr_map, or trace+".map" when it exists.
+// loadMap reads -instr_map, or the trace's map beside it when it exists.
 func (in *input) loadMap(trace string) (*analysis.Map, error) {
 	p := in.imap
 	if p == "" {
-		if st, err := os.Stat(trace + ".map"); err == nil && st.Mode().IsRegular() {
-			p = trace + ".map"
+		if st, err := os.Stat(trace + traceset.MapSuffix); err == nil && st.Mode().IsRegular() {
+			p = trace + traceset.MapSuffix
 		} else {
 			return nil, nil
 		}

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
-	"github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/why"
 )
 
@@ -17,7 +17,7 @@ import (
 // is there and fits the trace; a missing one is no news, a bad one is
 // said on standard error.
 func addStates(pw *analysis.PerfettoWriter, scan *analysis.PerfettoScan, trace string) {
-	gp := trace + engine.GoTraceSuffix
+	gp := trace + traceset.GoTraceSuffix
 	f, err := os.Open(gp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return

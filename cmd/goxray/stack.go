@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/internal/analysis"
-	"github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 func init() {
@@ -65,7 +65,7 @@ func stackFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) 
 		if err != nil {
 			return nil, err
 		}
-		gp := trace + engine.GoTraceSuffix
+		gp := trace + traceset.GoTraceSuffix
 		_, statErr := os.Stat(gp)
 		if *split {
 			_, j, note, _, err := joinWhy(pf.in, trace, gp, nil)

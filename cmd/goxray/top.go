@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func topFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		// The split when the Go trace is there: a missing one is no
 		// news here (goxray why says how to get one), a bad one is said.
 		var whyTable func(io.Writer) error
-		gp := trace + engine.GoTraceSuffix
+		gp := trace + traceset.GoTraceSuffix
 		if _, err := os.Stat(gp); err == nil {
 			res, _, note, _, err := joinWhy(pf.in, trace, gp, nil)
 			switch {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/modfixture"
+	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -106,7 +106,7 @@ func TestUntracedInViews(t *testing.T) {
 	}
 	gtrace := ""
 	for _, p := range modfixture.Traces(t, gdir) {
-		if !strings.HasSuffix(p, engine.GoTraceSuffix) {
+		if !strings.HasSuffix(p, traceset.GoTraceSuffix) {
 			gtrace = p
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/analysis"
-	"github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/why"
 	"github.com/goxray/xray/internal/whyprof"
 )
@@ -49,7 +49,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 	n := fs.Int("n", 20, "functions to print (0: all)")
 	format := fs.String("format", "text", "text, csv, or pprof (a profile of self time per call path with sample types running, runnable, syscall, blocked and unknown, blocked samples labelled reason and site; needs -o)")
 	self := fs.Bool("self", false, "split each function's self time (its traced callees' intervals left out) instead of its inclusive time; the wall column becomes the self time, and orders the functions")
-	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+engine.GoTraceSuffix+")")
+	goTrace := fs.String("gotrace", "", "the Go execution trace (default: TRACE"+traceset.GoTraceSuffix+")")
 	slowest := fs.Int("slowest", 0, "explain the N slowest calls of -func one by one instead of the table")
 	fn := fs.String("func", "", "with -slowest: the function, as the table names it (default: the one with the most wall time)")
 	lineage := fs.Bool("lineage", false, "with -format pprof: nest each goroutine's call paths under the call that spawned it (\"go NAME\" frames: concurrent time, added to the spawner's cum as in top -lineage's pprof); the table, like top -lineage's, keeps a spawner's time its own")
@@ -67,7 +67,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 		}
 		gp := *goTrace
 		if gp == "" {
-			gp = trace + engine.GoTraceSuffix
+			gp = trace + traceset.GoTraceSuffix
 		}
 		res, j, note, gaps, err := joinWhy(in, trace, gp, m)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/tmpfile"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // Limits of one directory. A zero or negative MaxBytes or MaxFiles is no
@@ -128,7 +129,7 @@ func (b *Budget) Counts() Counts {
 }
 
 type unit struct {
-	key     string // the trace's name; its companions are key+Companions[i]
+	key     string // the trace's name: traceset.Trace of each of its files
 	entries []entry
 	bytes   int64
 }
@@ -154,7 +155,7 @@ func (b *Budget) Trim(keep ...string) {
 	spare := map[string]bool{}
 	for _, k := range keep {
 		name := filepath.Base(k)
-		spare[Unit(name)] = true
+		spare[traceset.Trace(name)] = true
 		if !b.own(name) {
 			continue
 		}
@@ -178,7 +179,7 @@ func (b *Budget) Trim(keep ...string) {
 		if !b.own(e.name) || !b.current(e) {
 			continue
 		}
-		k := Unit(e.name)
+		k := traceset.Trace(e.name)
 		u := units[k]
 		if u == nil {
 			u = &unit{key: k}
@@ -296,27 +297,11 @@ func (b *Budget) sweepTemps() (bytes int64) {
 	return bytes
 }
 
-// Companions are the suffixes of the files written beside a trace: its
-// function map and the Go execution trace a session with GoTrace writes.
-// A trace and its companions are one unit, counted and deleted together.
-var Companions = []string{".map", ".gotrace"}
-
-// Unit returns the name of the trace whose unit name belongs to: name
-// less a companion's suffix.
-func Unit(name string) string {
-	for _, c := range Companions {
-		if k, ok := strings.CutSuffix(name, c); ok {
-			return k
-		}
-	}
-	return name
-}
-
 // Prefix returns the prefix of a name flush.WriteFiles gave a file:
 // name less its random suffix and a companion's suffix; false when name
 // is not so made.
 func Prefix(name string) (prefix string, ok bool) {
-	u := Unit(name)
+	u := traceset.Trace(name)
 	n := len(u) - tmpfile.SuffixLen
 	if n < 0 || !tmpfile.IsSuffix(u[n:]) {
 		return "", false
@@ -329,7 +314,7 @@ func Prefix(name string) (prefix string, ok bool) {
 // the files beside it.
 func Pattern(prefix string) func(name string) bool {
 	return func(name string) bool {
-		rest, ok := strings.CutPrefix(Unit(name), prefix)
+		rest, ok := strings.CutPrefix(traceset.Trace(name), prefix)
 		return ok && tmpfile.IsSuffix(rest)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // decoys plants in dir a file of every shape that is not the writer's
@@ -74,7 +76,7 @@ func own(t *testing.T, dir string, units []string) []string {
 	t.Helper()
 	var out []string
 	for _, n := range names(t, dir) {
-		if slices.Contains(units, Unit(n)) {
+		if slices.Contains(units, traceset.Trace(n)) {
 			out = append(out, n)
 		}
 	}

@@ -27,7 +27,7 @@
 // only when the Budget was told to sweep them (SweepTemps): then those of
 // writers that are gone are removed (the rules are package tmpfile's), and
 // the bytes of the others count against MaxBytes, never deleted. A trace
-// and the files beside it (name+".map", name+".gotrace": Companions) are
+// and the files beside it (package traceset: its map and Go trace) are
 // one unit: they are deleted together, oldest unit first, in the order
 // they were recorded.
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goxray/xray/internal/diskbudget"
 	"github.com/goxray/xray/internal/tmpfile"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // dirBudget is the session's budget of Dir, rebuilt when Adopt changes
@@ -55,9 +56,9 @@ func (s *session) trimDir(path string, goTrace bool) {
 		d.b = diskbudget.New(cfg.Dir, diskbudget.Pattern(prefix), diskbudget.Limits{MaxBytes: cfg.DirMaxBytes, MaxFiles: cfg.DirMaxFiles}).
 			SweepTemps(prefix).Ledger(prefix)
 	}
-	wrote := []string{path, path + flush.MapSuffix}
+	wrote := []string{path, path + traceset.MapSuffix}
 	if goTrace {
-		wrote = append(wrote, path+GoTraceSuffix)
+		wrote = append(wrote, path+traceset.GoTraceSuffix)
 	}
 	// What this Trim deleted is added to what every budget of the
 	// session deleted.

@@ -9,11 +9,8 @@ import (
 
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/gotrace"
+	"github.com/goxray/xray/internal/traceset"
 )
-
-// GoTraceSuffix ends the name of the Go execution trace a flush writes
-// beside its FDR file (Config.GoTrace): TRACE + GoTraceSuffix.
-const GoTraceSuffix = ".gotrace"
 
 // GoTraceStats describes the Go execution trace of a session with
 // Config.GoTrace.
@@ -80,7 +77,7 @@ type goTraceError struct {
 }
 
 func (e *goTraceError) Error() string {
-	return "xray: the Go trace " + e.path + GoTraceSuffix + " was not written: " + e.err.Error()
+	return "xray: the Go trace " + e.path + traceset.GoTraceSuffix + " was not written: " + e.err.Error()
 }
 
 func (e *goTraceError) Is(target error) bool { return target == ErrGoTraceNotWritten }
@@ -98,7 +95,7 @@ func (s *session) writeGoTrace(path string) error {
 		return nil
 	}
 	var n int64
-	err := flush.WriteBeside(path+GoTraceSuffix, s.cfg.NamePrefix(), func(w io.Writer) error {
+	err := flush.WriteBeside(path+traceset.GoTraceSuffix, s.cfg.NamePrefix(), func(w io.Writer) error {
 		var err error
 		n, err = s.gt.WriteTo(w)
 		return err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/goxray/xray/internal/tmpfile"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // WriteFile writes a new file named prefix + six random characters in dir
@@ -27,11 +28,8 @@ func WriteFile(dir, prefix string, write func(io.Writer) error) (path string, er
 	return WriteFiles(dir, prefix, write, nil)
 }
 
-// MapSuffix is appended to a trace's path to name its instrumentation map.
-const MapSuffix = ".map"
-
 // WriteFiles is WriteFile for a trace and, when side is not nil, its side
-// file (the instrumentation map), named path+MapSuffix. The side file is
+// file (the instrumentation map), named path+traceset.MapSuffix. The side file is
 // renamed into place first: whoever sees the trace finds its map beside it.
 func WriteFiles(dir, prefix string, write, side func(io.Writer) error) (path string, err error) {
 	if dir == "" {
@@ -57,7 +55,7 @@ func WriteFiles(dir, prefix string, write, side func(io.Writer) error) (path str
 	if err = syncDir(dir); err != nil {
 		os.Remove(path)
 		if sideTmp != nil {
-			os.Remove(path + MapSuffix)
+			os.Remove(path + traceset.MapSuffix)
 		}
 		return "", fmt.Errorf("xray: flush: %w", err)
 	}
@@ -74,7 +72,7 @@ func renameFiles(dir, prefix, tmp string, side *tmpfile.File) (path string, err 
 	for try := 0; try < 100; try++ {
 		path = filepath.Join(dir, prefix+tmpfile.Suffix())
 		if sideTmp != "" {
-			err = renameNoReplace(sideTmp, path+MapSuffix)
+			err = renameNoReplace(sideTmp, path+traceset.MapSuffix)
 			if errors.Is(err, fs.ErrExist) {
 				continue
 			}
@@ -88,8 +86,8 @@ func renameFiles(dir, prefix, tmp string, side *tmpfile.File) (path string, err 
 		}
 		if sideTmp != "" {
 			// Take the map back: it must not stand beside somebody else's file.
-			if rerr := os.Rename(path+MapSuffix, sideTmp); rerr != nil {
-				os.Remove(path + MapSuffix)
+			if rerr := os.Rename(path+traceset.MapSuffix, sideTmp); rerr != nil {
+				os.Remove(path + traceset.MapSuffix)
 				if !errors.Is(err, fs.ErrExist) {
 					break
 				}

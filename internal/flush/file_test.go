@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // TestWriteFilesLeavesNothingOnError: a flush whose trace or side file
@@ -43,7 +45,7 @@ func TestWriteFilesLeavesNothingOnError(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if len(names) != 2 || !strings.HasSuffix(path, names[0]) || names[1] != names[0]+MapSuffix {
+	if len(names) != 2 || !strings.HasSuffix(path, names[0]) || names[1] != names[0]+traceset.MapSuffix {
 		t.Errorf("a flush left %v, want %s and its map", names, path)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // here, not from the environment parser above it.
 func TestImportsStayLow(t *testing.T) {
 	const mod = "github.com/goxray/xray/"
-	allowed := map[string]bool{mod + "internal/buffer": true, mod + "internal/logline": true, mod + "internal/tmpfile": true}
+	allowed := map[string]bool{mod + "internal/buffer": true, mod + "internal/logline": true, mod + "internal/tmpfile": true, mod + "internal/traceset": true}
 	p, err := build.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)

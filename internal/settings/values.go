@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/buffer"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // Values holds one value per setting, under the name xray.Options gives
@@ -54,8 +55,8 @@ func (noSignal) Signal()        {}
 const (
 	DefaultVersion        = 5
 	DefaultBufferSize     = 64 << 10
-	DefaultFilePrefix     = "xray-log." // compiler-rt's xray_logfile_base
-	DefaultOverheadBudget = 2.0         // percent of the process's CPU time
+	DefaultFilePrefix     = traceset.DefaultPrefix // compiler-rt's xray_logfile_base
+	DefaultOverheadBudget = 2.0                    // percent of the process's CPU time
 	// NoOverheadBudget as OverheadBudget turns the governor off.
 	NoOverheadBudget = -1.0
 	// DefaultDirMaxFiles and DefaultDirMaxBytes bound what flushes leave
