@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/goxray/xray/internal/tmpfile"
 )
 
 // identify returns fi's identity; false when the file is not this
@@ -33,22 +35,9 @@ func openNoFollow(path string) (*os.File, error) {
 // A file system without locks leaves the ledger unlocked: two writers
 // may then lose each other's entries, whose files are left alone.
 func lock(f *os.File) error {
-	c, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var lerr error
-	if err := c.Control(func(fd uintptr) {
-		for {
-			if lerr = unix.Flock(int(fd), unix.LOCK_EX); lerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	if lerr == unix.ENOLCK || lerr == unix.EOPNOTSUPP {
+	err := tmpfile.Flock(f, true)
+	if err == unix.ENOLCK || err == unix.EOPNOTSUPP {
 		return nil
 	}
-	return lerr
+	return err
 }

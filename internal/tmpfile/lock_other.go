@@ -13,6 +13,9 @@ var errBusy = errors.New("locked")
 // writer's.
 func tryLock(*os.File) error { return errors.ErrUnsupported }
 
+// Flock: no locks here.
+func Flock(*os.File, bool) error { return errors.ErrUnsupported }
+
 func gone(int) bool { return false }
 
 func openNoFollow(path string) (*os.File, error) { return os.Open(path) }

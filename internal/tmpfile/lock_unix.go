@@ -15,6 +15,24 @@ var errBusy = errors.New("locked")
 // tryLock takes f's exclusive flock without waiting: errBusy when
 // someone holds it, another error when the file system has no locks.
 func tryLock(f *os.File) error {
+	err := Flock(f, false)
+	if err == unix.EWOULDBLOCK || err == unix.EAGAIN {
+		return errBusy
+	}
+	return err
+}
+
+// Flock takes f's exclusive flock(2), for the sweep here and for any
+// other file the writers of a directory share (diskbudget's ledger).
+// With wait it waits for the holder; without, flock's EWOULDBLOCK says
+// another open file holds the lock. A signal that interrupts the call
+// restarts it. Any other error is flock's (ENOLCK or EOPNOTSUPP: the file
+// system has no locks) or the descriptor's.
+func Flock(f *os.File, wait bool) error {
+	how := unix.LOCK_EX
+	if !wait {
+		how |= unix.LOCK_NB
+	}
 	c, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -22,16 +40,12 @@ func tryLock(f *os.File) error {
 	var lerr error
 	if err := c.Control(func(fd uintptr) {
 		for {
-			lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
-			if lerr != unix.EINTR {
+			if lerr = unix.Flock(int(fd), how); lerr != unix.EINTR {
 				return
 			}
 		}
 	}); err != nil {
 		return err
-	}
-	if lerr == unix.EWOULDBLOCK || lerr == unix.EAGAIN {
-		return errBusy
 	}
 	return lerr
 }
