@@ -103,7 +103,7 @@ var layers = []layer{
 		"gostate",
 	}},
 	{name: "profiles", may: []string{"format", "base", "readers"}, pkgs: []string{
-		"internal/whyprof", // why's answers as pprof profiles
+		"internal/why/whyprof", // why's answers as pprof profiles
 	}},
 	{name: "rewrite", may: []string{"format", "base"}, pkgs: []string{
 		"internal/instrument", // Go source in, instrumented source out

@@ -10,7 +10,7 @@ import (
 
 	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/why"
-	"github.com/goxray/xray/internal/whyprof"
+	"github.com/goxray/xray/internal/why/whyprof"
 )
 
 // writeFoldedSplit writes stack -split's lines: each call path's self

@@ -16,7 +16,7 @@ import (
 	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/why"
-	"github.com/goxray/xray/internal/whyprof"
+	"github.com/goxray/xray/internal/why/whyprof"
 )
 
 func init() {

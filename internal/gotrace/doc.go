@@ -1,7 +1,17 @@
-// Package gotrace runs Go's execution-trace flight recorder
-// (runtime/trace.FlightRecorder) beside a goxray session, so that a flush
-// can write why each traced call took its time (running, runnable, in a
-// system call, blocked and on what) next to where it took it.
+// Package gotrace records Go's execution trace beside a goxray session:
+// it runs the runtime's flight recorder (runtime/trace.FlightRecorder)
+// over the session's window, so that a flush can write why each traced
+// call took its time (running, runnable, in a system call, blocked and on
+// what) next to where it took it.
+//
+// The Go trace is one idea in two roles, one package each. This package
+// records it, inside the traced program: the window, and the clock
+// anchors that tie it to goxray's clock; a flush writes the window beside
+// its file (TRACE.gotrace, named by internal/traceset). Package
+// internal/why reads it, in the readers only: it aligns the file through
+// the anchors and joins its goroutine states to the calls of the trace,
+// and internal/why/whyprof renders that join as a pprof profile. The
+// anchors' format, below, is the contract between the two sides.
 //
 // # Contract
 //

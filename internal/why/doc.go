@@ -1,5 +1,6 @@
-// Package why joins a goxray FDR trace with the Go execution trace
-// written beside it (Options.GoTrace, TRACE.gotrace) to say why each
+// Package why reads the Go execution trace that internal/gotrace records
+// beside a session, and joins it to the calls of the goxray FDR trace
+// written with it (Options.GoTrace, TRACE.gotrace) to say why each
 // traced call took its wall time: for every call on goroutine G between
 // its Entry and Exit, the time G was running, runnable (waiting for a P),
 // in a system call, or blocked, by the Go tracer's reason ("chan
@@ -55,4 +56,17 @@
 // Inclusive splits count a call's whole interval, callees included; Self
 // splits subtract the intervals of its traced callees. A recursive call
 // adds to its function's inclusive split only at its outermost level.
+//
+// # Layout
+//
+// The Go trace's two roles are two packages: internal/gotrace records it
+// in the traced program, this package reads it in the readers. What they
+// share is the anchors' format (gotrace.ParseAnchor); the recorder links
+// no trace parser, and the layering test keeps the rest of the recorder
+// out of every reader. read.go turns the file into state spans per
+// goroutine; align.go maps goxray's clock onto the Go trace's; join.go,
+// intervals.go and paths.go split each call's time; states.go serves one
+// goroutine's states on goxray's clock. whyprof, below this directory,
+// renders the split as a pprof profile; it is a package of its own so that
+// a reader of Go traces that wants no profile links no pprof encoder.
 package why

@@ -1,7 +1,7 @@
 // Package whyprof writes package why's split of self time by goroutine
 // state as a pprof profile (go tool goxray why -format pprof, stack
-// -split). It is apart from package why so that reading a Go trace (which
-// package xray does for xrayotel) links no pprof encoder.
+// -split). It is a package of its own, below package why, so that reading
+// a Go trace (which package xray does for xrayotel) links no pprof encoder.
 package whyprof
 
 import (
