@@ -421,3 +421,120 @@ func countLines(path string) (int, error) {
 	}
 	return n, s.Err()
 }
+
+// hookAlias starts the name goxray build gives package xrayauto in the
+// code it instruments (internal/instrument picks a fresh name from it): a
+// name no user identifier takes. It is the one name our own packages are
+// imported under other than their own, in instrumented code and in the
+// fixtures and benchmarks that reproduce it.
+const hookAlias = "__xray"
+
+// TestNoImportAliases walks the whole tree, nested modules, tests and
+// testdata included, and fails on a file that imports one of our own
+// packages under a name of its own: a reader then meets one package under
+// two names. A blank import and the instrumentation's hookAlias for
+// xrayauto are the exceptions.
+func TestNoImportAliases(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path == "bin" || path == "out" || path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, s := range f.Imports {
+			p, err := strconv.Unquote(s.Path.Value)
+			if err != nil {
+				return err
+			}
+			if _, own := rel(p); !own || s.Name == nil || s.Name.Name == "_" {
+				continue
+			}
+			if p == modulePath+"/xrayauto" && strings.HasPrefix(s.Name.Name, hookAlias) {
+				continue
+			}
+			t.Errorf("%s imports %s as %s: import our own packages under their own names", fset.Position(s.Pos()), p, s.Name.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// notLinked lists, for a package, packages of the module it must not
+// link, directly or through another: the command reads files and builds
+// programs and never records, so it links no recorder (the names of the
+// files a trace makes are package traceset's, not the engine's).
+var notLinked = map[string][]string{
+	"cmd/goxray": {"internal/engine"},
+}
+
+// TestNotLinked fails when a package of notLinked links one it must not.
+func TestNotLinked(t *testing.T) {
+	for _, from := range slices.Sorted(maps.Keys(notLinked)) {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+from)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v\n%s", from, err, stderr.Bytes())
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, describe(from)) {
+			t.Fatalf("go list -deps ./%s does not list %s itself: %q", from, describe(from), deps)
+		}
+		for _, to := range notLinked[from] {
+			if slices.Contains(deps, describe(to)) {
+				t.Errorf("%s links %s; it must not (notLinked in layering_test.go says why)", describe(from), describe(to))
+			}
+		}
+	}
+}
+
+// leaves are packages of the module that import no other: anything may
+// use them without linking more of the module.
+var leaves = []string{
+	"internal/traceset", // the files one trace makes, named once for the recorder, its budget, the HTTP handlers and the command
+}
+
+// TestLeaves fails when a leaf's non-test code imports a package of the
+// module.
+func TestLeaves(t *testing.T) {
+	found := map[string]bool{}
+	for _, p := range listPackages(t, ".") {
+		r, _ := rel(p.ImportPath)
+		if !slices.Contains(leaves, r) {
+			continue
+		}
+		found[r] = true
+		var code []string
+		for _, f := range slices.Concat(p.GoFiles, p.CgoFiles, p.IgnoredGoFiles) {
+			if !strings.HasSuffix(f, "_test.go") {
+				code = append(code, f)
+			}
+		}
+		for imp, files := range fileImports(t, p.Dir, code) {
+			if _, own := rel(imp); own {
+				t.Errorf("%s (%s) imports %s: it is a leaf and imports nothing of the module", p.ImportPath, strings.Join(files, ", "), imp)
+			}
+		}
+	}
+	for _, l := range leaves {
+		if !found[l] {
+			t.Errorf("leaves names %s, which go list does not list", describe(l))
+		}
+	}
+}
