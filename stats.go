@@ -1,93 +1,99 @@
 package xray
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/goxray/xray/internal/engine"
-	"github.com/goxray/xray/internal/registry"
 )
 
 // Statistics describes the current session, or the last one after Stop.
 // (It cannot share the name of the Stats function.) Counters only grow
-// during a session and start from zero at Start.
+// during a session and start from zero at Start. The json tags are the
+// names xrayhttp serves them under.
 type Statistics struct {
 	// Running reports whether tracing is on; Started is when it began.
-	Running bool
-	Started time.Time
+	Running bool      `json:"running"`
+	Started time.Time `json:"started,omitzero"`
 
 	// Records counts function records and events written to buffers,
 	// including those later recycled in flight-recorder mode; Bytes the
 	// bytes they and their metadata take.
-	Records, Bytes uint64
+	Records uint64 `json:"records"`
+	Bytes   uint64 `json:"bytes"`
 	// Drops counts records not written, by reason.
-	Drops Drops
+	Drops Drops `json:"drops"`
 
 	// BufferSize and BufferCount are the session's buffers (Options, after
 	// defaults and the environment).
-	BufferSize, BufferCount int
+	BufferSize  int `json:"buffer_size"`
+	BufferCount int `json:"buffer_count"`
 	// BuffersRecycled counts buffers the flight recorder reused for newer
 	// data, and RecycledRecords the records they held.
-	BuffersRecycled uint64
-	RecycledRecords uint64
+	BuffersRecycled uint64 `json:"buffers_recycled"`
+	RecycledRecords uint64 `json:"recycled_records"`
 	// BuffersHeld is how many buffers writers hold right now (one per P
 	// at most). RetiredWriters counts the writers retired while tracing:
 	// those of Ps that a GOMAXPROCS decrease removed, and, while a flight
 	// recorder was short of buffers (Drops.Full growing), those of Ps that
 	// recorded nothing for 50 ms. Their buffers were sealed so the flight
 	// recorder can reuse them.
-	BuffersHeld    int
-	RetiredWriters uint64
+	BuffersHeld    int    `json:"buffers_held"`
+	RetiredWriters uint64 `json:"retired_writers"`
 
 	// Flushes and FlushErrors count successful and failed flushes
 	// (signal, Flush, WriteTo, Stop); FlushedBytes the bytes written.
-	Flushes, FlushErrors uint64
-	FlushedBytes         uint64
+	Flushes      uint64 `json:"flushes"`
+	FlushErrors  uint64 `json:"flush_errors"`
+	FlushedBytes uint64 `json:"flushed_bytes"`
 	// LastFlush is how long the last successful flush took; LastFlushPath
 	// the file it wrote (empty for WriteTo); LastError the last failure.
-	LastFlush     time.Duration
-	LastFlushPath string
-	LastError     string
+	LastFlush     time.Duration `json:"last_flush_ns"`
+	LastFlushPath string        `json:"last_flush_path"`
+	LastError     string        `json:"last_error"`
 	// FilesDeleted and FileBytesDeleted count this program's older files
 	// that flushes deleted from Dir to stay within Options.DirMaxFiles
 	// and DirMaxBytes.
-	FilesDeleted, FileBytesDeleted uint64
+	FilesDeleted     uint64 `json:"files_deleted"`
+	FileBytesDeleted uint64 `json:"file_bytes_deleted"`
 	// TempFilesDeleted and TempFileBytesDeleted count the hidden
 	// temporary files that flushes killed mid-write (SIGKILL, the OOM
 	// killer, a crash) left in Dir, whether by an earlier run of this
 	// program or by another process writing there, which Start and the
 	// flushes since removed (see Options.Dir).
-	TempFilesDeleted, TempFileBytesDeleted uint64
+	TempFilesDeleted     uint64 `json:"temp_files_deleted"`
+	TempFileBytesDeleted uint64 `json:"temp_file_bytes_deleted"`
 	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
 	// the flusher left out of files: Exits whose Entry was not in the window
 	// (or never happened), and records outside the window.
-	UnmatchedExits, TrimmedRecords uint64
+	UnmatchedExits uint64 `json:"unmatched_exits"`
+	TrimmedRecords uint64 `json:"trimmed_records"`
 	// TypedEventsDropped counts, over all flushes, the typed events left
 	// out of version-1 files, which have no typed-event record.
-	TypedEventsDropped uint64
+	TypedEventsDropped uint64 `json:"typed_events_dropped"`
 	// RewoundCalls counts calls erased because they were shorter than
 	// Options.MinDuration.
-	RewoundCalls uint64
+	RewoundCalls uint64 `json:"rewound_calls"`
 	// ReconstructedEntries counts, over all flushes, the Entries written at
 	// the start of a window for calls that were open when it began (their
 	// own Entries were recycled): their durations are lower bounds.
-	ReconstructedEntries uint64
+	ReconstructedEntries uint64 `json:"reconstructed_entries"`
 	// FlushDiscardedBuffers counts buffers recycled while a flush copied
 	// them (their data is not in that file).
-	FlushDiscardedBuffers uint64
+	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
 
 	// Clock is the clock records carry: "rdtscp" or the fallback.
-	Clock string
+	Clock string `json:"clock"`
 	// Frequency is the ticks per second written in file headers, and
 	// FrequencySource where it came from (CPUID or a calibration).
-	Frequency       uint64
-	FrequencySource string
+	Frequency       uint64 `json:"frequency_hz"`
+	FrequencySource string `json:"frequency_source"`
 	// GoroutineIDSource says how the goroutine id (a file's thread id) is read.
-	GoroutineIDSource string
+	GoroutineIDSource string `json:"goroutine_id_source"`
 	// RecordPath says how Enter and Exit record: "assembly (…)" for the
 	// fast path, or "Go (…)" with the reason (no assembly in this build,
 	// the race detector, MinDuration, or the offsets check that failed).
-	RecordPath string
+	RecordPath string `json:"record_path"`
+
 	// OverheadBudget is the overhead governor's budget in percent of the
 	// CPU (0: no governor), and ShedFuncs the names of the automatically
 	// instrumented functions it shed: new calls of them are not traced
@@ -96,104 +102,30 @@ type Statistics struct {
 	// RecordCost is what the governor takes one record to cost, in ns,
 	// timed at Start on the session's record path (see
 	// Options.OverheadBudget), with or without a budget.
-	OverheadBudget float64
-	RecordCost     float64
-	ShedFuncs      []string
+	OverheadBudget float64  `json:"overhead_budget_percent"`
+	RecordCost     float64  `json:"record_cost_ns"`
+	ShedFuncs      []string `json:"shed_funcs"`
+
 	// GoTrace describes the Go execution trace Options.GoTrace writes
 	// beside every file: whether it runs, the files and bytes written,
 	// and the flushes whose file has none beside it, with the last error.
-	GoTrace GoTraceStats
+	GoTrace GoTraceStats `json:"go_trace"`
 }
+
+// Drops counts records that were not written, by reason (BadID, Full,
+// OversizedEvent, EmptyEvent, ArgsTruncated, Flush), and their Total.
+// Each reason is documented where the recorder counts it:
+// go doc github.com/goxray/xray/internal/engine.Drops.
+type Drops = engine.Drops
 
 // GoTraceStats is Statistics.GoTrace: the Go execution trace that
-// Options.GoTrace keeps beside the session.
-type GoTraceStats struct {
-	// On: Go's flight recorder runs beside the session; MaxBytes is the
-	// window it keeps (about; Go treats it as a hint).
-	On       bool
-	MaxBytes uint64
-	// Files counts the Go traces written beside FDR files, Bytes their
-	// size; Errors the flushes whose FDR file has no Go trace beside it,
-	// LastError why the last one failed.
-	Files, Bytes, Errors uint64
-	LastError            string
-}
+// Options.GoTrace keeps beside the session (On and MaxBytes, the window
+// it keeps; Files, Bytes and Errors, the flushes with and without a Go
+// trace beside their file; LastError). Its fields are documented where
+// the recorder counts them:
+// go doc github.com/goxray/xray/internal/engine.GoTraceStats.
+type GoTraceStats = engine.GoTraceStats
 
-// Drops counts records that were not written, by reason.
-type Drops struct {
-	// BadID: function id 0, negative, or above MaxID.
-	BadID uint64
-	// Full: no buffer to write into (Fill mode ran out, or every buffer
-	// was held by a writer: a flight recorder with fewer than
-	// GOMAXPROCS+2 buffers; see Options.BufferCount).
-	Full uint64
-	// OversizedEvent: an event payload larger than a buffer can hold
-	// (see Event).
-	OversizedEvent uint64
-	// EmptyEvent: an event with no payload (llvm-xray refuses size 0).
-	EmptyEvent uint64
-	// ArgsTruncated: EnterArgs arguments past the 64th.
-	ArgsTruncated uint64
-	// Flush: a flight recorder's records made while a flush copied the
-	// window, on a P that found no free buffer. A flush keeps what was
-	// recorded before it was asked for rather than let writers recycle
-	// it under the copy; each buffer is free again as soon as it is
-	// copied, so this grows only while a flush waits for a CPU.
-	Flush uint64
-}
-
-// Total is the sum over all reasons.
-func (d Drops) Total() uint64 {
-	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated + d.Flush
-}
-
-// statistics copies the engine's counters into the documented type:
-// each field from the engine's field of the same name (statsCopy), and
-// ShedFuncs from ids to names. TestStatisticsCoversRuntimeStats fails if a
-// field is added to one and not the other; the settings among them are
-// named in the schema (internal/settings, Entry.Stats).
-func statistics(s engine.Stats) Statistics {
-	var out Statistics
-	src, dst := reflect.ValueOf(&s).Elem(), reflect.ValueOf(&out).Elem()
-	for _, f := range statsCopy {
-		v := src.Field(f.from)
-		if f.convert {
-			v = v.Convert(dst.Field(f.to).Type())
-		}
-		dst.Field(f.to).Set(v)
-	}
-	out.ShedFuncs = shedNames(s.ShedFuncs)
-	return out
-}
-
-// statsCopy pairs Statistics' fields with the engine's, once: a field of
-// the same name and type, or of a type that converts (Drops).
-var statsCopy = func() (plan []struct {
-	from, to int
-	convert  bool
-}) {
-	src, dst := reflect.TypeFor[engine.Stats](), reflect.TypeFor[Statistics]()
-	for to := range dst.NumField() {
-		df := dst.Field(to)
-		sf, ok := src.FieldByName(df.Name)
-		if !ok || df.Name == "ShedFuncs" || !sf.Type.ConvertibleTo(df.Type) {
-			continue
-		}
-		plan = append(plan, struct {
-			from, to int
-			convert  bool
-		}{sf.Index[0], to, sf.Type != df.Type})
-	}
-	return plan
-}()
-
-func shedNames(ids []uint32) []string {
-	if ids == nil {
-		return nil
-	}
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = registry.NameOrID(id)
-	}
-	return out
-}
+// statistics is the engine's Stats as the documented type: the two are
+// the same fields, so the compiler checks the conversion.
+func statistics(s engine.Stats) Statistics { return Statistics(s) }

@@ -251,7 +251,7 @@ func Stats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := json.MarshalIndent(NewStatsJSON(xray.Stats()), "", "  ")
-	if err != nil { // cannot happen: StatsJSON has only plain fields
+	if err != nil { // cannot happen: StatsJSON has only plain fields, and Started is a time of this era
 		textError(w, http.StatusInternalServerError, "xray: "+err.Error())
 		return
 	}
@@ -263,128 +263,32 @@ func Stats(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// StatsJSON is the JSON form of xray.Statistics, with names that stay
-// stable whatever the Go fields are called. Durations appear twice: in
-// nanoseconds for programs and as a Go duration string for people.
+// StatsJSON is the JSON form of xray.Statistics: its fields under their
+// json tags, whose names stay stable whatever the Go fields are called,
+// plus what a reader of the JSON would otherwise compute. Started is RFC
+// 3339 with nanoseconds, left out before the first Start; the last
+// flush's duration appears twice, in nanoseconds for programs
+// (last_flush_ns) and as a Go duration string for people (last_flush);
+// the drops carry their total.
 type StatsJSON struct {
-	Running bool `json:"running"`
-	// Started is RFC 3339 with nanoseconds; empty before the first Start.
-	Started string `json:"started,omitempty"`
-
-	Records uint64    `json:"records"`
-	Bytes   uint64    `json:"bytes"`
-	Drops   DropsJSON `json:"drops"`
-
-	BufferSize      int    `json:"buffer_size"`
-	BufferCount     int    `json:"buffer_count"`
-	BuffersRecycled uint64 `json:"buffers_recycled"`
-	RecycledRecords uint64 `json:"recycled_records"`
-	BuffersHeld     int    `json:"buffers_held"`
-	RetiredWriters  uint64 `json:"retired_writers"`
-
-	Flushes               uint64   `json:"flushes"`
-	FlushErrors           uint64   `json:"flush_errors"`
-	FlushedBytes          uint64   `json:"flushed_bytes"`
-	LastFlushNS           int64    `json:"last_flush_ns"`
-	LastFlush             string   `json:"last_flush"`
-	LastFlushPath         string   `json:"last_flush_path"`
-	FilesDeleted          uint64   `json:"files_deleted"`
-	FileBytesDeleted      uint64   `json:"file_bytes_deleted"`
-	TempFilesDeleted      uint64   `json:"temp_files_deleted"`
-	TempFileBytesDeleted  uint64   `json:"temp_file_bytes_deleted"`
-	LastError             string   `json:"last_error"`
-	UnmatchedExits        uint64   `json:"unmatched_exits"`
-	TrimmedRecords        uint64   `json:"trimmed_records"`
-	TypedEventsDropped    uint64   `json:"typed_events_dropped"`
-	ReconstructedEntries  uint64   `json:"reconstructed_entries"`
-	RewoundCalls          uint64   `json:"rewound_calls"`
-	RecordPath            string   `json:"record_path"`
-	OverheadBudget        float64  `json:"overhead_budget_percent"`
-	RecordCost            float64  `json:"record_cost_ns"`
-	ShedFuncs             []string `json:"shed_funcs"`
-	FlushDiscardedBuffers uint64   `json:"flush_discarded_buffers"`
-
-	Clock             string `json:"clock"`
-	Frequency         uint64 `json:"frequency_hz"`
-	FrequencySource   string `json:"frequency_source"`
-	GoroutineIDSource string `json:"goroutine_id_source"`
-
-	GoTrace GoTraceJSON `json:"go_trace"`
+	xray.Statistics
+	// LastFlushText is Statistics.LastFlush as a Go duration string.
+	LastFlushText string `json:"last_flush"`
+	// Drops stands for Statistics.Drops in the JSON, with the total.
+	Drops DropsJSON `json:"drops"`
 }
 
-// GoTraceJSON is xray.Statistics.GoTrace.
-type GoTraceJSON struct {
-	On        bool   `json:"on"`
-	MaxBytes  uint64 `json:"max_bytes"`
-	Files     uint64 `json:"files"`
-	Bytes     uint64 `json:"bytes"`
-	Errors    uint64 `json:"errors"`
-	LastError string `json:"last_error"`
-}
-
-// DropsJSON counts records not written, by reason.
+// DropsJSON counts records not written, by reason (xray.Drops), and
+// their total.
 type DropsJSON struct {
-	Total          uint64 `json:"total"`
-	BadID          uint64 `json:"bad_id"`
-	Full           uint64 `json:"full"`
-	OversizedEvent uint64 `json:"oversized_event"`
-	EmptyEvent     uint64 `json:"empty_event"`
-	ArgsTruncated  uint64 `json:"args_truncated"`
-	Flush          uint64 `json:"flush"`
+	Total uint64 `json:"total"`
+	xray.Drops
 }
 
 // NewStatsJSON converts st.
 func NewStatsJSON(st xray.Statistics) StatsJSON {
-	j := StatsJSON{
-		Running: st.Running,
-		Records: st.Records,
-		Bytes:   st.Bytes,
-		Drops: DropsJSON{
-			Total:          st.Drops.Total(),
-			BadID:          st.Drops.BadID,
-			Full:           st.Drops.Full,
-			OversizedEvent: st.Drops.OversizedEvent,
-			EmptyEvent:     st.Drops.EmptyEvent,
-			ArgsTruncated:  st.Drops.ArgsTruncated,
-			Flush:          st.Drops.Flush,
-		},
-		BufferSize:            st.BufferSize,
-		BufferCount:           st.BufferCount,
-		BuffersRecycled:       st.BuffersRecycled,
-		RecycledRecords:       st.RecycledRecords,
-		BuffersHeld:           st.BuffersHeld,
-		RetiredWriters:        st.RetiredWriters,
-		Flushes:               st.Flushes,
-		FlushErrors:           st.FlushErrors,
-		FlushedBytes:          st.FlushedBytes,
-		LastFlushNS:           int64(st.LastFlush),
-		LastFlush:             st.LastFlush.String(),
-		LastFlushPath:         st.LastFlushPath,
-		FilesDeleted:          st.FilesDeleted,
-		FileBytesDeleted:      st.FileBytesDeleted,
-		TempFilesDeleted:      st.TempFilesDeleted,
-		TempFileBytesDeleted:  st.TempFileBytesDeleted,
-		LastError:             st.LastError,
-		UnmatchedExits:        st.UnmatchedExits,
-		TrimmedRecords:        st.TrimmedRecords,
-		TypedEventsDropped:    st.TypedEventsDropped,
-		ReconstructedEntries:  st.ReconstructedEntries,
-		RewoundCalls:          st.RewoundCalls,
-		RecordPath:            st.RecordPath,
-		OverheadBudget:        st.OverheadBudget,
-		RecordCost:            st.RecordCost,
-		ShedFuncs:             st.ShedFuncs,
-		FlushDiscardedBuffers: st.FlushDiscardedBuffers,
-		Clock:                 st.Clock,
-		Frequency:             st.Frequency,
-		FrequencySource:       st.FrequencySource,
-		GoroutineIDSource:     st.GoroutineIDSource,
-		GoTrace:               GoTraceJSON(st.GoTrace),
-	}
-	if !st.Started.IsZero() {
-		j.Started = st.Started.Format(time.RFC3339Nano)
-	}
-	return j
+	return StatsJSON{Statistics: st, LastFlushText: st.LastFlush.String(),
+		Drops: DropsJSON{Total: st.Drops.Total(), Drops: st.Drops}}
 }
 
 // snapshotError answers a failure of the snapshot or of its conversion:

@@ -287,11 +287,11 @@ func TestStats(t *testing.T) {
 		s.BufferSize != 8<<10 || s.BufferCount != 32 || s.Flushes != 1 || s.LastFlushPath != want.LastFlushPath || s.Frequency == 0 {
 		t.Errorf("stats %+v\nxray.Stats %+v", s, want)
 	}
-	if started, err := time.Parse(time.RFC3339Nano, s.Started); err != nil || !started.Equal(want.Started) {
-		t.Errorf("started %q (%v), want %v", s.Started, err, want.Started)
+	if started, err := time.Parse(time.RFC3339Nano, m["started"].(string)); err != nil || !started.Equal(want.Started) || !s.Started.Equal(want.Started) {
+		t.Errorf("started %q (%v), want %v", m["started"], err, want.Started)
 	}
-	if d, err := time.ParseDuration(s.LastFlush); err != nil || d != time.Duration(s.LastFlushNS) || d != want.LastFlush || d <= 0 {
-		t.Errorf("last_flush %q, last_flush_ns %d, want %v", s.LastFlush, s.LastFlushNS, want.LastFlush)
+	if d, err := time.ParseDuration(m["last_flush"].(string)); err != nil || d != time.Duration(m["last_flush_ns"].(float64)) || d != want.LastFlush || d <= 0 {
+		t.Errorf("last_flush %q, last_flush_ns %v, want %v", m["last_flush"], m["last_flush_ns"], want.LastFlush)
 	}
 
 	// After Stop the last session's figures stay visible.

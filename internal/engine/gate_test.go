@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/registry"
 )
 
 // testGates registers a gate for each of ids, as xrayauto.RegisterTable
@@ -104,7 +106,7 @@ func TestHotBufferWakesGovernor(t *testing.T) {
 	c.BufferSize, c.BufferCount = 16<<10, 16
 	startT(t, c)
 	recordUntilShed(t, &gs[0], hot)
-	if st := ReadStats(); len(st.ShedFuncs) != 1 || st.ShedFuncs[0] != hot {
+	if st := ReadStats(); len(st.ShedFuncs) != 1 || st.ShedFuncs[0] != registry.NameOrID(hot) {
 		t.Fatalf("ShedFuncs = %v, want [%d]", st.ShedFuncs, hot)
 	}
 }

@@ -13,17 +13,20 @@ import (
 )
 
 // GoTraceStats describes the Go execution trace of a session with
-// Config.GoTrace.
+// Config.GoTrace. It is xray.GoTraceStats, documented for users here
+// (package xray names it by an alias); the json tags are xrayhttp's names.
 type GoTraceStats struct {
 	// On: Go's flight recorder runs beside the session; MaxBytes is the
 	// window it keeps (about; Go treats it as a hint).
-	On       bool
-	MaxBytes uint64
+	On       bool   `json:"on"`
+	MaxBytes uint64 `json:"max_bytes"`
 	// Files counts the Go traces written beside FDR files, Bytes their
 	// size; Errors the flushes whose FDR file has no Go trace beside it,
 	// LastError why the last one failed.
-	Files, Bytes, Errors uint64
-	LastError            string
+	Files     uint64 `json:"files"`
+	Bytes     uint64 `json:"bytes"`
+	Errors    uint64 `json:"errors"`
+	LastError string `json:"last_error"`
 }
 
 func (s *session) goTraceStats() GoTraceStats {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/goxray/xray/internal/registry"
 )
 
 // TestStoppedGovernorShedsNothingLater: a governor that decided to shed
@@ -162,7 +164,7 @@ func TestGovernorSeesErasedCalls(t *testing.T) {
 		t.Fatal("no call was erased: the test did not test MinDuration")
 	}
 	for _, id := range st.ShedFuncs {
-		if id == outer {
+		if id == registry.NameOrID(outer) {
 			t.Errorf("outer (one call) was shed: %v", st.ShedFuncs)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/modfixture"
+	"github.com/goxray/xray/internal/registry"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -118,11 +119,11 @@ func TestGovernorShedsHotFunction(t *testing.T) {
 		}
 	}
 	st := ReadStats()
-	if st.OverheadBudget != 1e-6 || len(st.ShedFuncs) == 0 || !slices.Contains(st.ShedFuncs, hot) {
+	if st.OverheadBudget != 1e-6 || len(st.ShedFuncs) == 0 || !slices.Contains(st.ShedFuncs, registry.NameOrID(hot)) {
 		t.Errorf("stats: budget %g, shed %v; want %d first", st.OverheadBudget, st.ShedFuncs, hot)
 	}
 	for _, id := range st.ShedFuncs {
-		if id == hand {
+		if id == registry.NameOrID(hand) {
 			t.Errorf("a hand-placed function was shed")
 		}
 	}

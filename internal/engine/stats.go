@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/registry"
 	"github.com/goxray/xray/internal/tsc"
 )
 
@@ -30,9 +31,29 @@ func (r DropReason) String() string {
 	return "unknown"
 }
 
-// Drops counts records that were not written, by reason.
+// Drops counts records that were not written, by reason. It is
+// xray.Drops, documented for users here (package xray names it by an
+// alias); the json tags are xrayhttp's names for it.
 type Drops struct {
-	BadID, Full, OversizedEvent, EmptyEvent, ArgsTruncated, Flush uint64
+	// BadID: function id 0, negative, or above MaxID.
+	BadID uint64 `json:"bad_id"`
+	// Full: no buffer to write into (Fill mode ran out, or every buffer
+	// was held by a writer: a flight recorder with fewer than
+	// GOMAXPROCS+2 buffers; see Options.BufferCount).
+	Full uint64 `json:"full"`
+	// OversizedEvent: an event payload larger than a buffer can hold
+	// (see Event).
+	OversizedEvent uint64 `json:"oversized_event"`
+	// EmptyEvent: an event with no payload (llvm-xray refuses size 0).
+	EmptyEvent uint64 `json:"empty_event"`
+	// ArgsTruncated: EnterArgs arguments past the 64th.
+	ArgsTruncated uint64 `json:"args_truncated"`
+	// Flush: a flight recorder's records made while a flush copied the
+	// window, on a P that found no free buffer. A flush keeps what was
+	// recorded before it was asked for rather than let writers recycle
+	// it under the copy; each buffer is free again as soon as it is
+	// copied, so this grows only while a flush waits for a CPU.
+	Flush uint64 `json:"flush"`
 }
 
 // Total is the sum over all reasons.
@@ -40,73 +61,56 @@ func (d Drops) Total() uint64 {
 	return d.BadID + d.Full + d.OversizedEvent + d.EmptyEvent + d.ArgsTruncated + d.Flush
 }
 
-// Stats describes the current session, or the last one after Stop.
+// Stats describes the current session, or the last one after Stop. It is
+// xray.Statistics field for field, in the same order: package xray
+// converts one into the other, so the compiler rejects a field added to
+// one and not the other. Each field's meaning and JSON name are on
+// xray.Statistics; the settings among them are named in the schema
+// (internal/settings, Entry.Stats).
 type Stats struct {
 	Running bool
 	Started time.Time
 
-	// Records counts function records and events written to buffers,
-	// including those later recycled in flight-recorder mode; Bytes the
-	// bytes they and their metadata take.
-	Records, Bytes uint64
-	Drops          Drops
+	Records uint64
+	Bytes   uint64
+	Drops   Drops
 
-	BufferSize, BufferCount int
-	BuffersRecycled         uint64 // flight recorder: buffers reused for newer data
-	RecycledRecords         uint64 // records those buffers held
-	BuffersHeld             int    // buffers held by writers (one per P at most) right now
+	BufferSize      int
+	BufferCount     int
+	BuffersRecycled uint64
+	RecycledRecords uint64
+	BuffersHeld     int
+	RetiredWriters  uint64
 
-	Flushes, FlushErrors uint64
-	FlushedBytes         uint64
-	LastFlush            time.Duration // how long the last successful flush took
-	LastFlushPath        string
-	// FilesDeleted and FileBytesDeleted count the program's older files
-	// that flushes deleted from Dir to keep within DirMaxFiles and
-	// DirMaxBytes.
-	FilesDeleted, FileBytesDeleted uint64
-	// TempFilesDeleted and TempFileBytesDeleted count the hidden
-	// temporary files of flushes killed mid-write (by earlier processes
-	// or others sharing Dir) that Start and the budget removed from Dir.
-	TempFilesDeleted, TempFileBytesDeleted uint64
-	LastError                              string
-	// UnmatchedExits and TrimmedRecords count, over all flushes, the records
-	// the flusher left out of files: Exits whose Entry was not in the window
-	// (or never happened), and records outside the window.
-	UnmatchedExits, TrimmedRecords uint64
-	// TypedEventsDropped counts, over all flushes, the typed events left
-	// out of version-1 files, which have no typed-event record.
-	TypedEventsDropped uint64
-	// RewoundCalls counts calls erased because they were shorter than
-	// MinDuration.
-	RewoundCalls uint64
-	// ReconstructedEntries counts, over all flushes, the Entries written at
-	// the start of a window for calls that were open when it began (their
-	// own Entries were recycled): their durations are lower bounds.
-	ReconstructedEntries uint64
-	// FlushDiscardedBuffers counts buffers recycled while a flush copied them.
+	Flushes       uint64
+	FlushErrors   uint64
+	FlushedBytes  uint64
+	LastFlush     time.Duration
+	LastFlushPath string
+	LastError     string
+
+	FilesDeleted         uint64
+	FileBytesDeleted     uint64
+	TempFilesDeleted     uint64
+	TempFileBytesDeleted uint64
+
+	UnmatchedExits        uint64
+	TrimmedRecords        uint64
+	TypedEventsDropped    uint64
+	RewoundCalls          uint64
+	ReconstructedEntries  uint64
 	FlushDiscardedBuffers uint64
 
 	Clock             string // tsc.Source(): "rdtscp", "lfence+rdtsc", "cntvct", "nanotime"...
-	Frequency         uint64 // ticks per second in file headers
+	Frequency         uint64
 	FrequencySource   string
 	GoroutineIDSource string
-	// RecordPath says how Enter and Exit record: "assembly (…)" for the
-	// fast path, or "Go (…)" with the reason (no assembly in this build,
-	// the race detector, MinDuration, or the offsets check that failed).
-	RecordPath string
-	// RetiredWriters counts the writers retired while tracing: those of
-	// Ps that GOMAXPROCS dropped, and, while a flight recorder was short
-	// of buffers, those of Ps idle for a watcher period. Their buffers
-	// were sealed so they can be recycled.
-	RetiredWriters uint64
-	// OverheadBudget is the governor's budget in percent (0: none);
-	// RecordCost its estimate of one record's cost, in ns (timed at
-	// Start with or without a budget: estimateRecordCost); ShedFuncs the
-	// functions it shed, which new calls no longer trace.
+	RecordPath        string
+
 	OverheadBudget float64
-	RecordCost     float64
-	ShedFuncs      []uint32
-	// GoTrace describes the Go execution trace written beside files.
+	RecordCost     float64  // estimateRecordCost, timed at Start with or without a budget
+	ShedFuncs      []string // ShedFuncs' ids by name (registry.NameOrID)
+
 	GoTrace GoTraceStats
 }
 
@@ -164,7 +168,7 @@ func (s *session) stats() Stats {
 	st.RetiredWriters = s.retired.Load()
 	st.OverheadBudget = s.budget.Load()
 	st.RecordCost = s.recordCost.Load()
-	st.ShedFuncs = ShedFuncs()
+	st.ShedFuncs = shedNames(ShedFuncs())
 	st.LastFlush = time.Duration(f.lastDur.Load())
 	st.FilesDeleted, st.FileBytesDeleted = s.dirb.deleted.Load(), s.dirb.deletedB.Load()
 	st.TempFilesDeleted, st.TempFileBytesDeleted = s.dirb.temps.Load(), s.dirb.tempsB.Load()
@@ -176,4 +180,15 @@ func (s *session) stats() Stats {
 	}
 	st.GoTrace = s.goTraceStats()
 	return st
+}
+
+func shedNames(ids []uint32) []string {
+	if ids == nil {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = registry.NameOrID(id)
+	}
+	return out
 }
