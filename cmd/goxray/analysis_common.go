@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // A view is an analysis subcommand: flags, one input, one output. Its
@@ -124,7 +125,7 @@ func inputFlags(fs *flag.FlagSet) *input {
 }
 
 // loadMap reads -instr_map, or trace+".map" when it exists.
-func (in *input) loadMap(trace string) (*analysis.Map, error) {
+func (in *input) loadMap(trace string) (*instrmap.Map, error) {
 	p := in.imap
 	if p == "" {
 		if st, err := os.Stat(trace + ".map"); err == nil && st.Mode().IsRegular() {
@@ -133,7 +134,7 @@ func (in *input) loadMap(trace string) (*analysis.Map, error) {
 			return nil, nil
 		}
 	}
-	return analysis.ReadMap(p)
+	return instrmap.ReadMap(p)
 }
 
 // requestFilter scans trace for the requests of -trace, once.

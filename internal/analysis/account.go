@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // AccountOptions are llvm-xray account's flags.
@@ -321,7 +322,7 @@ type Row struct {
 // before window" (latencies that are lower bounds), "N open at end" (calls
 // not in the row), and whether the governor shed it (later calls not
 // traced). The notes (Notes) say the same in words.
-func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
+func (a *Accountant) Rows(h fdr.Header, m *instrmap.Map) []Row {
 	rows := make([]Row, 0, len(a.funcs))
 	open := map[int32]int64{}
 	for _, s := range a.stacks {

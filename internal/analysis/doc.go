@@ -4,7 +4,7 @@
 //
 //   - Reader streams a file event by event (fdr's decoder, llvm-xray's
 //     framing and expansion rules) holding a 1 MiB window, never the file.
-//   - Map reads function names and positions from an instrumentation map:
+//   - The views name functions with internal/instrmap's Map, which reads
 //     goxray's TRACE.map side file or a compiler-rt binary's own
 //     xray_instr_map section, numbered the way llvm-xray numbers them.
 //   - Accountant reproduces llvm-xray account's table (same columns,

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -165,7 +166,7 @@ func (s *PerfettoScan) Add(e *Event) {
 type PerfettoWriter struct {
 	w      *bufio.Writer
 	scan   *PerfettoScan
-	m      *Map
+	m      *instrmap.Map
 	names  map[string]uint64 // interned event names
 	anns   map[string]uint64 // interned annotation names
 	stacks map[threadKey]*idStack
@@ -183,7 +184,7 @@ type PerfettoWriter struct {
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
-func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter {
+func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *instrmap.Map) *PerfettoWriter {
 	pw := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), scan: scan, m: m, names: map[string]uint64{},
 		anns: map[string]uint64{}, stacks: map[threadKey]*idStack{}, uuids: map[threadKey]uint64{}, first: true}
 	procs := map[int32]bool{}

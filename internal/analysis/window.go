@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // What a trace says about its own gaps, which every view repeats:
@@ -148,7 +149,7 @@ func (g *Gaps) Scan(e *Event) {
 // show, the shed set (without the marks, which such a view does not put
 // on names) and the untraced set; empty when the window lacks none.
 // ShedDetails lists every shed function's note.
-func (g *Gaps) Note(m *Map) string {
+func (g *Gaps) Note(m *instrmap.Map) string {
 	var b strings.Builder
 	b.WriteString(g.Open.Note())
 	if len(g.Sheds) > 0 {
@@ -162,13 +163,13 @@ func (g *Gaps) Note(m *Map) string {
 // Notes is what every view of p says about the window's gaps (see
 // window.go): the calls open at its ends, the shed set and what the build
 // left untraced (untraced.go); empty when there is nothing to say.
-func (p *Profile) Notes(m *Map) string {
+func (p *Profile) Notes(m *instrmap.Map) string {
 	return OpenHeader(p.Before, p.Open, p.OpenUnknown) + shedSummary(p.Sheds, p.shedG, m, p.Since, shedMarksAll, p.opt.ShedDetails) + p.Untraced.Note()
 }
 
 // ShortNote is Notes in one line, for a flame graph's subtitle (empty
 // when there is nothing to say).
-func (p *Profile) ShortNote(m *Map) string {
+func (p *Profile) ShortNote(m *instrmap.Map) string {
 	var parts []string
 	if n := p.OpenUnknown.short(); n != "" {
 		parts = append(parts, n)
