@@ -125,6 +125,21 @@ type Gaps struct {
 	ShedDetails bool
 	first       uint64
 	seen        bool
+	goxray      *goxrayCases // made by the first Scan; g must not be copied after it
+}
+
+// goxrayCases are Gaps' cases of goxray's events: only what the window
+// lacks.
+func (g *Gaps) goxrayCases() *goxrayCases {
+	return &goxrayCases{
+		fdr.GoxrayAnchor:      goxrayIgnore,
+		fdr.GoxrayLineage:     goxrayIgnore,
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        keepShed(&g.Sheds),
+		fdr.GoxrayOpen:        goxrayIgnore, // the view's own account of open calls reads the Entries
+		fdr.GoxrayOpenUnknown: keepOpenUnknown(&g.Open),
+		fdr.GoxrayUntraced:    keepUntraced(&g.Untraced),
+	}
 }
 
 // Scan feeds one event.
@@ -132,17 +147,10 @@ func (g *Gaps) Scan(e *Event) {
 	if !g.seen || e.TSC < g.first {
 		g.first, g.seen = e.TSC, true
 	}
-	if e.Type != fdr.EventCustom {
-		return
+	if g.goxray == nil {
+		g.goxray = g.goxrayCases()
 	}
-	if sh, ok := fdr.ParseShed(e.Data); ok {
-		g.Sheds = mergeShed(g.Sheds, Shed{Shed: sh, TSC: e.TSC})
-		return
-	}
-	if g.Open.scan(e.Data) {
-		return
-	}
-	g.Untraced.add(e.Data)
+	g.goxray.take(e)
 }
 
 // Note says the calls open across the window that the file does not
