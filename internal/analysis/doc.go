@@ -14,6 +14,13 @@
 //     optionally nesting a goroutine under the call that spawned it (see
 //     Lineage); the stack/top, flame, pprof and perfetto commands print it.
 //
+// goxray's own events (fdr.ClassifyGoxray: shed, open calls, lineage,
+// spans, the untraced set, the anchor) reach the views through one
+// scanner (goxray.go): it classifies a custom event once with fdr's
+// table of kinds and runs the view's case for its kind. Every view has a
+// case for every kind, taking it or ignoring it explicitly
+// (TestGoxrayViews).
+//
 // Every view says what the window lacks (window.go): calls open when it
 // began (the flusher's open-calls event) or at its end, and the overhead
 // governor's shed set, whose functions' later calls have no record. Frame
