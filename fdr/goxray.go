@@ -131,8 +131,12 @@ func ClassifyGoxray(data []byte) GoxrayEvent {
 	return GoxrayEvent{}
 }
 
-// AppendGoxray appends the payload of ev, of kind ev.Kind (not
-// GoxrayNone), with the kind's own encoder (AppendShedPayload, ...).
+// AppendGoxray appends the payload of ev, of kind ev.Kind, with the
+// kind's own encoder (AppendShedPayload, ...). GoxrayNone and kinds past
+// the table append nothing.
 func AppendGoxray(b []byte, ev GoxrayEvent) []byte {
+	if ev.Kind == GoxrayNone || int(ev.Kind) >= NumGoxrayKinds {
+		return b
+	}
 	return goxrayTable[ev.Kind].append(b, &ev)
 }

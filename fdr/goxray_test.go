@@ -1,6 +1,7 @@
 package fdr
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 )
@@ -52,4 +53,28 @@ func TestGoxrayTable(t *testing.T) {
 			t.Errorf("%q classifies as %v", data, got.Kind)
 		}
 	}
+}
+
+// FuzzClassifyGoxray checks that a payload the table classifies as one of
+// goxray's kinds encodes, with that kind's encoder, to a payload of the
+// same kind that encodes to itself (the encoders round some numbers).
+func FuzzClassifyGoxray(f *testing.F) {
+	for k, samples := range goxraySamples {
+		for _, ev := range samples {
+			ev.Kind = k
+			f.Add(AppendGoxray(nil, ev))
+		}
+	}
+	f.Add([]byte("goxray.shed id=5 share=0.5 cost=0 budget=0.02 future=1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev := ClassifyGoxray(data)
+		if ev.Kind == GoxrayNone {
+			return
+		}
+		b := AppendGoxray(nil, ev)
+		again := ClassifyGoxray(b)
+		if b2 := AppendGoxray(nil, again); again.Kind != ev.Kind || !bytes.Equal(b2, b) {
+			t.Errorf("%q is %v; its encoding %q is %v, encoded as %q", data, ev.Kind, b, again.Kind, b2)
+		}
+	})
 }
