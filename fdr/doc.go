@@ -152,6 +152,19 @@
 // increase (llvm-xray reorders a thread's blocks unless they do, see the
 // note on sorting above).
 //
+// # goxray's events
+//
+// goxray writes a few kinds of custom events of its own beside the
+// program's: the sections below describe each. goxray.go holds their one
+// table (GoxrayKind, GoxrayKinds): each kind's payload prefix, its parse
+// and its encoder, the Append*Payload functions the runtime and the
+// flusher call. ClassifyGoxray says which kind a custom event's payload
+// is and parses it (GoxrayEvent); AppendGoxray writes any kind. Readers
+// classify with it rather than trying each Parse* in turn: a new kind is
+// a type and its functions here plus one entry in the table, and
+// internal/analysis's scanner then makes every view say what it does
+// with it.
+//
 // # The lineage event
 //
 // goxray records which goroutine started which, and from which function.
@@ -167,7 +180,7 @@
 // with Spawn 0. It is an ordinary custom event, so llvm-xray 14 and 19
 // load it (fdr-dump, convert shows the text as the event's data, account
 // and stack skip it) and ParseStrict accepts it. It sits at the file's
-// minimum TSC, in place of the 1-byte anchor event it replaces (see
+// minimum TSC, in place of the anchor event it replaces (AnchorPayload; see
 // internal/flush.Encode): in version 5 as NewCPUId(cpu, minimum), the event
 // with delta 0, then TSCWrap to the block's real base; in version 1 with
 // the minimum as its absolute TSC. It is written once per goroutine per

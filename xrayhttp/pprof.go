@@ -10,6 +10,7 @@ import (
 
 	"github.com/goxray/xray"
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // PProfPath is where Register mounts PProf.
@@ -169,7 +170,7 @@ func takePProfSlot(w http.ResponseWriter, r *http.Request) bool {
 
 // buildPProf converts one snapshot (and its map) to a profile.
 func buildPProf(w io.Writer, trace, imap []byte, secs float64, lineage bool) error {
-	m, err := analysis.ParseMap(bytes.NewReader(imap))
+	m, err := instrmap.ParseMap(bytes.NewReader(imap))
 	if err != nil {
 		return err
 	}

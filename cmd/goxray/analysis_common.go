@@ -10,6 +10,7 @@ import (
 
 	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/traceset"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // A view is an analysis subcommand: flags, one input, one output. Its
@@ -125,7 +126,7 @@ func inputFlags(fs *flag.FlagSet) *input {
 }
 
 // loadMap reads -instr_map, or the trace's map beside it when it exists.
-func (in *input) loadMap(trace string) (*analysis.Map, error) {
+func (in *input) loadMap(trace string) (*instrmap.Map, error) {
 	p := in.imap
 	if p == "" {
 		if st, err := os.Stat(trace + traceset.MapSuffix); err == nil && st.Mode().IsRegular() {
@@ -134,7 +135,7 @@ func (in *input) loadMap(trace string) (*analysis.Map, error) {
 			return nil, nil
 		}
 	}
-	return analysis.ReadMap(p)
+	return instrmap.ReadMap(p)
 }
 
 // requestFilter scans trace for the requests of -trace, once.

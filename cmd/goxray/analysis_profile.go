@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // profileFlags are the flags every tree view shares.
@@ -24,7 +25,7 @@ func addProfileFlags(fs *flag.FlagSet, openDefault bool) profileFlags {
 }
 
 // load streams the one trace pos names into a merged call tree.
-func (pf profileFlags) load(pos []string) (string, *analysis.Profile, *analysis.Map, error) {
+func (pf profileFlags) load(pos []string) (string, *analysis.Profile, *instrmap.Map, error) {
 	trace, err := oneTrace(pos)
 	if err != nil {
 		return "", nil, nil, err
@@ -34,7 +35,7 @@ func (pf profileFlags) load(pos []string) (string, *analysis.Profile, *analysis.
 }
 
 // loadProfile streams trace into a merged call tree.
-func (pf profileFlags) loadProfile(trace string) (*analysis.Profile, *analysis.Map, error) {
+func (pf profileFlags) loadProfile(trace string) (*analysis.Profile, *instrmap.Map, error) {
 	m, err := pf.in.loadMap(trace)
 	if err != nil {
 		return nil, nil, err

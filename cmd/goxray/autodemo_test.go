@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/internal/analysis"
 	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/autodemo"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/modfixture"
 )
 
@@ -51,7 +51,7 @@ func autoLineage(t *testing.T, trace string) {
 	if asm.Getg() == nil {
 		return // no lineage without a g reader (purego)
 	}
-	m, err := analysis.ReadMap(trace + ".map")
+	m, err := instrmap.ReadMap(trace + ".map")
 	if err != nil {
 		t.Fatal(err)
 	}

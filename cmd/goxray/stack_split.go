@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/why"
 	"github.com/goxray/xray/internal/why/whyprof"
 )
@@ -19,7 +19,7 @@ import (
 // pkg.f (f.go:12)] NS". It folds why's pprof profile, whose paths are
 // each goroutine's own (a spawned goroutine's calls are rooted at its
 // first traced function, not under the call that spawned it).
-func writeFoldedSplit(w io.Writer, j *why.Join, m *analysis.Map) error {
+func writeFoldedSplit(w io.Writer, j *why.Join, m *instrmap.Map) error {
 	pp := whyprof.PProf(j, func(id uint32) (string, string, int) { return m.Name(id), "", 0 })
 	clean := strings.NewReplacer(";", ":", "\n", " ")
 	bw := bufio.NewWriter(w)

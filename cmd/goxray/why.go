@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/why"
 	"github.com/goxray/xray/internal/why/whyprof"
@@ -128,7 +129,7 @@ func whyFlags(fs *flag.FlagSet) func([]string) (func(io.Writer) error, error) {
 // governor shed and the build left untraced ("" when the file says
 // nothing of either, or m is nil: a caller that prints its own notes):
 // that time is in its callers' split, in their self split too.
-func joinWhy(in *input, trace, gp string, m *analysis.Map) (res *why.Result, j *why.Join, note, gaps string, err error) {
+func joinWhy(in *input, trace, gp string, m *instrmap.Map) (res *why.Result, j *why.Join, note, gaps string, err error) {
 	var g *why.GoTrace
 	if f, err := os.Open(gp); err != nil {
 		note = fmt.Sprintf("no Go execution trace: %v (start the session with Options.GoTrace)", err)
@@ -166,7 +167,7 @@ func joinWhy(in *input, trace, gp string, m *analysis.Map) (res *why.Result, j *
 }
 
 // pickFunc finds -func's id, or the function with the most wall time.
-func pickFunc(res *why.Result, m *analysis.Map, name string) (uint32, error) {
+func pickFunc(res *why.Result, m *instrmap.Map, name string) (uint32, error) {
 	for _, f := range res.Funcs {
 		if name == "" || m.Name(f.ID) == name {
 			return f.ID, nil
@@ -181,7 +182,7 @@ func pickFunc(res *why.Result, m *analysis.Map, name string) (uint32, error) {
 // writeSlowest explains calls one by one, each state and blocked share
 // largest first: "F 42ms (goroutine 7): 41ms blocked on chan receive at
 // SITE, woken by G; 1ms running".
-func writeSlowest(w io.Writer, calls []why.Call, m *analysis.Map, note string) error {
+func writeSlowest(w io.Writer, calls []why.Call, m *instrmap.Map, note string) error {
 	if note != "" {
 		fmt.Fprintf(w, "no running/blocked split: %s\n\n", note)
 	}
@@ -249,7 +250,7 @@ func site(k why.Key) string {
 	return " at " + k.Site
 }
 
-func writeWhyCSV(w io.Writer, res *why.Result, m *analysis.Map, self bool, n int) error {
+func writeWhyCSV(w io.Writer, res *why.Result, m *instrmap.Map, self bool, n int) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"function", "state", "reason", "ns"})
 	for _, f := range funcs(res, n, self) {
@@ -308,7 +309,7 @@ func dur(ns int64) string {
 	return time.Duration(ns).Round(time.Microsecond).String()
 }
 
-func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n int, note string) error {
+func writeWhyText(w io.Writer, res *why.Result, m *instrmap.Map, self bool, n int, note string) error {
 	what := "inclusive (callees included)"
 	if self {
 		what = "self (traced callees left out)"
@@ -354,7 +355,7 @@ func writeWhyText(w io.Writer, res *why.Result, m *analysis.Map, self bool, n in
 // traced function the waking goroutines were in (or had just returned
 // from), with the goroutine when there was one, and its share when
 // others woke the rest.
-func wokenBy(ws map[why.Waker]int64, m *analysis.Map) string {
+func wokenBy(ws map[why.Waker]int64, m *instrmap.Map) string {
 	type fnKey struct{ fn, after uint32 }
 	sum := map[fnKey]int64{}
 	gs := map[fnKey]map[int64]bool{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // AccountOptions are llvm-xray account's flags.
@@ -50,6 +51,8 @@ type Accountant struct {
 	seen        bool
 	// Untraced is what the build left uninstrumented (fdr.UntracedPrefix).
 	Untraced Untraced
+
+	goxray goxrayCases
 }
 
 type acctStack struct {
@@ -177,7 +180,17 @@ func (l *latencies) order() [5]float64 {
 
 // NewAccountant returns an empty Accountant.
 func NewAccountant(o AccountOptions) *Accountant {
-	return &Accountant{opt: o, stacks: map[int32]*acctStack{}, funcs: map[int32]*latencies{}}
+	a := &Accountant{opt: o, stacks: map[int32]*acctStack{}, funcs: map[int32]*latencies{}}
+	a.goxray = goxrayCases{
+		fdr.GoxrayAnchor:      goxrayIgnore,
+		fdr.GoxrayLineage:     goxrayIgnore,
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        keepShed(&a.Sheds),
+		fdr.GoxrayOpen:        {do: func(e *Event, g *fdr.GoxrayEvent) { a.entered(a.stacks[e.TID], g.Open) }},
+		fdr.GoxrayOpenUnknown: keepOpenUnknown(&a.openUnknown),
+		fdr.GoxrayUntraced:    keepUntraced(&a.Untraced),
+	}
+	return a
 }
 
 func (a *Accountant) record(id int32, t uint64) {
@@ -213,13 +226,7 @@ func (a *Accountant) Add(e *Event) error {
 	}
 	switch e.Type {
 	case fdr.EventCustom:
-		if sh, ok := fdr.ParseShed(e.Data); ok {
-			a.Sheds = mergeShed(a.Sheds, Shed{Shed: sh, TSC: e.TSC})
-		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
-			a.entered(s, ids)
-		} else if !a.openUnknown.scan(e.Data) {
-			a.Untraced.add(e.Data)
-		}
+		a.goxray.take(e)
 		return nil
 	case fdr.EventTyped:
 		return nil
@@ -321,7 +328,7 @@ type Row struct {
 // before window" (latencies that are lower bounds), "N open at end" (calls
 // not in the row), and whether the governor shed it (later calls not
 // traced). The notes (Notes) say the same in words.
-func (a *Accountant) Rows(h fdr.Header, m *Map) []Row {
+func (a *Accountant) Rows(h fdr.Header, m *instrmap.Map) []Row {
 	rows := make([]Row, 0, len(a.funcs))
 	open := map[int32]int64{}
 	for _, s := range a.stacks {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -24,9 +25,9 @@ func account(t testing.TB, path, mapPath string, o AccountOptions, sortBy, order
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m *Map
+	var m *instrmap.Map
 	if mapPath != "" {
-		if m, err = ReadMap(mapPath); err != nil {
+		if m, err = instrmap.ReadMap(mapPath); err != nil {
 			t.Fatal(err)
 		}
 	}

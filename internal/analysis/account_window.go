@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // entered counts the innermost len(ids) frames of s, when they are the
@@ -32,7 +33,7 @@ func (a *Accountant) entered(s *acctStack, ids []uint32) {
 // Notes is what the table lacks, for a file with header h (empty when
 // nothing): the calls open at the window's ends, the shed set and what
 // the build left untraced.
-func (a *Accountant) Notes(h fdr.Header, m *Map) string {
+func (a *Accountant) Notes(h fdr.Header, m *instrmap.Map) string {
 	var before, open int64
 	for _, n := range a.before {
 		before += n

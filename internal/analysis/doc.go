@@ -4,7 +4,7 @@
 //
 //   - Reader streams a file event by event (fdr's decoder, llvm-xray's
 //     framing and expansion rules) holding a 1 MiB window, never the file.
-//   - Map reads function names and positions from an instrumentation map:
+//   - The views name functions with internal/instrmap's Map, which reads
 //     goxray's TRACE.map side file or a compiler-rt binary's own
 //     xray_instr_map section, numbered the way llvm-xray numbers them.
 //   - Accountant reproduces llvm-xray account's table (same columns,
@@ -13,6 +13,13 @@
 //     function (the view llvm-xray stack -aggregate-threads means to give),
 //     optionally nesting a goroutine under the call that spawned it (see
 //     Lineage); the stack/top, flame, pprof and perfetto commands print it.
+//
+// goxray's own events (fdr.ClassifyGoxray: shed, open calls, lineage,
+// spans, the untraced set, the anchor) reach the views through one
+// scanner (goxray.go): it classifies a custom event once with fdr's
+// table of kinds and runs the view's case for its kind. Every view has a
+// case for every kind, taking it or ignoring it explicitly
+// (TestGoxrayViews).
 //
 // Every view says what the window lacks (window.go): calls open when it
 // began (the flusher's open-calls event) or at its end, and the overhead

@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/goxray/xray/internal/flame"
+import (
+	"github.com/goxray/xray/internal/flame"
+	"github.com/goxray/xray/internal/instrmap"
+)
 
 // FlameTree turns the profile into a flame graph tree whose values are
 // self nanoseconds (ticks without a frequency), so each frame is as wide as
@@ -9,7 +12,7 @@ import "github.com/goxray/xray/internal/flame"
 // label says the time is concurrent.
 //
 // Paths deeper than MaxFrames are elided ("[N frames elided]").
-func FlameTree(p *Profile, m *Map) *flame.Tree {
+func FlameTree(p *Profile, m *instrmap.Map) *flame.Tree {
 	p = p.capped()
 	t := flame.NewTree(flame.Self)
 	at := make([]int32, len(p.Nodes)) // node → its frame; parents come first

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // Value picks what a folded line or a sample counts for a node.
@@ -26,7 +28,7 @@ const (
 // longer than MaxFrames; then, in brackets, what the window does not show
 // of it (see window.go): "N entered before window", "N open at end",
 // "may skip shed calls", "self may include shed calls".
-func (p *Profile) FrameName(m *Map, n int32) string {
+func (p *Profile) FrameName(m *instrmap.Map, n int32) string {
 	if r, ok := p.elided[n]; ok {
 		return r.name()
 	}
@@ -38,7 +40,7 @@ func (p *Profile) FrameName(m *Map, n int32) string {
 }
 
 // baseName is FrameName without the marks.
-func (p *Profile) baseName(m *Map, n int32) string {
+func (p *Profile) baseName(m *instrmap.Map, n int32) string {
 	nd := &p.Nodes[n]
 	name := m.Name(nd.Func)
 	if nd.Spawned {
@@ -53,7 +55,7 @@ func (p *Profile) baseName(m *Map, n int32) string {
 // graph tool (WritePlainFolded writes what those tools read). Names are
 // cleaned of ';' and newlines, which would break the format. Paths deeper
 // than MaxFrames are elided.
-func (p *Profile) WriteFolded(w io.Writer, m *Map, v Value) error {
+func (p *Profile) WriteFolded(w io.Writer, m *instrmap.Map, v Value) error {
 	return p.writeFolded(w, m, v, true)
 }
 
@@ -63,11 +65,11 @@ func (p *Profile) WriteFolded(w io.Writer, m *Map, v Value) error {
 // ValueSelfNanos, the values they add up to a node's width: the sum of a
 // path's lines and its descendants' is the path's inclusive time. The
 // marks are the caller's to say elsewhere (MarkSummary).
-func (p *Profile) WritePlainFolded(w io.Writer, m *Map, v Value) error {
+func (p *Profile) WritePlainFolded(w io.Writer, m *instrmap.Map, v Value) error {
 	return p.writeFolded(w, m, v, false)
 }
 
-func (p *Profile) writeFolded(w io.Writer, m *Map, v Value, marks bool) error {
+func (p *Profile) writeFolded(w io.Writer, m *instrmap.Map, v Value, marks bool) error {
 	p = p.capped()
 	bw := bufio.NewWriter(w)
 	clean := strings.NewReplacer(";", ":", "\n", " ")
@@ -116,7 +118,7 @@ func (p *Profile) writeFolded(w io.Writer, m *Map, v Value, marks bool) error {
 // each, "name: marks", the marks of all its paths merged (counts added),
 // sorted by name: what a view whose frames carry no marks says once
 // beside them.
-func (p *Profile) MarkSummary(m *Map) []string {
+func (p *Profile) MarkSummary(m *instrmap.Map) []string {
 	type merged struct {
 		before, open   uint64
 		skip, selfShed bool

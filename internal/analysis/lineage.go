@@ -49,33 +49,51 @@ type Lineage struct {
 	last    map[spawnKey]int32
 	spawner map[int32]bool // parents with keys in last
 	spawns  int            // children whose spawning function the trace names
+
+	goxray goxrayCases
 }
 
 // NewLineage returns an empty Lineage for the first pass.
 func NewLineage() *Lineage {
-	return &Lineage{parent: map[int32]int32{}, spawn: map[int32]uint32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
+	l := &Lineage{parent: map[int32]int32{}, spawn: map[int32]uint32{}, first: map[int32]uint64{}, seen: map[int32]bool{},
 		children: map[int32][]int32{}, anchor: map[int32]int32{}, next: map[int32]int{},
 		last: map[spawnKey]int32{}, spawner: map[int32]bool{}}
+	l.goxray = l.goxrayCases()
+	return l
 }
 
 // Scan feeds one event of the first pass.
 func (l *Lineage) Scan(e *Event) {
 	switch e.Type {
 	case fdr.EventCustom:
-		if p, ok := fdr.ParseLineage(e.Data); ok {
-			l.parent[e.TID] = int32(uint32(p.Parent))
-			if p.Spawn != 0 {
-				l.spawn[e.TID] = p.Spawn
-			} else {
-				delete(l.spawn, e.TID)
-			}
-		}
+		l.goxray.take(e)
 	case fdr.EventTyped:
 	default:
 		if !l.seen[e.TID] {
 			l.seen[e.TID] = true
 			l.first[e.TID] = e.TSC
 		}
+	}
+}
+
+// goxrayCases are Lineage's cases of goxray's events: the lineage event
+// alone.
+func (l *Lineage) goxrayCases() goxrayCases {
+	return goxrayCases{
+		fdr.GoxrayAnchor: goxrayIgnore,
+		fdr.GoxrayLineage: {do: func(e *Event, g *fdr.GoxrayEvent) {
+			l.parent[e.TID] = int32(uint32(g.Lineage.Parent))
+			if g.Lineage.Spawn != 0 {
+				l.spawn[e.TID] = g.Lineage.Spawn
+			} else {
+				delete(l.spawn, e.TID)
+			}
+		}},
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        goxrayIgnore,
+		fdr.GoxrayOpen:        goxrayIgnore,
+		fdr.GoxrayOpenUnknown: goxrayIgnore,
+		fdr.GoxrayUntraced:    goxrayIgnore,
 	}
 }
 

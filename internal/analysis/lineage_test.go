@@ -12,6 +12,7 @@ import (
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -86,7 +87,7 @@ func TestLineageFanOut(t *testing.T) {
 		if lineage < 4 { // the handler and its 3 workers
 			t.Fatalf("v%d: %d lineage events in llvm-xray's view, want ≥ 4", v, lineage)
 		}
-		m, err := ReadMap(imap)
+		m, err := instrmap.ReadMap(imap)
 		if err != nil {
 			t.Fatal(err)
 		}

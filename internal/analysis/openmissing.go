@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"fmt"
-
-	"github.com/goxray/xray/fdr"
 )
 
 // OpenMissing is what a file says of the calls open across its whole
@@ -21,24 +19,13 @@ type OpenMissing struct {
 	Goroutines int
 }
 
-// scan takes a custom event's payload, reporting whether it was one of
-// the two events.
-func (o *OpenMissing) scan(data []byte) bool {
-	n, ok := fdr.ParseOpenUnknown(data)
-	if !ok {
-		return false
-	}
+// add takes one of the two events: n goroutines may lack some of their
+// calls, or none is shown (n = 0).
+func (o *OpenMissing) add(n int) {
 	if n == 0 {
 		o.All = true
 	}
 	o.Goroutines = max(o.Goroutines, n)
-	return true
-}
-
-// isOpenMissing reports whether data is one of OpenMissing's events.
-func isOpenMissing(data []byte) bool {
-	_, ok := fdr.ParseOpenUnknown(data)
-	return ok
 }
 
 // Note is the views' note (empty when nothing is missing).

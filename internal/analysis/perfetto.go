@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -89,6 +90,8 @@ type PerfettoScan struct {
 	// set can affect, see shedGraph), and each thread's open calls.
 	calls  *callGraph
 	stacks map[threadKey]*idStack
+
+	goxray goxrayCases
 }
 
 // openAt is one open-calls event: its TSC and the Entries it names.
@@ -99,8 +102,10 @@ type openAt struct {
 
 // NewPerfettoScan starts the first pass.
 func NewPerfettoScan(h fdr.Header) *PerfettoScan {
-	return &PerfettoScan{Header: h, First: math.MaxUint64, roots: map[threadKey]uint32{}, depth: map[threadKey]int{},
+	s := &PerfettoScan{Header: h, First: math.MaxUint64, roots: map[threadKey]uint32{}, depth: map[threadKey]int{},
 		calls: newCallGraph(), stacks: map[threadKey]*idStack{}}
+	s.goxray = s.goxrayCases()
+	return s
 }
 
 // Add feeds one event of the first pass.
@@ -108,19 +113,7 @@ func (s *PerfettoScan) Add(e *Event) {
 	s.First = min(s.First, e.TSC)
 	s.Last = max(s.Last, e.TSC)
 	k := threadKey{e.PID, e.TID}
-	if e.Type == fdr.EventCustom {
-		if sh, ok := fdr.ParseShed(e.Data); ok {
-			s.Sheds = mergeShed(s.Sheds, Shed{Shed: sh, TSC: e.TSC})
-		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
-			if s.before == nil {
-				s.before = map[threadKey][]openAt{}
-			}
-			s.before[k] = append(s.before[k], openAt{e.TSC, ids})
-			s.Before += int64(len(ids))
-		} else if !s.OpenUnknown.scan(e.Data) {
-			s.Untraced.add(e.Data)
-		}
-	}
+	s.goxray.take(e)
 	if _, ok := s.depth[k]; !ok {
 		s.order = append(s.order, k)
 		s.depth[k] = 0
@@ -165,7 +158,7 @@ func (s *PerfettoScan) Add(e *Event) {
 type PerfettoWriter struct {
 	w      *bufio.Writer
 	scan   *PerfettoScan
-	m      *Map
+	m      *instrmap.Map
 	names  map[string]uint64 // interned event names
 	anns   map[string]uint64 // interned annotation names
 	stacks map[threadKey]*idStack
@@ -180,12 +173,14 @@ type PerfettoWriter struct {
 	shedG  *shedGraph
 	before map[threadKey][]openAt // scan.before, consumed as Entries come
 	States int64                  // goroutine state slices (AddStates)
+	goxray goxrayCases
 }
 
 // NewPerfettoWriter writes the track descriptors; Add then writes events.
-func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *Map) *PerfettoWriter {
+func NewPerfettoWriter(w io.Writer, scan *PerfettoScan, m *instrmap.Map) *PerfettoWriter {
 	pw := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), scan: scan, m: m, names: map[string]uint64{},
 		anns: map[string]uint64{}, stacks: map[threadKey]*idStack{}, uuids: map[threadKey]uint64{}, first: true}
+	pw.goxray = pw.goxrayCases()
 	procs := map[int32]bool{}
 	for i, k := range scan.order {
 		pw.uuids[k] = uint64(i + 1)
@@ -379,22 +374,22 @@ func (pw *PerfettoWriter) Add(e *Event) {
 			delete(pw.stacks, k)
 		}
 	case fdr.EventCustom, fdr.EventTyped:
-		if _, ok := fdr.ParseLineage(e.Data); ok || (e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == 0) {
-			return // the flusher's bookkeeping (lineage, anchor), not the program's
-		}
-		if _, ok := fdr.ParseOpen(e.Data); (ok || isOpenMissing(e.Data) || isUntraced(e.Data)) && e.Type == fdr.EventCustom {
-			return // the slices and the notes carry it
+		if pw.goxray.take(e) {
+			return
 		}
 		name := "event"
 		if e.Type == fdr.EventTyped {
 			name = fmt.Sprintf("typed event %d", e.EventKind)
-		} else if sh, ok := fdr.ParseShed(e.Data); ok {
-			name = "shed: " + pw.m.Name(sh.FuncID)
 		}
-		pw.event(e, pfInstant, name, func(te []byte) []byte {
-			return pw.annotation(te, "data", func(b []byte) []byte { return appendString(b, pfDAString, payloadText(e.Data)) })
-		})
+		pw.instant(e, name)
 	}
+}
+
+// instant writes a custom or typed event as an instant with its payload.
+func (pw *PerfettoWriter) instant(e *Event, name string) {
+	pw.event(e, pfInstant, name, func(te []byte) []byte {
+		return pw.annotation(te, "data", func(b []byte) []byte { return appendString(b, pfDAString, payloadText(e.Data)) })
+	})
 }
 
 // payloadText shows a payload as text when it is printable UTF-8, else as hex.

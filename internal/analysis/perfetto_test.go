@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
 // perfetto writes path as a Perfetto trace the way `goxray perfetto` does
 // (two passes) and returns it with the number of entries and exits.
-func perfetto(t testing.TB, path string, m *Map) (out []byte, enters, exits int) {
+func perfetto(t testing.TB, path string, m *instrmap.Map) (out []byte, enters, exits int) {
 	t.Helper()
 	pass := func(fn func(*Reader), each func(*Event)) {
 		f, err := os.Open(path)
@@ -69,11 +70,11 @@ func perfetto(t testing.TB, path string, m *Map) (out []byte, enters, exits int)
 func TestPerfettoProtoc(t *testing.T) {
 	protoc := xraytool.NeedExec(t, "protoc", "apt-get install -y protobuf-compiler")
 	cb, ct := crtTrace(t)
-	m, err := ReadMap(cb)
+	m, err := instrmap.ReadMap(cb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := map[string]*Map{ct: m}
+	inputs := map[string]*instrmap.Map{ct: m}
 	for _, p := range testdata(t) {
 		if strings.Contains(p, "runtime-") {
 			inputs[p] = nil

@@ -3,6 +3,8 @@ package analysis
 import (
 	"cmp"
 	"slices"
+
+	"github.com/goxray/xray/fdr"
 )
 
 // notes puts what the window lacks on the first track, at time zero, and
@@ -55,4 +57,44 @@ func (pw *PerfettoWriter) enterMarks(k threadKey, parent, fn uint32, tsc uint64)
 // notes at time zero name the shed functions.
 func (pw *PerfettoWriter) shedMark(te []byte, mark string) []byte {
 	return pw.annotation(te, mark, func(b []byte) []byte { return appendUint(b, pfDABool, 1) })
+}
+
+// goxrayCases are the first pass's cases of goxray's events: what the
+// window lacks, and per thread the Entries the flusher wrote for calls
+// open when it began.
+func (s *PerfettoScan) goxrayCases() goxrayCases {
+	return goxrayCases{
+		fdr.GoxrayAnchor:  goxrayIgnore,
+		fdr.GoxrayLineage: goxrayIgnore,
+		fdr.GoxraySpan:    goxrayIgnore,
+		fdr.GoxrayShed:    keepShed(&s.Sheds),
+		fdr.GoxrayOpen: {do: func(e *Event, g *fdr.GoxrayEvent) {
+			if s.before == nil {
+				s.before = map[threadKey][]openAt{}
+			}
+			k := threadKey{e.PID, e.TID}
+			s.before[k] = append(s.before[k], openAt{e.TSC, g.Open})
+			s.Before += int64(len(g.Open))
+		}},
+		fdr.GoxrayOpenUnknown: keepOpenUnknown(&s.OpenUnknown),
+		fdr.GoxrayUntraced:    keepUntraced(&s.Untraced),
+	}
+}
+
+// goxrayCases are the second pass's: the flusher's bookkeeping (anchor,
+// lineage) is not the program's and is not shown, the slices and the
+// notes carry what the window lacks, and a shed event is an instant
+// named after the function. Span events show as any custom event.
+func (pw *PerfettoWriter) goxrayCases() goxrayCases {
+	return goxrayCases{
+		fdr.GoxrayAnchor:  goxrayHide,
+		fdr.GoxrayLineage: goxrayHide,
+		fdr.GoxraySpan:    goxrayIgnore,
+		fdr.GoxrayShed: {do: func(e *Event, g *fdr.GoxrayEvent) {
+			pw.instant(e, "shed: "+pw.m.Name(g.Shed.FuncID))
+		}},
+		fdr.GoxrayOpen:        goxrayHide,
+		fdr.GoxrayOpenUnknown: goxrayHide,
+		fdr.GoxrayUntraced:    goxrayHide,
+	}
 }

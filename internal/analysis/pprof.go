@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // PProf converts the merged call tree into a pprof profile with two sample
@@ -26,7 +28,7 @@ import (
 // calls, and in a "window" label on the samples of paths with calls
 // entered before the window, open at its end, or that may skip a shed
 // function.
-func (p *Profile) PProf(m *Map) *profile.Profile {
+func (p *Profile) PProf(m *instrmap.Map) *profile.Profile {
 	p = p.capped()
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{

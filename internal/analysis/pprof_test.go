@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // TestPProfNumbers: after a write/parse round trip through the profile
@@ -17,7 +19,7 @@ import (
 // on the compiler-rt trace.
 func TestPProfNumbers(t *testing.T) {
 	cb, ct := crtTrace(t)
-	m, err := ReadMap(cb)
+	m, err := instrmap.ReadMap(cb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestPProfNumbers(t *testing.T) {
 // a profile of the compiler-rt trace.
 func TestGoToolPProf(t *testing.T) {
 	cb, ct := crtTrace(t)
-	m, err := ReadMap(cb)
+	m, err := instrmap.ReadMap(cb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,12 +115,24 @@ type Profile struct {
 	// scanned counts the frames exits looked at below the innermost one
 	// (tests: it stays linear in the records).
 	scanned int64
+
+	goxray goxrayCases
 }
 
 // NewProfile returns an empty profile for a file with header h.
 func NewProfile(h fdr.Header, o ProfileOptions) *Profile {
-	return &Profile{opt: o, Header: h, Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{},
+	p := &Profile{opt: o, Header: h, Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{},
 		stacks: map[int32]*gstack{}, First: math.MaxUint64}
+	p.goxray = goxrayCases{
+		fdr.GoxrayAnchor:      goxrayIgnore,
+		fdr.GoxrayLineage:     goxrayIgnore, // the first pass's (Lineage)
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        keepShed(&p.Sheds),
+		fdr.GoxrayOpen:        {do: func(e *Event, g *fdr.GoxrayEvent) { p.entered(p.stacks[e.TID], g.Open) }},
+		fdr.GoxrayOpenUnknown: keepOpenUnknown(&p.OpenUnknown),
+		fdr.GoxrayUntraced:    keepUntraced(&p.Untraced),
+	}
+	return p
 }
 
 func (p *Profile) child(parent int32, fn uint32, spawned bool) int32 {
@@ -157,13 +169,7 @@ func (p *Profile) Add(e *Event) {
 		if e.Type != fdr.EventCustom {
 			return
 		}
-		if sh, ok := fdr.ParseShed(e.Data); ok {
-			p.Sheds = mergeShed(p.Sheds, Shed{Shed: sh, TSC: e.TSC})
-		} else if ids, ok := fdr.ParseOpen(e.Data); ok {
-			p.entered(s, ids)
-		} else if !p.OpenUnknown.scan(e.Data) {
-			p.Untraced.add(e.Data)
-		}
+		p.goxray.take(e)
 		return
 	case fdr.EventEnter, fdr.EventEnterArgs:
 		if !s.seen {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -79,10 +80,10 @@ func TestStackMatchesLLVMXRay(t *testing.T) {
 	cb, ct := crtTrace(t)
 	inputs = append(inputs, input{ct, cb})
 	for _, in := range inputs {
-		var m *Map
+		var m *instrmap.Map
 		if in.imap != "" {
 			var err error
-			if m, err = ReadMap(in.imap); err != nil {
+			if m, err = instrmap.ReadMap(in.imap); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -25,6 +25,8 @@ type RequestScan struct {
 	parent map[uint64]uint64
 	first  map[uint64]uint64
 	tids   []uint64 // in the order the file first names them
+
+	goxray goxrayCases
 }
 
 type spanAt struct {
@@ -53,8 +55,10 @@ func ParseTraceID(s string) ([16]byte, error) {
 
 // NewRequestScan starts a scan for trace id.
 func NewRequestScan(trace [16]byte) *RequestScan {
-	return &RequestScan{trace: trace, starts: map[[8]byte]spanAt{}, spans: map[uint64]request.Span{},
+	s := &RequestScan{trace: trace, starts: map[[8]byte]spanAt{}, spans: map[uint64]request.Span{},
 		marks: map[uint64][]request.Mark{}, parent: map[uint64]uint64{}, first: map[uint64]uint64{}}
+	s.goxray = s.goxrayCases()
+	return s
 }
 
 // Scan takes every event of the file, in file order.
@@ -62,7 +66,26 @@ func (s *RequestScan) Scan(e *Event) {
 	g := goroutine(e.TID)
 	switch e.Type {
 	case fdr.EventCustom:
-		if sp, ok := fdr.ParseSpan(e.Data); ok {
+		s.goxray.take(e)
+	case fdr.EventTyped:
+	default:
+		if _, ok := s.first[g]; !ok {
+			s.first[g] = e.TSC
+			s.tids = append(s.tids, g)
+		}
+	}
+}
+
+// goxrayCases are the scan's cases of goxray's events: spans and
+// lineage.
+func (s *RequestScan) goxrayCases() goxrayCases {
+	return goxrayCases{
+		fdr.GoxrayAnchor: goxrayIgnore,
+		fdr.GoxrayLineage: {do: func(e *Event, x *fdr.GoxrayEvent) {
+			s.parent[goroutine(e.TID)] = goroutine(int32(uint32(x.Lineage.Parent)))
+		}},
+		fdr.GoxraySpan: {do: func(e *Event, x *fdr.GoxrayEvent) {
+			g, sp := goroutine(e.TID), x.Span
 			k := binary.LittleEndian.Uint64(sp.SpanID[:])
 			s.marks[g] = append(s.marks[g], request.Mark{TSC: e.TSC, Span: k, Trace: sp.TraceID, End: sp.End})
 			st, seen := s.spans[k]
@@ -75,15 +98,11 @@ func (s *RequestScan) Scan(e *Event) {
 			if _, dup := s.starts[sp.SpanID]; !dup && !sp.End && sp.TraceID == s.trace {
 				s.starts[sp.SpanID] = spanAt{e.TID, e.TSC}
 			}
-		} else if l, ok := fdr.ParseLineage(e.Data); ok {
-			s.parent[g] = goroutine(int32(uint32(l.Parent)))
-		}
-	case fdr.EventTyped:
-	default:
-		if _, ok := s.first[g]; !ok {
-			s.first[g] = e.TSC
-			s.tids = append(s.tids, g)
-		}
+		}},
+		fdr.GoxrayShed:        goxrayIgnore,
+		fdr.GoxrayOpen:        goxrayIgnore,
+		fdr.GoxrayOpenUnknown: goxrayIgnore,
+		fdr.GoxrayUntraced:    goxrayIgnore,
 	}
 }
 
@@ -166,20 +185,20 @@ func (f fileSpans) StartedOn(g uint64, fn func(request.Span)) {
 // the window's end stay open, as at the end of any file.
 func (f *RequestFilter) Keeper() func(*Event) bool {
 	depth := map[int32]int{}
+	var v keep
+	cases := keeperCases(&v)
 	return func(e *Event) bool {
-		if e.Type == fdr.EventCustom {
-			if _, ok := fdr.ParseShed(e.Data); ok || isOpenMissing(e.Data) || isUntraced(e.Data) {
-				return true // about the whole file, whoever carries it
-			}
+		v = keepInWindow
+		cases.take(e)
+		if v == keepAlways {
+			return true // about the whole file, whoever carries it
 		}
 		ws, ok := f.member[e.TID]
 		if !ok {
 			return false
 		}
-		if e.Type == fdr.EventCustom {
-			if _, ok := fdr.ParseLineage(e.Data); ok {
-				return true
-			}
+		if v == keepMember {
+			return true
 		}
 		in := false
 		for _, w := range ws {
@@ -201,5 +220,28 @@ func (f *RequestFilter) Keeper() func(*Event) bool {
 			depth[e.TID]--
 		}
 		return true
+	}
+}
+
+// keep is what Keeper does with one of goxray's events.
+type keep uint8
+
+const (
+	keepInWindow keep = iota // as any event: a member's, inside its intervals
+	keepMember               // a member's, wherever it sits
+	keepAlways               // whoever carries it
+)
+
+// keeperCases are Keeper's cases of goxray's events: they set *v.
+func keeperCases(v *keep) goxrayCases {
+	always := goxrayCase{do: func(*Event, *fdr.GoxrayEvent) { *v = keepAlways }}
+	return goxrayCases{
+		fdr.GoxrayAnchor:      goxrayIgnore,
+		fdr.GoxrayLineage:     {do: func(*Event, *fdr.GoxrayEvent) { *v = keepMember }},
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        always,
+		fdr.GoxrayOpen:        goxrayIgnore,
+		fdr.GoxrayOpenUnknown: always,
+		fdr.GoxrayUntraced:    always,
 	}
 }

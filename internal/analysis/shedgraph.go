@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // callGraph is the calls a window records: each function's callers and
@@ -161,7 +163,7 @@ func (g *shedGraph) isShed(fn uint32) bool {
 
 // shedNote describes one shed function: when, its share and cost, and the
 // edges it may hide.
-func shedNote(sh Shed, m *Map, since func(tsc uint64) string) string {
+func shedNote(sh Shed, m *instrmap.Map, since func(tsc uint64) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "at %s  %s  (", since(sh.TSC), m.Name(sh.FuncID))
 	var parts, cost []string
@@ -220,7 +222,7 @@ const (
 // functions no traced caller was seen calling (g, when known). With
 // details, every function's note (shedNote) follows: when and why it was
 // shed, its callers and callees.
-func shedSummary(sheds []Shed, g *shedGraph, m *Map, since func(tsc uint64) string, marks shedMarks, details bool) string {
+func shedSummary(sheds []Shed, g *shedGraph, m *instrmap.Map, since func(tsc uint64) string, marks shedMarks, details bool) string {
 	if len(sheds) == 0 {
 		return ""
 	}
@@ -285,7 +287,7 @@ func shedSummary(sheds []Shed, g *shedGraph, m *Map, since func(tsc uint64) stri
 // ShedName is a function's name in a per-function table: marked when the
 // governor shed it (its later calls are missing) or when the self time of
 // one of its calls may include a shed function's calls (see shedGraph).
-func (p *Profile) ShedName(m *Map, fn uint32) string {
+func (p *Profile) ShedName(m *instrmap.Map, fn uint32) string {
 	name := m.Name(fn)
 	var ms []string
 	if p.shedG.isShed(fn) {

@@ -157,7 +157,7 @@ func TestShedMarksUnknownCallers(t *testing.T) {
 
 // manyShed is a shed set of n functions with names as long as a Go
 // service's, all seen called by handle (2) in a window of many calls.
-func manyShed(t *testing.T, n int) (*Map, []Event) {
+func manyShed(t *testing.T, n int) (*instrmap.Map, []Event) {
 	t.Helper()
 	var funcs []instrmap.Func
 	for id := 1; id <= 200; id++ {
@@ -167,7 +167,7 @@ func manyShed(t *testing.T, n int) (*Map, []Event) {
 	if _, err := instrmap.Write(&b, funcs); err != nil {
 		t.Fatal(err)
 	}
-	m, err := ParseMap(bytes.NewReader(b.Bytes()))
+	m, err := instrmap.ParseMap(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func manyShed(t *testing.T, n int) (*Map, []Event) {
 }
 
 // perfettoOf writes evs as `goxray perfetto` does.
-func perfettoOf(t *testing.T, m *Map, evs []Event) []byte {
+func perfettoOf(t *testing.T, m *instrmap.Map, evs []Event) []byte {
 	t.Helper()
 	scan := NewPerfettoScan(fdr.Header{Version: 5, CycleFrequency: 1e9})
 	for i := range evs {

@@ -12,6 +12,7 @@ import (
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/asm"
 	"github.com/goxray/xray/internal/glayout"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/xraytool"
 )
 
@@ -110,7 +111,7 @@ func spawnTrace(t *testing.T, version int) (trace, imap string) {
 // lineageFolded builds a Lineage from evs (with old, the lineage events
 // as a runtime that did not record the spawn function wrote them) and
 // returns the folded call counts with it.
-func lineageFolded(t *testing.T, evs []Event, m *Map, old bool) (map[string]uint64, *Lineage, string) {
+func lineageFolded(t *testing.T, evs []Event, m *instrmap.Map, old bool) (map[string]uint64, *Lineage, string) {
 	t.Helper()
 	l := NewLineage()
 	for _, e := range evs {
@@ -166,7 +167,7 @@ func TestLineageSpawnSite(t *testing.T) {
 				t.Errorf("v%d: %d lineage events with %s in llvm-xray's view, want %d (all: %v)", v, spawns[k], k, n, spawns)
 			}
 		}
-		m, err := ReadMap(imap)
+		m, err := instrmap.ReadMap(imap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +218,7 @@ func TestLineageNoteUninstrumentedSpawner(t *testing.T) {
 		t.Skipf("no g reader or go statement PC in this build: %s", glayout.GoPCSource())
 	}
 	trace, imap := spawnTrace(t, 5)
-	m, err := ReadMap(imap)
+	m, err := instrmap.ReadMap(imap)
 	if err != nil {
 		t.Fatal(err)
 	}

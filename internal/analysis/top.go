@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // FuncTotal is one function's totals over every call path, as pprof's
@@ -67,7 +69,7 @@ func (p *Profile) Funcs() []FuncTotal {
 // WriteTop prints the n functions with the most self time, and the n call
 // paths with the most inclusive time, merged across goroutines; paths
 // deeper than MaxFrames are printed elided.
-func (p *Profile) WriteTop(w io.Writer, m *Map, n int) error {
+func (p *Profile) WriteTop(w io.Writer, m *instrmap.Map, n int) error {
 	fs := p.Funcs()
 	// Goroutine time: every root's, plus every goroutine nested under its
 	// spawner by Lineage (a Spawned node's time is not in its parent's),

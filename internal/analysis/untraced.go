@@ -23,14 +23,10 @@ type Untraced struct {
 // untracedExamples bounds the names the note gives.
 const untracedExamples = 5
 
-// add merges the event payload data into u and reports whether it was an
-// untraced event. A file repeats the whole set and its counts sit on one
-// event, so each count is the largest seen.
-func (u *Untraced) add(data []byte) bool {
-	p, ok := fdr.ParseUntraced(data)
-	if !ok {
-		return false
-	}
+// add merges one untraced event's set p into u. A file repeats the
+// whole set and its counts sit on one event, so each count is the largest
+// seen.
+func (u *Untraced) add(p fdr.Untraced) {
 	u.MergeCounts(p, func(a, b int) int { return max(a, b) })
 	for _, f := range p.Funcs {
 		if u.seen == nil {
@@ -41,13 +37,6 @@ func (u *Untraced) add(data []byte) bool {
 			u.Funcs = append(u.Funcs, f)
 		}
 	}
-	return true
-}
-
-// isUntraced reports whether a custom event's payload is an untraced event.
-func isUntraced(data []byte) bool {
-	_, ok := fdr.ParseUntraced(data)
-	return ok
 }
 
 // Note is the line every view prints about the untraced set (empty when

@@ -60,21 +60,21 @@ func TestUntracedNote(t *testing.T) {
 		t.Errorf("short note %q", got)
 	}
 	one := Untraced{}
-	one.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedLeaf: 1}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}}))
+	one.add(untracedOf(t, fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedLeaf: 1}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.classify"}}})))
 	if got := one.Note(); got != "The build left 1 function untraced (1 call-free leaf: main.classify; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("one function: %q", got)
 	}
 	// Every reason, in the payload's order; the names as the file ranks
 	// them (what a mark or the file's kind kept out first).
 	every := Untraced{}
-	every.add(fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 3, fdr.UntracedInlinable: 2, fdr.UntracedLeaf: 1, fdr.UntracedNever: 1, fdr.UntracedDirective: 2, fdr.UntracedGenerated: 4, fdr.UntracedCgo: 1},
-		Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedCgo, Name: "p.callC"}, {Reason: fdr.UntracedNever, Name: "p.quiet"}}}))
+	every.add(untracedOf(t, fdr.AppendUntracedPayload(nil, fdr.Untraced{Counts: map[string]int{fdr.UntracedSmall: 3, fdr.UntracedInlinable: 2, fdr.UntracedLeaf: 1, fdr.UntracedNever: 1, fdr.UntracedDirective: 2, fdr.UntracedGenerated: 4, fdr.UntracedCgo: 1},
+		Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedCgo, Name: "p.callC"}, {Reason: fdr.UntracedNever, Name: "p.quiet"}}})))
 	if got := every.Note(); got != "The build left 14 functions untraced (3 small, 2 inlinable, 1 call-free leaf, 1 marked //xray:never, 2 with a //go: directive, 4 in generated files, 1 in cgo files; e.g. p.callC, p.quiet; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("every reason: %q", got)
 	}
 	// A newer writer's reason: counted, and named as it is.
 	newer := Untraced{}
-	newer.add([]byte("goxray.untraced small=1 future=3 func=future:p.x"))
+	newer.add(untracedOf(t, []byte("goxray.untraced small=1 future=3 func=future:p.x")))
 	if got := newer.Note(); got != "The build left 4 functions untraced (1 small, 3 for another reason, \"future\"; e.g. p.x; -xray.v of goxray build or test lists them): their time counts in their callers' self time.\n" {
 		t.Errorf("a reason this reader does not know: %q", got)
 	}
@@ -86,4 +86,14 @@ func TestUntracedNote(t *testing.T) {
 	if n := plain.Notes(nil); n != "" {
 		t.Errorf("a file without the set: %q", n)
 	}
+}
+
+// untracedOf parses an untraced event's payload.
+func untracedOf(t *testing.T, b []byte) fdr.Untraced {
+	t.Helper()
+	u, ok := fdr.ParseUntraced(b)
+	if !ok {
+		t.Fatalf("%q is not an untraced event", b)
+	}
+	return u
 }

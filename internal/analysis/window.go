@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // What a trace says about its own gaps, which every view repeats:
@@ -124,6 +125,21 @@ type Gaps struct {
 	ShedDetails bool
 	first       uint64
 	seen        bool
+	goxray      *goxrayCases // made by the first Scan; g must not be copied after it
+}
+
+// goxrayCases are Gaps' cases of goxray's events: only what the window
+// lacks.
+func (g *Gaps) goxrayCases() *goxrayCases {
+	return &goxrayCases{
+		fdr.GoxrayAnchor:      goxrayIgnore,
+		fdr.GoxrayLineage:     goxrayIgnore,
+		fdr.GoxraySpan:        goxrayIgnore,
+		fdr.GoxrayShed:        keepShed(&g.Sheds),
+		fdr.GoxrayOpen:        goxrayIgnore, // the view's own account of open calls reads the Entries
+		fdr.GoxrayOpenUnknown: keepOpenUnknown(&g.Open),
+		fdr.GoxrayUntraced:    keepUntraced(&g.Untraced),
+	}
 }
 
 // Scan feeds one event.
@@ -131,24 +147,17 @@ func (g *Gaps) Scan(e *Event) {
 	if !g.seen || e.TSC < g.first {
 		g.first, g.seen = e.TSC, true
 	}
-	if e.Type != fdr.EventCustom {
-		return
+	if g.goxray == nil {
+		g.goxray = g.goxrayCases()
 	}
-	if sh, ok := fdr.ParseShed(e.Data); ok {
-		g.Sheds = mergeShed(g.Sheds, Shed{Shed: sh, TSC: e.TSC})
-		return
-	}
-	if g.Open.scan(e.Data) {
-		return
-	}
-	g.Untraced.add(e.Data)
+	g.goxray.take(e)
 }
 
 // Note says the calls open across the window that the file does not
 // show, the shed set (without the marks, which such a view does not put
 // on names) and the untraced set; empty when the window lacks none.
 // ShedDetails lists every shed function's note.
-func (g *Gaps) Note(m *Map) string {
+func (g *Gaps) Note(m *instrmap.Map) string {
 	var b strings.Builder
 	b.WriteString(g.Open.Note())
 	if len(g.Sheds) > 0 {
@@ -162,13 +171,13 @@ func (g *Gaps) Note(m *Map) string {
 // Notes is what every view of p says about the window's gaps (see
 // window.go): the calls open at its ends, the shed set and what the build
 // left untraced (untraced.go); empty when there is nothing to say.
-func (p *Profile) Notes(m *Map) string {
+func (p *Profile) Notes(m *instrmap.Map) string {
 	return OpenHeader(p.Before, p.Open, p.OpenUnknown) + shedSummary(p.Sheds, p.shedG, m, p.Since, shedMarksAll, p.opt.ShedDetails) + p.Untraced.Note()
 }
 
 // ShortNote is Notes in one line, for a flame graph's subtitle (empty
 // when there is nothing to say).
-func (p *Profile) ShortNote(m *Map) string {
+func (p *Profile) ShortNote(m *instrmap.Map) string {
 	var parts []string
 	if n := p.OpenUnknown.short(); n != "" {
 		parts = append(parts, n)

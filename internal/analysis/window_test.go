@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/internal/instrmap"
 )
 
 // windowEvents: goroutine 1's read loop (1) was open when the window
@@ -164,7 +165,7 @@ func TestOpenMissingNotes(t *testing.T) {
 			}
 		}
 		p.Finish()
-		m := &Map{}
+		m := &instrmap.Map{}
 		for what, s := range map[string]string{"notes": p.Notes(m), "flame subtitle": p.ShortNote(m), "why": g.Note(m), "account": a.Notes(p.Header, m)} {
 			if c.want == "" && s != "" || !strings.Contains(s, c.want) {
 				t.Errorf("%q: %s says %q, want %q", c.payload, what, s, c.want)

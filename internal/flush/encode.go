@@ -90,10 +90,6 @@ func (r Result) PaddingFraction() float64 {
 	return float64(r.PaddingBytes) / float64(r.Bytes)
 }
 
-// AnchorPayload is the one-byte payload of the custom event that opens a
-// goroutine's block at the file's minimum TSC (see Encode).
-const AnchorPayload = 0
-
 // Encode writes an FDR file of version p.Header.Version, 1 or 5, built from
 // segs, the block streams the runtime's writers produced (each a sequence of
 // blocks as package stream lays them out, copied out of the buffers). Both
@@ -242,7 +238,7 @@ func write(w io.Writer, segs [][]byte, plans []goPlan, p Params) error {
 		// The lineage event, when the parent is known, takes the anchor's
 		// place: it too sits at the file's minimum TSC, so that account
 		// accepts it (a goroutine's base may be below the minimum).
-		anchor := []byte{AnchorPayload}
+		anchor := []byte{fdr.AnchorPayload}
 		if gp.parent != 0 {
 			anchor = fdr.AppendLineagePayload(nil, gp.lineage())
 			anchored = true

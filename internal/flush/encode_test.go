@@ -122,7 +122,7 @@ func threadEvents(t *testing.T, f *fdr.File) map[int32][]ev {
 				t.Errorf("thread %d event %d: TSC %d < %d", th.TID, i, e.TSC, last)
 			}
 			last = e.TSC
-			if i == 0 && e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == AnchorPayload {
+			if i == 0 && e.Type == fdr.EventCustom && len(e.Data) == 1 && e.Data[0] == fdr.AnchorPayload {
 				continue
 			}
 			list = append(list, ev{Type: e.Type, ID: e.FuncID, TSC: e.TSC, CPU: e.CPU, Args: e.Args, Data: string(e.Data)})

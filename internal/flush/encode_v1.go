@@ -159,7 +159,7 @@ type v1Writer struct {
 	typed   int
 }
 
-var anchorPayload = []byte{AnchorPayload}
+var anchorPayload = []byte{fdr.AnchorPayload}
 
 // goroutine lays out one goroutine's records and returns its ThreadBuffer count.
 func (v *v1Writer) goroutine(gp *goPlan, anchored bool) (int, error) {

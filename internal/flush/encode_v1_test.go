@@ -170,7 +170,7 @@ func TestEncodeV1Layout(t *testing.T) {
 	g1 = fdr.AppendFunction(g1, fdr.Exit, 1, 20) // 130 - 110: events leave the base alone in version 1
 	buf(1, 110, 0, 100, g1)
 	var g2 []byte
-	g2 = fdr.AppendCustomEventV1(g2, 110, []byte{AnchorPayload})
+	g2 = fdr.AppendCustomEventV1(g2, 110, []byte{fdr.AnchorPayload})
 	g2 = fdr.AppendFunction(g2, fdr.Enter, 2, 10)
 	buf(2, 210, 3, 200, g2)
 	if !bytes.Equal(data, want) {

@@ -1,6 +1,9 @@
-// Package instrmap writes the instrumentation-map side file that gives
-// goxray traces their function names: the file a user passes to llvm-xray
-// as -instr_map (account, stack, graph, convert -symbolize, extract).
+// Package instrmap writes and reads the instrumentation-map side file that
+// gives goxray traces their function names: the file a user passes to
+// llvm-xray as -instr_map (account, stack, graph, convert -symbolize,
+// extract). Write makes it; Map (ReadMap, ParseMap) reads it, or the
+// xray_instr_map section of a binary built with clang -fxray-instrument,
+// numbering ids the way llvm-xray numbers them, for goxray's own views.
 //
 // # Contract
 //

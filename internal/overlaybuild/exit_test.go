@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray/fdr"
-	"github.com/goxray/xray/internal/analysis"
+	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/modfixture"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -51,7 +51,7 @@ func TestExitThroughDependency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := analysis.ReadMap(ts[0] + ".map")
+			m, err := instrmap.ReadMap(ts[0] + ".map")
 			if err != nil {
 				t.Fatal(err)
 			}

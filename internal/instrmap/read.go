@@ -1,4 +1,4 @@
-package analysis
+package instrmap
 
 import (
 	"bytes"
@@ -12,8 +12,6 @@ import (
 	"path"
 	"sort"
 	"strconv"
-
-	"github.com/goxray/xray/internal/instrmap"
 )
 
 // Map gives function ids their names and source positions, from an ELF
@@ -139,17 +137,17 @@ func readMap(f *elf.File, p string) (*Map, error) {
 		}
 		return nil, fmt.Errorf("%s: xray_instr_map: %v", p, err)
 	}
-	if len(b)%instrmap.EntrySize != 0 {
-		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), instrmap.EntrySize)
+	if len(b)%EntrySize != 0 {
+		return nil, fmt.Errorf("%s: xray_instr_map is %d bytes, not a multiple of %d", p, len(b), EntrySize)
 	}
 	bo := f.ByteOrder
 	m := &Map{Addr: map[uint32]uint64{}, name: map[uint32]string{}, loc: map[uint32]string{}, src: map[uint32]srcPos{}}
 	id, cur := uint32(1), uint64(0)
-	for i := 0; i < len(b); i += instrmap.EntrySize {
-		e := instrmap.DecodeEntry(b[i:], bo)
-		if e.Kind >= instrmap.EntryKinds {
+	for i := 0; i < len(b); i += EntrySize {
+		e := DecodeEntry(b[i:], bo)
+		if e.Kind >= EntryKinds {
 			// llvm-xray rejects the whole map too.
-			return nil, fmt.Errorf("%s: sled %d has kind %d (llvm-xray knows 0-%d)", p, i/instrmap.EntrySize, e.Kind, instrmap.EntryKinds-1)
+			return nil, fmt.Errorf("%s: sled %d has kind %d (llvm-xray knows 0-%d)", p, i/EntrySize, e.Kind, EntryKinds-1)
 		}
 		fn := e.FunctionAddr(sec.Addr + uint64(i))
 		if cur == 0 {
