@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/export"
 )
 
 // ScopeName is the instrumentation scope of the spans the processor makes.
@@ -76,9 +76,9 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 	// span began, are copied.
 	from, to := j.from, max(j.to, j.from)
 	sc := s.SpanContext()
-	span := xray.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Goroutine: j.g, Start: from, End: to}
+	span := export.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Goroutine: j.g, Start: from, End: to}
 	binary.LittleEndian.PutUint64(span.Parent[:], j.parent)
-	snap, err := xray.SnapshotRequest(span, spanTable{p})
+	snap, err := export.SnapshotRequest(span, spanTable{p})
 	if errors.Is(err, xray.ErrNotRunning) {
 		sum.err = err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, nil, err
@@ -179,7 +179,7 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 }
 
 func funcName(id uint32) string {
-	if name, ok := xray.FuncName(xray.ID(id)); ok {
+	if name, ok := export.FuncName(xray.ID(id)); ok {
 		return name
 	}
 	return "#" + strconv.FormatUint(uint64(id), 10)
@@ -241,7 +241,7 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 // each with its parent (an index into the result, or -1 for the span),
 // parents before children, and where each span marked on the request's
 // goroutines while they worked for it started.
-func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
+func calls(rq *export.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 	starts := map[uint64]spanStart{}
 	members := rq.Goroutines()
 	root := members[0]
@@ -259,7 +259,7 @@ func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 		for i := range recs {
 			r := &recs[i]
 			if r.Event {
-				if sp, ok := fdr.ParseSpan(r.Payload); ok && !sp.End && rq.Working(id, r.TSC) {
+				if sp, ok := r.SpanMark(); ok && !sp.End && rq.Working(id, r.TSC) {
 					st := spanStart{g: id, tsc: r.TSC}
 					if len(stack) > 0 {
 						st.in = stack[len(stack)-1]
@@ -271,15 +271,15 @@ func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 			if !g.seen {
 				g.first, g.seen = r.TSC, true
 			}
-			switch r.Action {
-			case fdr.Enter, fdr.EnterArgs:
+			switch {
+			case r.Entry():
 				c := &call{fn: uint32(r.Func), g: r.G, start: r.TSC, parent: -1}
 				if len(stack) > 0 {
 					c.up = stack[len(stack)-1]
 				}
 				stack = append(stack, c)
 				g.calls = append(g.calls, c)
-			case fdr.Exit, fdr.TailExit:
+			case r.Exit():
 				k := len(stack) - 1
 				for k >= 0 && stack[k].fn != uint32(r.Func) {
 					k--

@@ -1,4 +1,4 @@
-package xray
+package export
 
 import "github.com/goxray/xray/internal/diskbudget"
 

@@ -1,8 +1,10 @@
-package xray
+package export
 
 import (
 	"io"
 
+	"github.com/goxray/xray"
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/logline"
@@ -30,7 +32,7 @@ func GoroutineParents() (recorded bool, how string) {
 // FuncName returns the name function id was registered under (Register,
 // FuncOf, Name, or the automatic instrumentation), the name llvm-xray
 // prints; false when id has none.
-func FuncName(id ID) (string, bool) {
+func FuncName(id xray.ID) (string, bool) {
 	f, ok := registry.Lookup(uint32(id))
 	return f.Name, ok && f.Name != ""
 }
@@ -40,3 +42,25 @@ func FuncName(id ID) (string, bool) {
 // written to standard output when the two are the same file. Packages
 // that log beside goxray (xrayotel) write there too.
 func LogOutput() io.Writer { return logline.Stderr() }
+
+// GoTraceOn reports whether the running session records Go's execution
+// trace beside its own records (Options.GoTrace). ReadGoTrace reads what
+// xray.WriteGoTraceTo writes.
+func GoTraceOn() bool { return engine.GoTraceOn() }
+
+// SpanMark is a span event: a distributed-tracing span started, or ended
+// (End), on the goroutine that recorded it. It is the custom event
+// package fdr documents as fdr.Span, which SnapshotRequest and `go tool
+// goxray VIEW -trace` read to find a span's request.
+type SpanMark struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+	End     bool
+}
+
+// MarkSpan records m on the calling goroutine as a custom event, as
+// xray.Event does (nothing while tracing is off). It does not allocate.
+func MarkSpan(m SpanMark) {
+	var buf [fdr.SpanPayloadSize]byte
+	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: m.TraceID, SpanID: m.SpanID, End: m.End}))
+}
