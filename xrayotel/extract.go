@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
@@ -159,19 +157,17 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 			more, evs = sp.attrs(c, end, wall(c.start))
 			attrs = append(attrs, more...)
 		}
-		out = append(out, tracetest.SpanStub{
-			Name:                 name,
-			Events:               evs,
-			Links:                pl.links[c],
-			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
-			Parent:               parent,
-			SpanKind:             trace.SpanKindInternal,
-			StartTime:            wall(c.start),
-			EndTime:              wall(end),
-			Attributes:           attrs,
-			Resource:             s.Resource(),
-			InstrumentationScope: instrumentation.Scope{Name: ScopeName},
-		}.Snapshot())
+		out = append(out, &madeSpan{
+			name:        name,
+			events:      evs,
+			links:       pl.links[c],
+			spanContext: psc.WithSpanID(c.id).WithRemote(false),
+			parent:      parent,
+			startTime:   wall(c.start),
+			endTime:     wall(end),
+			attributes:  attrs,
+			resource:    s.Resource(),
+		})
 	}
 	sum.exported = len(kept)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
@@ -224,17 +220,15 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}
 	attrs = append(attrs, p.dirAttrs(sum.fileSkipped)...)
 	psc := s.SpanContext()
-	return tracetest.SpanStub{
-		Name:                 SummaryName,
-		SpanContext:          psc.WithSpanID(newSpanID()).WithRemote(false),
-		Parent:               psc,
-		SpanKind:             trace.SpanKindInternal,
-		StartTime:            s.StartTime(),
-		EndTime:              s.EndTime(),
-		Attributes:           attrs,
-		Resource:             s.Resource(),
-		InstrumentationScope: instrumentation.Scope{Name: ScopeName},
-	}.Snapshot()
+	return &madeSpan{
+		name:        SummaryName,
+		spanContext: psc.WithSpanID(newSpanID()).WithRemote(false),
+		parent:      psc,
+		startTime:   s.StartTime(),
+		endTime:     s.EndTime(),
+		attributes:  attrs,
+		resource:    s.Resource(),
+	}
 }
 
 // calls reads the request's records and returns the calls to export,
