@@ -9,7 +9,7 @@ import (
 )
 
 // GoTrace is Go's execution trace of this process, as xray.WriteGoTraceTo
-// writes it (Options.GoTrace), read for the goroutines' scheduling states
+// writes it (xray.Options.GoTrace), read for the goroutines' scheduling states
 // and aligned with Clock: what go tool goxray why joins with the records,
 // for a caller that asks why a request's calls took their time (whether a
 // goroutine was running, waiting for a P, in a system call or blocked,

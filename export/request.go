@@ -207,7 +207,7 @@ func (r *Request) Frequency() uint64 { return r.snap.Frequency() }
 
 // Lineage returns the goroutine that started goroutine g (0 for the root
 // when unknown) and the function holding the go statement (0: unknown, or
-// not registered under its symbol name, as FuncOf and the automatic
+// not registered under its symbol name, as xray.FuncOf and the automatic
 // instrumentation register).
 func (r *Request) Lineage(g uint64) (parent uint64, spawn xray.ID) {
 	p, s := r.snap.Lineage(g)
@@ -215,7 +215,7 @@ func (r *Request) Lineage(g uint64) (parent uint64, spawn xray.ID) {
 }
 
 // WriteFiles writes the request's goroutines inside the window as an FDR
-// file, and its function map beside it (path+".map"), in dir, as Flush
+// file, and its function map beside it (path+".map"), in dir, as xray.Flush
 // writes its files (calls open at the window's start get an Entry there,
 // and say so): the file is named prefix and six random letters, written
 // under a temporary name and renamed. It returns the file's path.
