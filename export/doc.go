@@ -10,16 +10,17 @@
 // that turns a session's records into something else while the session
 // runs. Its contract:
 //
-//   - It reads; it never changes the session's configuration. What it
+//   - It reads the session; it never changes its configuration. What it
 //     records (MarkSpan) goes through xray.Event, counted and dropped as
-//     any event is.
+//     any event is, and does nothing while tracing is off.
 //   - Times are on Clock, the clock of the records; Request.Frequency
-//     gives its ticks per second.
+//     gives its ticks per second. While tracing is off Clock is 0 and
+//     SnapshotRequest returns xray.ErrNotRunning.
 //   - SnapshotRequest copies without stopping the writers, and a Request
 //     is the caller's until Release.
 //   - Reading Go's execution trace links golang.org/x/exp/trace: this is
-//     a package apart from xray so that programs which never read a Go
-//     trace (or never export) do not link the parser.
+//     a package apart from xray so that only programs that export link
+//     the parser.
 //
 // A request, the goroutines that worked for one span, is defined once, in
 // the documentation of Request; `go tool goxray VIEW -trace` narrows its

@@ -18,6 +18,9 @@ type SpanMark struct {
 // MarkSpan records m on the calling goroutine as a custom event, as
 // xray.Event does (nothing while tracing is off). It does not allocate.
 func MarkSpan(m SpanMark) {
+	if !xray.On() {
+		return
+	}
 	var buf [fdr.SpanPayloadSize]byte
 	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: m.TraceID, SpanID: m.SpanID, End: m.End}))
 }
