@@ -131,13 +131,11 @@
 // # One request's records
 //
 // A span processor (package xrayotel is one) marks when a request's span
-// starts and ends on goxray's clock (Clock, on the goroutine
-// CurrentGoroutine names), then copies the records of that request alone
-// while recording goes on: SnapshotRequest, whose Request holds the
-// goroutines that worked for the span (the definition is Request's, the
-// one go tool goxray -trace uses too), their records, and writes them as
-// a file of their own (Request.WriteFiles, with a FileBudget bounding the
-// directory). With Options.GoTrace, package gostate says in which state
-// (running, runnable, in a system call, blocked, and on what) each
-// goroutine spent that time. None of it touches the record path.
+// starts and ends on goxray's clock, then copies the records of that
+// request alone while recording goes on, and writes them as a file of
+// their own; with Options.GoTrace it also learns in which state (running,
+// runnable, in a system call, blocked, and on what) each goroutine spent
+// that time. None of it touches the record path. What such an exporter
+// reads lives in package github.com/goxray/xray/export, apart from what a
+// service author uses here.
 package xray

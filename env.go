@@ -59,7 +59,9 @@ import (
 // flag's row: its Options field, default and validation.
 var env, envWarnings = xrayflags.FromEnv()
 
-func init() {
+// envNotes prints the environment's warnings, and says when
+// xray_logfile_base names a directory, on standard error.
+func envNotes() {
 	for _, w := range envWarnings {
 		fmt.Fprintln(os.Stderr, w)
 	}
@@ -67,20 +69,6 @@ func init() {
 	if isDir {
 		fmt.Fprintf(os.Stderr, "xray: xray_logfile_base=%q is a directory: files go in it, as with %q (compiler-rt would read it as a file name prefix and write %s<program>.XXXXXX in %s)\n",
 			env.LogfileBase, env.LogfileBase+"/", env.LogfileBase, filepath.Dir(dir))
-	}
-	if env.Start {
-		if err := Start(Options{}); err != nil {
-			fmt.Fprintf(os.Stderr, "xray: XRAY_OPTIONS asked to start tracing: %v\n", err)
-		} else {
-			envSession.Store(new(Stats().Started))
-			if c, err := (Options{}).config(); err == nil {
-				fmt.Fprintln(os.Stderr, startedLine(c, os.Getpid()))
-			}
-		}
-		if env.Verbosity > 0 && Stats().Running {
-			x, f := env.Flags()
-			fmt.Fprintf(os.Stderr, "xray: started by XRAY_OPTIONS=%q XRAY_FDR_OPTIONS=%q\n", x, f)
-		}
 	}
 }
 

@@ -2,26 +2,19 @@ package xray
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/logline"
 	"github.com/goxray/xray/internal/settings"
 
 	"github.com/goxray/xray/internal/engine"
 )
-
-// ID identifies an instrumented function: 1 ≤ id < 1<<28 (the record's
-// 28-bit field). Calls with other ids are dropped and counted.
-type ID int32
-
-// MaxID is the largest function id a record can carry.
-const MaxID ID = fdr.MaxFuncID
 
 // Mode says what happens when every buffer is full: FlightRecorder or
 // Fill. (It is the buffer queue's own type, so that it has one String.)
@@ -296,6 +289,27 @@ func Start(o Options) error {
 // until a Start adopts it.
 var envSession atomic.Pointer[time.Time]
 
+// init starts the session XRAY_OPTIONS asks for (env.go reads the
+// environment and words its lines).
+func init() {
+	envNotes()
+	if !env.Start {
+		return
+	}
+	if err := Start(Options{}); err != nil {
+		fmt.Fprintf(os.Stderr, "xray: XRAY_OPTIONS asked to start tracing: %v\n", err)
+	} else {
+		envSession.Store(new(Stats().Started))
+		if c, err := (Options{}).config(); err == nil {
+			fmt.Fprintln(os.Stderr, startedLine(c, os.Getpid()))
+		}
+	}
+	if env.Verbosity > 0 && Stats().Running {
+		x, f := env.Flags()
+		fmt.Fprintf(os.Stderr, "xray: started by XRAY_OPTIONS=%q XRAY_FDR_OPTIONS=%q\n", x, f)
+	}
+}
+
 // adopt gives the session that began at started what o (c, as config
 // made it) asks that a running session can change, says through c.Logf
 // what it could not, and returns the configuration in effect.
@@ -324,6 +338,24 @@ func Stop() error {
 	err := engine.Stop()
 	logline.Release()
 	return err
+}
+
+// StopAndExit ends the process as os.Exit(code) does, after Stop has
+// written the final file (unless Options.NoFinalFile; no session, no
+// file). Go runs nothing at os.Exit: a call of os.Exit, in the program or
+// in a library (a logger's Fatal), ends the process without a final file,
+// FlushOnExit or not. Call StopAndExit instead, and give it to the
+// libraries that let you say how they exit (logrus's Logger.ExitFunc;
+// zap's WithFatalHook, through a hook that calls it). goxray build does
+// the same in the code it instruments (docs/automatic-instrumentation.md);
+// an os.Exit in code it does not instrument (the standard library's
+// log.Logger methods, dependencies in the module cache) still ends the
+// process without a final file.
+func StopAndExit(code int) {
+	if err := Stop(); err != nil && !errors.Is(err, ErrNotRunning) {
+		os.Stderr.WriteString("xray: final flush: " + err.Error() + "\n")
+	}
+	os.Exit(code)
 }
 
 // Flush writes the current window to a new file in Dir and returns its
@@ -359,6 +391,15 @@ var (
 	// ErrInvalidOptions is wrapped by every error Start returns for Options
 	// it refuses; the message names the field.
 	ErrInvalidOptions = engine.ErrConfig
+	// ErrNoGoTrace is WriteGoTraceTo's error when the session runs without
+	// Options.GoTrace.
+	ErrNoGoTrace = engine.ErrNoGoTrace
+	// ErrGoTraceNotWritten is wrapped by the error of Flush or Stop when the
+	// file was written but the Go execution trace beside it (Options.GoTrace)
+	// was not, as when the disk is full: the file stays, whole without it,
+	// and its path is returned (Stop's in Stats().LastFlushPath) with the
+	// error; Stats().GoTrace counts the failure and Logf says it.
+	ErrGoTraceNotWritten = engine.ErrGoTraceNotWritten
 )
 
 // Stats returns the runtime's counters: records, drops by reason, buffers

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 )
 
 // BenchmarkSpan measures a fast span's Start and End as the package
@@ -96,7 +97,7 @@ func slowSpan(b *testing.B) (*SpanProcessor, job) {
 	_, span := tp.Tracer("bench").Start(context.Background(), "request")
 	handler()
 	span.End()
-	return p, p.endJob(span.(sdktrace.ReadOnlySpan), xray.Clock())
+	return p, p.endJob(span.(sdktrace.ReadOnlySpan), export.Clock())
 }
 
 // BenchmarkExtract measures the extraction of a slow span's few calls
@@ -153,7 +154,7 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	close(ping)
 	p := NewSpanProcessor(tracetest.NewNoopExporter(), Options{MaxCPU: -1})
 	defer p.Shutdown(context.Background())
-	snap, err := xray.SnapshotRequest(xray.Span{SpanID: [8]byte{1}, Goroutine: xray.CurrentGoroutine(), Start: xray.Clock()}, nil)
+	snap, err := export.SnapshotRequest(export.Span{SpanID: [8]byte{1}, Goroutine: export.CurrentGoroutine(), Start: export.Clock()}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func BenchmarkGoTraceSnapshot(b *testing.B) {
 	lockThread() // as the processor's goroutine: its thread's CPU clock measures it
 	b.ResetTimer()
 	for range b.N {
-		gt := &goTrace{since: xray.Clock()} // a batch of spans that began now
+		gt := &goTrace{since: export.Clock()} // a batch of spans that began now
 		gt.take(p, freq)
 		if gt.err != nil || gt.g == nil {
 			b.Fatal(gt.err)

@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 )
 
 // Defaults bounding Options.Dir. A slow request's file and map take tens
@@ -27,7 +27,7 @@ const requestPrefix = "xray-request."
 // requestFile recognises the per-request files' names exactly:
 // xray-request.<trace id>-<span id>.XXXXXX and the same with .map.
 func requestFile(name string) bool {
-	prefix, ok := xray.FilePrefix(name)
+	prefix, ok := export.FilePrefix(name)
 	rest, mine := strings.CutPrefix(prefix, requestPrefix)
 	if !ok || !mine || len(rest) != 32+1+16+1 || rest[32] != '-' || rest[49] != '.' {
 		return false
@@ -42,11 +42,11 @@ func isHex(s string) bool {
 
 // newDirBudget builds the budget of o.Dir from the Options' limits: 0
 // takes the default, a negative value means no limit.
-func newDirBudget(o Options) *xray.FileBudget {
+func newDirBudget(o Options) *export.FileBudget {
 	if o.Dir == "" {
 		return nil
 	}
-	lim := xray.FileLimits{MaxFiles: o.DirMaxFiles, MaxBytes: o.DirMaxBytes, PerSecond: o.DirPerSecond, Burst: DirBurst}
+	lim := export.FileLimits{MaxFiles: o.DirMaxFiles, MaxBytes: o.DirMaxBytes, PerSecond: o.DirPerSecond, Burst: DirBurst}
 	if lim.MaxFiles == 0 {
 		lim.MaxFiles = DefaultDirMaxFiles
 	}
@@ -57,13 +57,13 @@ func newDirBudget(o Options) *xray.FileBudget {
 		lim.PerSecond = DefaultDirPerSecond
 	}
 	lim.MaxFiles, lim.MaxBytes, lim.PerSecond = max(lim.MaxFiles, 0), max(lim.MaxBytes, 0), max(lim.PerSecond, 0)
-	return xray.NewFileBudget(o.Dir, requestFile, lim).Ledger(requestPrefix)
+	return export.NewFileBudget(o.Dir, requestFile, lim).Ledger(requestPrefix)
 }
 
 // dirCounts is what the Dir budget skipped and deleted so far.
-func (p *SpanProcessor) dirCounts() xray.FileCounts {
+func (p *SpanProcessor) dirCounts() export.FileCounts {
 	if p.dirb == nil {
-		return xray.FileCounts{}
+		return export.FileCounts{}
 	}
 	return p.dirb.Counts()
 }

@@ -23,7 +23,7 @@
 // A span is slow when EndTime−StartTime ≥ Options.Threshold. Its window
 // is when OnStart and OnEnd ran, on goxray's clock, whatever timestamps
 // the span declares (trace.WithTimestamp). For a slow span the processor
-// copies the records of the span's request (xray.SnapshotRequest: the
+// copies the records of the span's request (export.SnapshotRequest: the
 // buffers written since the window began, restricted to the goroutine
 // that started the span and the goroutines started under it, as goxray
 // records which goroutine started which), and exports through exp, as
@@ -31,9 +31,9 @@
 //
 //   - one span per function call that began inside the window on a
 //     goroutine of the request, while that goroutine worked for the span.
-//     The request is as package xray defines it (see xray.Request): the
+//     The request is as package export defines it (see export.Request): the
 //     goroutine that started the span and, where goxray records
-//     goroutines' parents (xray.GoroutineParents; not in the purego build,
+//     goroutines' parents (export.GoroutineParents; not in the purego build,
 //     where only the starting goroutine's calls are found), each goroutine
 //     whose first record is inside the window and whose parent is one of
 //     them, if it marked a span of the span's subtree inside the window
@@ -83,7 +83,7 @@
 // processor deletes its own oldest files (xray-request.<trace id>-<span
 // id>.XXXXXX and .map, those it recorded writing in the hidden ledger
 // .xray-request.owned-<uid>, which the next process reads too; nobody
-// else's, whatever its name: see xray.FileBudget) until at most
+// else's, whatever its name: see export.FileBudget) until at most
 // DirMaxFiles files and DirMaxBytes bytes remain (defaults 1000 and 256
 // MiB). Stats counts both.
 //
@@ -186,7 +186,7 @@
 // execution-trace flight recorder beside goxray), every function span
 // also carries its time by the state its goroutine was in, from Go's
 // execution trace joined as `go tool goxray why` joins it
-// (gostate.Read): goxray.running_ns, goxray.runnable_ns (waiting for a
+// (export.ReadGoTrace): goxray.running_ns, goxray.runnable_ns (waiting for a
 // P), goxray.syscall_ns and goxray.blocked_ns, and goxray.unknown_ns
 // when part of the call lies outside what the Go trace holds. Each
 // blocked interval of at least Options.BlockEventMin (1 ms by default)
@@ -212,19 +212,19 @@
 // cost or is full, else its spans are exported without the split, said
 // on their summary and counted (Stats.GoTraceSkipped). A snapshot that
 // costs more than the credit puts the budget in debt, and slow spans are
-// shed (Stats.Shed) until it is paid off. Measured on a loaded 2-core
-// Xeon (BenchmarkGoTraceSnapshot: a recorder filled by goroutines handing
-// tokens to each other): 0.4–0.6 s of CPU for a 7–12 MB snapshot, some
-// 50–60 ns per byte, nearly all of it parsing. At the default MaxCPU (5 %
-// of a CPU) that is one split every 8–12 s; raise MaxCPU, or lower the
-// session's GoTraceBytes, for more. Without GoTrace the processor takes
-// no snapshot and the spans carry none of this.
+// shed (Stats.Shed) until it is paid off. A snapshot's cost is nearly all
+// parsing, in proportion to its bytes (BenchmarkGoTraceSnapshot; figures
+// in bench/README.md, "xrayotel: a span's hooks, a slow span, a Go-trace
+// snapshot"), so the default MaxCPU affords a split every several
+// seconds; raise MaxCPU, or lower the session's GoTraceBytes, for more.
+// Without GoTrace the processor takes no snapshot and the spans carry
+// none of this.
 //
 // # The ids in the trace file
 //
 // OnStart records a custom event carrying the span's trace and span ids
 // on the goroutine that starts the span, OnEnd one on the goroutine that
-// ends it (fdr.Span, documented in package fdr). `go tool goxray VIEW
+// ends it (export.MarkSpan; the event is fdr.Span). `go tool goxray VIEW
 // -trace TRACEID` narrows every view to that trace's requests, and pprof
 // output carries trace_id and span_id labels.
 //
@@ -255,14 +255,12 @@
 // OpenTelemetry's own work aside (BenchmarkRequestSpans, a make bench
 // row; scripts/bench-otel.sh's hold mode measures a service).
 //
-// Measured on a loaded 2-core AMD EPYC: OnStart plus OnEnd of a fast span
-// take about 0.2 µs while goxray records and 0.04 µs while it is off,
-// without allocating (BenchmarkHooks), where the SDK's own Start and End
-// with a batcher take 1.3–1.8 µs (BenchmarkSpan); a slow span of a few
-// calls costs the processor's goroutine about 30–170 µs and 15 KB in a
-// full 4 MiB ring (BenchmarkSlowSpan, extraction and export; make bench).
-// scripts/bench-otel.sh measures a service's throughput with and without
-// the processor when one request in 500 is slow.
+// BenchmarkHooks measures a fast span's OnStart and OnEnd against the
+// SDK's own Start and End (BenchmarkSpan), BenchmarkSlowSpan what a slow
+// span costs the processor's goroutine (extraction and export; a make
+// bench row), and scripts/bench-otel.sh a service's throughput with and
+// without the processor when one request in 500 is slow; bench/README.md
+// gives the figures beside the commands.
 //
 // # Edge cases
 //

@@ -12,13 +12,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/export"
 )
 
 // ScopeName is the instrumentation scope of the spans the processor makes.
@@ -76,9 +74,9 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 	// span began, are copied.
 	from, to := j.from, max(j.to, j.from)
 	sc := s.SpanContext()
-	span := xray.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Goroutine: j.g, Start: from, End: to}
+	span := export.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Goroutine: j.g, Start: from, End: to}
 	binary.LittleEndian.PutUint64(span.Parent[:], j.parent)
-	snap, err := xray.SnapshotRequest(span, spanTable{p})
+	snap, err := export.SnapshotRequest(span, spanTable{p})
 	if errors.Is(err, xray.ErrNotRunning) {
 		sum.err = err.Error()
 		return []sdktrace.ReadOnlySpan{p.summarySpan(s, sum)}, nil, err
@@ -159,19 +157,17 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 			more, evs = sp.attrs(c, end, wall(c.start))
 			attrs = append(attrs, more...)
 		}
-		out = append(out, tracetest.SpanStub{
-			Name:                 name,
-			Events:               evs,
-			Links:                pl.links[c],
-			SpanContext:          psc.WithSpanID(c.id).WithRemote(false),
-			Parent:               parent,
-			SpanKind:             trace.SpanKindInternal,
-			StartTime:            wall(c.start),
-			EndTime:              wall(end),
-			Attributes:           attrs,
-			Resource:             s.Resource(),
-			InstrumentationScope: instrumentation.Scope{Name: ScopeName},
-		}.Snapshot())
+		out = append(out, &madeSpan{
+			name:        name,
+			events:      evs,
+			links:       pl.links[c],
+			spanContext: psc.WithSpanID(c.id).WithRemote(false),
+			parent:      parent,
+			startTime:   wall(c.start),
+			endTime:     wall(end),
+			attributes:  attrs,
+			resource:    s.Resource(),
+		})
 	}
 	sum.exported = len(kept)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
@@ -179,7 +175,7 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 }
 
 func funcName(id uint32) string {
-	if name, ok := xray.FuncName(xray.ID(id)); ok {
+	if name, ok := export.FuncName(xray.ID(id)); ok {
 		return name
 	}
 	return "#" + strconv.FormatUint(uint64(id), 10)
@@ -224,24 +220,22 @@ func (p *SpanProcessor) summarySpan(s sdktrace.ReadOnlySpan, sum summary) sdktra
 	}
 	attrs = append(attrs, p.dirAttrs(sum.fileSkipped)...)
 	psc := s.SpanContext()
-	return tracetest.SpanStub{
-		Name:                 SummaryName,
-		SpanContext:          psc.WithSpanID(newSpanID()).WithRemote(false),
-		Parent:               psc,
-		SpanKind:             trace.SpanKindInternal,
-		StartTime:            s.StartTime(),
-		EndTime:              s.EndTime(),
-		Attributes:           attrs,
-		Resource:             s.Resource(),
-		InstrumentationScope: instrumentation.Scope{Name: ScopeName},
-	}.Snapshot()
+	return &madeSpan{
+		name:        SummaryName,
+		spanContext: psc.WithSpanID(newSpanID()).WithRemote(false),
+		parent:      psc,
+		startTime:   s.StartTime(),
+		endTime:     s.EndTime(),
+		attributes:  attrs,
+		resource:    s.Resource(),
+	}
 }
 
 // calls reads the request's records and returns the calls to export,
 // each with its parent (an index into the result, or -1 for the span),
 // parents before children, and where each span marked on the request's
 // goroutines while they worked for it started.
-func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
+func calls(rq *export.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 	starts := map[uint64]spanStart{}
 	members := rq.Goroutines()
 	root := members[0]
@@ -259,7 +253,7 @@ func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 		for i := range recs {
 			r := &recs[i]
 			if r.Event {
-				if sp, ok := fdr.ParseSpan(r.Payload); ok && !sp.End && rq.Working(id, r.TSC) {
+				if sp, ok := r.SpanMark(); ok && !sp.End && rq.Working(id, r.TSC) {
 					st := spanStart{g: id, tsc: r.TSC}
 					if len(stack) > 0 {
 						st.in = stack[len(stack)-1]
@@ -271,15 +265,15 @@ func calls(rq *xray.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 			if !g.seen {
 				g.first, g.seen = r.TSC, true
 			}
-			switch r.Action {
-			case fdr.Enter, fdr.EnterArgs:
+			switch {
+			case r.Entry():
 				c := &call{fn: uint32(r.Func), g: r.G, start: r.TSC, parent: -1}
 				if len(stack) > 0 {
 					c.up = stack[len(stack)-1]
 				}
 				stack = append(stack, c)
 				g.calls = append(g.calls, c)
-			case fdr.Exit, fdr.TailExit:
+			case r.Exit():
 				k := len(stack) - 1
 				for k >= 0 && stack[k].fn != uint32(r.Func) {
 					k--

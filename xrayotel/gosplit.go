@@ -13,7 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/gostate"
+	"github.com/goxray/xray/export"
 )
 
 // Defaults of the Go-trace split (Options.BlockEventMin, MaxBlockEvents).
@@ -31,7 +31,7 @@ const BlockedEvent = "blocked"
 type goTrace struct {
 	since uint64 // the batch's earliest start, goxray's clock
 	taken bool
-	g     *gostate.Trace
+	g     *export.GoTrace
 	err   error
 	// skipped: the processor's CPU budget could not pay for it.
 	skipped bool
@@ -47,7 +47,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	gt.taken = true
-	if !xray.GoTraceOn() {
+	if !export.GoTraceOn() {
 		return
 	}
 	if !p.cpu.afford(p.snapCost) {
@@ -76,7 +76,7 @@ func (gt *goTrace) take(p *SpanProcessor, freq uint64) {
 		return
 	}
 	p.snaps.Add(1)
-	gt.g, gt.err = gostate.Read(&b, gt.since, freq)
+	gt.g, gt.err = export.ReadGoTrace(&b, gt.since, freq)
 }
 
 // splitter adds the Go trace's split to one slow span's function spans.
@@ -110,33 +110,33 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 	gt := s.gt.g
 	t0, t1 := gt.Time(c.start), gt.Time(end)
 	ivs := gt.States(nil, c.g, t0, t1)
-	var by [gostate.Unknown + 1]int64
+	var by [export.Unknown + 1]int64
 	for _, iv := range ivs {
 		by[iv.State] += iv.T1 - iv.T0
 	}
 	attrs := []attribute.KeyValue{
-		attribute.Int64("goxray.running_ns", by[gostate.Running]),
-		attribute.Int64("goxray.runnable_ns", by[gostate.Runnable]),
-		attribute.Int64("goxray.syscall_ns", by[gostate.Syscall]),
-		attribute.Int64("goxray.blocked_ns", by[gostate.Blocked]),
+		attribute.Int64("goxray.running_ns", by[export.Running]),
+		attribute.Int64("goxray.runnable_ns", by[export.Runnable]),
+		attribute.Int64("goxray.syscall_ns", by[export.Syscall]),
+		attribute.Int64("goxray.blocked_ns", by[export.Blocked]),
 	}
-	if by[gostate.Unknown] > 0 {
-		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[gostate.Unknown]))
+	if by[export.Unknown] > 0 {
+		attrs = append(attrs, attribute.Int64("goxray.unknown_ns", by[export.Unknown]))
 	}
 	min := s.p.o.BlockEventMin
 	if min < 0 {
 		return attrs, nil
 	}
-	var own []gostate.Interval
+	var own []export.Interval
 	for _, iv := range ivs {
-		if iv.State != gostate.Blocked {
+		if iv.State != export.Blocked {
 			continue
 		}
 		own = s.cut(own, iv, s.kids[c])
 	}
 	var evs []sdktrace.Event
 	dropped := 0
-	slices.SortStableFunc(own, func(a, b gostate.Interval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
+	slices.SortStableFunc(own, func(a, b export.Interval) int { return int((b.T1 - b.T0) - (a.T1 - a.T0)) })
 	for _, iv := range own {
 		if time.Duration(iv.T1-iv.T0) < min {
 			break
@@ -165,7 +165,7 @@ func (s *splitter) attrs(c *call, end uint64, start time.Time) ([]attribute.KeyV
 }
 
 // cut appends to out the parts of iv outside the kids' calls.
-func (s *splitter) cut(out []gostate.Interval, iv gostate.Interval, kids []*call) []gostate.Interval {
+func (s *splitter) cut(out []export.Interval, iv export.Interval, kids []*call) []export.Interval {
 	for _, k := range kids {
 		a, b := s.gt.g.Time(k.start), s.gt.g.Time(min(k.end, s.to))
 		if b <= iv.T0 || a >= iv.T1 {

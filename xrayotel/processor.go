@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
-	"github.com/goxray/xray/fdr"
+	"github.com/goxray/xray/export"
 )
 
 // SpanProcessor is an sdktrace.SpanProcessor; see the package
@@ -41,7 +41,7 @@ type SpanProcessor struct {
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
-	dirb *xray.FileBudget // nil without Dir
+	dirb *export.FileBudget // nil without Dir
 
 	// waiting counts the slow spans queued and not yet being processed,
 	// at most Options.QueueSize.
@@ -125,7 +125,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 		o.MaxHeld = DefaultMaxHeld
 	}
 	if o.Logf == nil {
-		o.Logf = log.New(xray.LogOutput(), "xrayotel: ", log.LstdFlags).Printf
+		o.Logf = log.New(export.LogOutput(), "xrayotel: ", log.LstdFlags).Printf
 	}
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
@@ -159,7 +159,7 @@ func (p *SpanProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
 		return
 	}
 	sc := s.SpanContext()
-	g := xray.CurrentGoroutine()
+	g := export.CurrentGoroutine()
 	k := spanKey(sc.SpanID())
 	var par, root uint64
 	ps := s.Parent()
@@ -181,14 +181,13 @@ func (p *SpanProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
 	sl.end.Store(0)
 	// The clock before the event: the window holds the span's start
 	// event and every record made under the span after OnStart.
-	tsc := xray.Clock()
+	tsc := export.Clock()
 	sl.tsc.Store(tsc)
 	sl.span.Store(k)
 	if root == k {
 		p.openRoot(sc.TraceID(), k, g, tsc)
 	}
-	var buf [fdr.SpanPayloadSize]byte
-	xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}))
+	export.MarkSpan(export.SpanMark{TraceID: sc.TraceID(), SpanID: sc.SpanID()})
 }
 
 // read copies span k's slot into st, and reports whether it still held
@@ -216,10 +215,9 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	k := spanKey(sc.SpanID())
 	var to uint64
 	if xray.On() {
-		var buf [fdr.SpanPayloadSize]byte
-		xray.Event(fdr.AppendSpanPayload(buf[:0], fdr.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID(), End: true}))
+		export.MarkSpan(export.SpanMark{TraceID: sc.TraceID(), SpanID: sc.SpanID(), End: true})
 		// The clock after the event, so that the span's window holds it.
-		to = xray.Clock()
+		to = export.Clock()
 		// Other spans' extractions ask which spans were open when.
 		if sl := p.slot(k); sl.span.Load() == k {
 			sl.end.Store(to)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -64,7 +65,7 @@ func handler() {
 // runtime layout): then only the starting goroutine's calls are found.
 func needLineage(t testing.TB) {
 	t.Helper()
-	if ok, how := xray.GoroutineParents(); !ok {
+	if ok, how := export.GoroutineParents(); !ok {
 		t.Skipf("goroutine parents are not recorded here (%s)", how)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/goxray/xray/gostate"
+	"github.com/goxray/xray/export"
 )
 
 // spanStart is where a span marked on the request's goroutines started:
@@ -98,7 +98,7 @@ func (s *splitter) blocked(g, a, b uint64) (int64, string) {
 	by := map[string]int64{}
 	var total int64
 	for _, iv := range gt.States(nil, g, gt.Time(a), gt.Time(b)) {
-		if iv.State == gostate.Blocked {
+		if iv.State == export.Blocked {
 			by[iv.Reason] += iv.T1 - iv.T0
 			total += iv.T1 - iv.T0
 		}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 )
 
 // A dispatcher starts one request's span after another on its own
@@ -32,7 +33,7 @@ func TestDispatcherRequests(t *testing.T) {
 		xray.Exit(idTiny)
 		workers[i] = make(chan uint64, 1)
 		wg.Go(func() {
-			workers[i] <- xray.CurrentGoroutine()
+			workers[i] <- export.CurrentGoroutine()
 			for range 3 {
 				step(2 * time.Millisecond)
 			}

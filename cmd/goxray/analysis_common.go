@@ -9,8 +9,8 @@ import (
 	"os"
 
 	"github.com/goxray/xray/internal/analysis"
-	"github.com/goxray/xray/internal/traceset"
 	"github.com/goxray/xray/internal/instrmap"
+	"github.com/goxray/xray/internal/traceset"
 )
 
 // A view is an analysis subcommand: flags, one input, one output. Its

@@ -1,6 +1,6 @@
 // Package request is goxray's one definition of a request: which
 // goroutines worked under one distributed-tracing span, and when. The
-// span processor (package xrayotel, through package xray's
+// span processor (package xrayotel, through package export's
 // SnapshotRequest), the runtime's goroutine snapshot and go tool goxray's
 // -trace all decide it here, so that a slow span's function spans, its
 // request file and a view narrowed to its trace show the same calls.

@@ -12,6 +12,7 @@ import (
 	_ "unsafe" // go:linkname
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/gotrace"
 	"github.com/goxray/xray/internal/why"
@@ -24,10 +25,10 @@ func nanotime() int64
 // after reading the clocks: what the recorder's own anchor goroutine
 // does when a loaded machine holds it up between the two.
 func heldUpAnchor(d time.Duration) {
-	a := xray.Clock()
+	a := export.Clock()
 	mono := nanotime()
-	z := xray.Clock()
-	tsc := xray.Clock()
+	z := export.Clock()
+	tsc := export.Clock()
 	time.Sleep(d)
 	trace.Log(context.Background(), gotrace.AnchorCategory, fmt.Sprintf("pid=%d mono=%d tsc=%d mtsc=%d", os.Getpid(), mono, tsc, a+(z-a)/2))
 }

@@ -1,8 +1,9 @@
-package xray
+package export
 
 import (
 	"io"
 
+	"github.com/goxray/xray"
 	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/glayout"
 	"github.com/goxray/xray/internal/logline"
@@ -27,16 +28,21 @@ func GoroutineParents() (recorded bool, how string) {
 	return glayout.ParentKnown(), glayout.ParentSource()
 }
 
-// FuncName returns the name function id was registered under (Register,
-// FuncOf, Name, or the automatic instrumentation), the name llvm-xray
+// FuncName returns the name function id was registered under (xray.Register,
+// xray.FuncOf, xray.Name, or the automatic instrumentation), the name llvm-xray
 // prints; false when id has none.
-func FuncName(id ID) (string, bool) {
+func FuncName(id xray.ID) (string, bool) {
 	f, ok := registry.Lookup(uint32(id))
 	return f.Name, ok && f.Name != ""
 }
 
-// LogOutput is where the default Options.Logf writes: standard error, one
+// LogOutput is where the default xray.Options.Logf writes: standard error, one
 // whole line per Write, never inside a line another writer has half
 // written to standard output when the two are the same file. Packages
 // that log beside goxray (xrayotel) write there too.
 func LogOutput() io.Writer { return logline.Stderr() }
+
+// GoTraceOn reports whether the running session records Go's execution
+// trace beside its own records (xray.Options.GoTrace). ReadGoTrace reads what
+// xray.WriteGoTraceTo writes.
+func GoTraceOn() bool { return engine.GoTraceOn() }

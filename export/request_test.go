@@ -1,4 +1,4 @@
-package xray_test
+package export_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goxray/xray"
+	"github.com/goxray/xray/export"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/xraytool"
 )
@@ -36,36 +37,36 @@ func rec(id xray.ID) { xray.Enter(id); xray.Exit(id) }
 // llvm-xray reads it.
 func TestSnapshotRequest(t *testing.T) {
 	startRequests(t)
-	lineage, how := xray.GoroutineParents()
+	lineage, how := export.GoroutineParents()
 	t.Logf("goroutine parents: %s", how)
 	early, earlyDone := make(chan struct{}), make(chan uint64)
 	go func() {
 		rec(idReqEarly) // its first record, before the span
-		earlyDone <- xray.CurrentGoroutine()
+		earlyDone <- export.CurrentGoroutine()
 		<-early
 		rec(idReqEarly) // working during the span
 		earlyDone <- 0
 	}()
 	earlyG := <-earlyDone
 
-	s := xray.Span{TraceID: [16]byte{1}, SpanID: [8]byte{2}, Goroutine: xray.CurrentGoroutine(), Start: xray.Clock()}
+	s := export.Span{TraceID: [16]byte{1}, SpanID: [8]byte{2}, Goroutine: export.CurrentGoroutine(), Start: export.Clock()}
 	rec(idReqRoot)
 	early <- struct{}{}
 	<-earlyDone
 	late, child := make(chan struct{}), make(chan uint64)
 	go func() {
 		rec(idReqChild)
-		child <- xray.CurrentGoroutine()
+		child <- export.CurrentGoroutine()
 		<-late
 		rec(idReqLate)
 		child <- 0
 	}()
 	childG := <-child
-	s.End = xray.Clock()
+	s.End = export.Clock()
 	late <- struct{}{}
 	<-child
 
-	r, err := xray.SnapshotRequest(s, nil)
+	r, err := export.SnapshotRequest(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +140,16 @@ func TestFileBudget(t *testing.T) {
 	if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := xray.NewFileBudget(dir, func(name string) bool {
-		p, ok := xray.FilePrefix(name)
+	b := export.NewFileBudget(dir, func(name string) bool {
+		p, ok := export.FilePrefix(name)
 		return ok && p == prefix
-	}, xray.FileLimits{MaxFiles: 2})
+	}, export.FileLimits{MaxFiles: 2})
 	var last string
 	for range 3 {
-		s := xray.Span{SpanID: [8]byte{3}, Goroutine: xray.CurrentGoroutine(), Start: xray.Clock()}
+		s := export.Span{SpanID: [8]byte{3}, Goroutine: export.CurrentGoroutine(), Start: export.Clock()}
 		rec(idReqRoot)
-		s.End = xray.Clock()
-		r, err := xray.SnapshotRequest(s, nil)
+		s.End = export.Clock()
+		r, err := export.SnapshotRequest(s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,11 +176,11 @@ func TestFileBudget(t *testing.T) {
 		t.Errorf("counts %+v, want 4 deleted", c)
 	}
 	for _, bad := range []string{"xray-request-test.ab", "xray-request-test.abc.de", "xray-request-test.abcdef.txt"} {
-		if _, ok := xray.FilePrefix(bad); ok {
+		if _, ok := export.FilePrefix(bad); ok {
 			t.Errorf("FilePrefix(%q) accepted", bad)
 		}
 	}
-	if p, ok := xray.FilePrefix("a.b.Xy3zQ9.map"); !ok || p != "a.b." {
+	if p, ok := export.FilePrefix("a.b.Xy3zQ9.map"); !ok || p != "a.b." {
 		t.Errorf("FilePrefix of a map: %q, %v", p, ok)
 	}
 }

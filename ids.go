@@ -4,10 +4,17 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/goxray/xray/internal/registry"
-
+	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/engine"
+	"github.com/goxray/xray/internal/registry"
 )
+
+// ID identifies an instrumented function: 1 ≤ id < 1<<28 (the record's
+// 28-bit field). Calls with other ids are dropped and counted.
+type ID int32
+
+// MaxID is the largest function id a record can carry.
+const MaxID ID = fdr.MaxFuncID
 
 // MaxManualID is the largest hand-picked id. Ids 1 to MaxManualID are the
 // program's to choose (const idHandle xray.ID = 1); Register and FuncOf

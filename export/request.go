@@ -1,10 +1,11 @@
-package xray
+package export
 
 import (
 	"encoding/binary"
 	"errors"
 	"io"
 
+	"github.com/goxray/xray"
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/engine"
 	"github.com/goxray/xray/internal/flush"
@@ -42,8 +43,29 @@ type Record struct {
 	TSC     uint64     // on Clock
 	Event   bool       // a custom or typed event (Payload), else a function record
 	Action  fdr.Action // function records
-	Func    ID         // function records
+	Func    xray.ID    // function records
 	Payload []byte     // events; valid until Release
+}
+
+// Entry reports whether r is a function's entry: fdr.Enter or
+// fdr.EnterArgs.
+func (r *Record) Entry() bool {
+	return !r.Event && (r.Action == fdr.Enter || r.Action == fdr.EnterArgs)
+}
+
+// Exit reports whether r is a function's exit: fdr.Exit or fdr.TailExit.
+func (r *Record) Exit() bool {
+	return !r.Event && (r.Action == fdr.Exit || r.Action == fdr.TailExit)
+}
+
+// SpanMark returns the span event r is (MarkSpan's); false when r is
+// another record.
+func (r *Record) SpanMark() (SpanMark, bool) {
+	if !r.Event {
+		return SpanMark{}, false
+	}
+	s, ok := fdr.ParseSpan(r.Payload)
+	return SpanMark{TraceID: s.TraceID, SpanID: s.SpanID, End: s.End}, ok
 }
 
 // Request is a copy of the records of one span's request: the goroutine
@@ -78,7 +100,7 @@ type Request struct {
 // them are copied, and only the goroutines that may be the request's are
 // decoded, so it costs what the request wrote, not the whole window. The
 // window ends at s.End, or where the copy is cut while s runs. spans may
-// be nil (see Spans). It returns ErrNotRunning while tracing is off.
+// be nil (see Spans). It returns xray.ErrNotRunning while tracing is off.
 func SnapshotRequest(s Span, spans Spans) (*Request, error) {
 	if s.Goroutine == 0 || s.Start == 0 || s.SpanID == ([8]byte{}) {
 		return nil, errors.New("xray: SnapshotRequest: the span's id, goroutine or start is missing")
@@ -139,7 +161,7 @@ func (l *loader) Marks(g uint64) ([]request.Mark, error) {
 	var recs []Record
 	var marks []request.Mark
 	err := l.snap.Records([]uint64{g}, func(r *engine.Record) {
-		recs = append(recs, Record{G: r.G, TSC: r.TSC, Event: r.Event, Action: r.Action, Func: ID(r.FuncID), Payload: r.Payload})
+		recs = append(recs, Record{G: r.G, TSC: r.TSC, Event: r.Event, Action: r.Action, Func: xray.ID(r.FuncID), Payload: r.Payload})
 		if r.Event {
 			if s, ok := fdr.ParseSpan(r.Payload); ok {
 				marks = append(marks, request.Mark{TSC: r.TSC, Span: spanKey(s.SpanID), Trace: s.TraceID, End: s.End})
@@ -185,15 +207,15 @@ func (r *Request) Frequency() uint64 { return r.snap.Frequency() }
 
 // Lineage returns the goroutine that started goroutine g (0 for the root
 // when unknown) and the function holding the go statement (0: unknown, or
-// not registered under its symbol name, as FuncOf and the automatic
+// not registered under its symbol name, as xray.FuncOf and the automatic
 // instrumentation register).
-func (r *Request) Lineage(g uint64) (parent uint64, spawn ID) {
+func (r *Request) Lineage(g uint64) (parent uint64, spawn xray.ID) {
 	p, s := r.snap.Lineage(g)
-	return p, ID(s)
+	return p, xray.ID(s)
 }
 
 // WriteFiles writes the request's goroutines inside the window as an FDR
-// file, and its function map beside it (path+".map"), in dir, as Flush
+// file, and its function map beside it (path+".map"), in dir, as xray.Flush
 // writes its files (calls open at the window's start get an Entry there,
 // and say so): the file is named prefix and six random letters, written
 // under a temporary name and renamed. It returns the file's path.

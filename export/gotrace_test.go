@@ -1,11 +1,11 @@
-package gostate
+package export
 
 import (
 	"strings"
 	"testing"
 )
 
-// The Go trace's states keep their names, and Read refuses what
+// The Go trace's states keep their names, and ReadGoTrace refuses what
 // is no Go trace.
 func TestGoStates(t *testing.T) {
 	want := []string{"running", "runnable", "syscall", "blocked", "unknown"}
@@ -14,7 +14,7 @@ func TestGoStates(t *testing.T) {
 			t.Errorf("state %d is %q, want %q", s, s, want[i])
 		}
 	}
-	if _, err := Read(strings.NewReader("not a trace"), 0, 1); err == nil {
-		t.Error("Read read nothing without an error")
+	if _, err := ReadGoTrace(strings.NewReader("not a trace"), 0, 1); err == nil {
+		t.Error("ReadGoTrace read nothing without an error")
 	}
 }

@@ -1,4 +1,4 @@
-package xray
+package export
 
 import "github.com/goxray/xray/internal/diskbudget"
 
@@ -18,7 +18,7 @@ type FileCounts struct {
 	DeleteErrors uint64 // own files that could not be deleted
 }
 
-// FileBudget bounds the files one writer keeps in a directory (Options.Dir
+// FileBudget bounds the files one writer keeps in a directory (xray.Options.Dir
 // bounds the session's own flushes the same way). A file is the writer's
 // because Trim was told the writer wrote it, never because of its name:
 // only those files count and are ever deleted, and each only while it is
@@ -66,7 +66,7 @@ func (b *FileBudget) Counts() FileCounts {
 }
 
 // FilePrefix returns the prefix the name of a file goxray wrote starts
-// with (Flush's, Request.WriteFiles'): name less its six random letters or
+// with (xray.Flush's, Request.WriteFiles'): name less its six random letters or
 // digits and the suffix of a file beside a trace (.map, .gotrace); false
 // when name is not so made.
 func FilePrefix(name string) (prefix string, ok bool) { return diskbudget.Prefix(name) }
