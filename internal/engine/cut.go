@@ -121,6 +121,11 @@ type cutPoint struct {
 func (s *session) takeCut(final bool) cutPoint {
 	c := cutPoint{final: final, cut: math.MaxUint64}
 	if !final {
+		// No preemption from the cut to the hold: a flusher descheduled
+		// in between (every P busy with writers) would come back to a
+		// ring recycled past the cut, and keep nothing.
+		procPin()
+		defer procUnpin()
 		c.cut, _ = now()
 	}
 	// A record dropped for want of a buffer at a TSC below the cut, after
