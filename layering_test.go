@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -542,5 +543,63 @@ func TestLeaves(t *testing.T) {
 		if !found[l] {
 			t.Errorf("leaves names %s, which go list does not list", describe(l))
 		}
+	}
+}
+
+// TestREADMEPackageTable: the README's package tables name every package
+// of the module and of its nested modules, and nothing that is not a
+// package directory, so that a newcomer's map of the tree is the tree. A
+// row may name sub-packages of its first package by their last element:
+// "`otdemo` (and its `gateway`, `api`)".
+func TestREADMEPackageTable(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Packages\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Packages" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	named := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		parts := strings.Split(first, "`")
+		for i := 1; i < len(parts); i += 2 {
+			p := parts[i]
+			if p == "xray" {
+				p = "" // the module's root
+			}
+			named[p] = true
+		}
+	}
+	var all []string
+	for _, dir := range []string{".", "xrayotel", "bench"} {
+		for _, p := range listPackages(t, dir) {
+			r, ok := rel(p.ImportPath)
+			if !ok {
+				t.Fatalf("%s: package %s outside the module path", dir, p.ImportPath)
+			}
+			all = append(all, r)
+		}
+	}
+	for _, p := range all {
+		last := p[strings.LastIndex(p, "/")+1:]
+		if !named[p] && !(named[last] && named[path.Dir(p)]) {
+			t.Errorf("README.md's package tables do not name %q", p)
+		}
+	}
+	for p := range named {
+		if p == "" || slices.ContainsFunc(all, func(q string) bool { return q == p || strings.HasSuffix(q, "/"+p) }) {
+			continue
+		}
+		// A program built in a module of its own by a script.
+		if m, _ := filepath.Glob(filepath.Join(p, "*.go")); len(m) > 0 {
+			continue
+		}
+		t.Errorf("README.md's package tables name %q, which is not a package of the tree", p)
 	}
 }
