@@ -192,7 +192,7 @@ func copyWindow(since uint64) (*windowCopy, error) {
 		bufp = new([]byte)
 	}
 	c := &windowCopy{s: s, bufp: bufp}
-	c.segs, c.p, c.buf = s.snapshotSince(*c.bufp, false, false, since)
+	c.segs, c.p, c.buf = s.fl.snapshotSince(*c.bufp, false, false, since)
 	mu.Unlock()
 	flushMu.Unlock()
 	return c, nil

@@ -166,6 +166,7 @@ func scratchSession(s *session, q *buffer.Queue) *session {
 	cs := &session{cfg: s.cfg, q: q, pid: s.pid, info: s.info, tsc0: s.tsc0, wall0: s.wall0, minTicks: s.minTicks}
 	cs.cfg.BufferSize, cs.cfg.Mode = q.BufferSize(), buffer.FlightRecorder
 	cs.maxPayload = uint32(stream.MaxPayload(q.BufferSize()))
+	cs.link()
 	if s.minTicks != 0 {
 		cs.latest = make([]atomic.Uint64, 1<<latestBits)
 	}
@@ -190,7 +191,7 @@ func calibrate(s *session, fast bool) calibration {
 	for i := range set.w {
 		set.w[i] = &writer{s: cs, cpu: noCPU, p: i}
 	}
-	cs.set.Store(set)
+	cs.pool.set.Store(set)
 	calibrating.Store(true)
 	defer calibrating.Store(false)
 	writers.Store(set)
@@ -231,7 +232,7 @@ func calibrate(s *session, fast bool) calibration {
 	c := calibration{
 		perRecord: max(0, float64((on-off).Nanoseconds())/(2*calibCalls)),
 		written:   q.Stats().Records,
-		erased:    cs.erasedCalls(),
+		erased:    cs.pool.erasedCalls(),
 	}
 	q.Close()
 	return c

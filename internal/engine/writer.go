@@ -333,8 +333,8 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
-		if w.last-w.first < uint64(w.count)*w.s.hotTicks.Load() {
-			w.s.wakeGovernor()
+		if w.last-w.first < uint64(w.count)*w.s.gov.hotTicks.Load() {
+			w.s.gov.wakeUp()
 		}
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
 		w.held.Store(nil)
@@ -344,7 +344,7 @@ func (w *writer) next(t, g uint64) bool {
 	b, err := w.s.q.Acquire()
 	if err == buffer.ErrFull && w.s.cfg.Mode == buffer.FlightRecorder {
 		// Writers of Ps that GOMAXPROCS no longer has may hold the buffers.
-		b, err = w.s.acquireAfterReclaim()
+		b, err = w.s.pool.acquireAfterReclaim()
 	}
 	if err != nil {
 		// A flush holding the window (buffer.Queue.Hold) costs the
@@ -355,7 +355,7 @@ func (w *writer) next(t, g uint64) bool {
 		} else {
 			w.drop(DropFull)
 		}
-		w.s.bufferExhausted(t, g)
+		w.s.loss.bufferExhausted(t, g)
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()
