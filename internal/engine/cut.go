@@ -128,8 +128,8 @@ func (fl *flusher) takeCut(final bool) cutPoint {
 	// these loads, was its goroutine's last before the cut (see above).
 	// Loading after the cut keeps drops from just after it out of After,
 	// which would empty the file.
-	c.lost = s.loss.lostAt.Load()
-	c.lostG = s.loss.lostSince()
+	c.lost = fl.loss.lostAt.Load()
+	c.lostG = fl.loss.lostSince()
 	if !final {
 		// Keep what was recorded before the cut until it is copied: a
 		// flusher that waits for a CPU while writers record would
@@ -176,7 +176,7 @@ func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint6
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
 			open, unknown = s.readOpen()
 			whole, _ = now()
-			if s.loss.droppedSince(c, &whole) != nil {
+			if fl.loss.droppedSince(c, &whole) != nil {
 				// A goroutine dropped records while the flush ran: no
 				// record past the cut places a stack or closes a call.
 				whole = cut
@@ -211,7 +211,7 @@ func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint6
 	t, cpu := now()
 	after := max(sn.LostUpTo, lost)
 	before := cut
-	if f := s.loss.fullAt.Load(); f != 0 && f < before {
+	if f := fl.loss.fullAt.Load(); f != 0 && f < before {
 		before = f
 	}
 	if sn.LostUpTo >= before || sn.MidLost {

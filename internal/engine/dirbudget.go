@@ -38,8 +38,8 @@ func (fl *flusher) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (p
 	path, res, err := writeFile(s.cfg, snap, p, x)
 	fl.account(res, err, path)
 	if err == nil {
-		gtErr = s.gt.write(path, s.cfg.NamePrefix())
-		fl.trimDir(path, s.gt.on() && gtErr == nil)
+		gtErr = fl.gt.write(path, s.cfg.NamePrefix())
+		fl.trimDir(path, fl.gt.on() && gtErr == nil)
 	}
 	return path, gtErr, err
 }

@@ -214,10 +214,11 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 	return cfg.Logf, clockWhy, swept, nil
 }
 
-// link gives the rooms what they act on: the session, its queue and its
-// mode. Called once s.cfg and s.q are set.
+// link gives the rooms what they act on: the session, its queue, its
+// mode and each other. Called once s.cfg and s.q are set.
 func (s *session) link() {
 	s.pool.s, s.gov.s, s.fl.s = s, s, s
+	s.gov.pool, s.fl.loss, s.fl.gt = &s.pool, &s.loss, &s.gt
 	s.loss.q, s.loss.fill = s.q, s.cfg.Mode == buffer.Fill
 }
 

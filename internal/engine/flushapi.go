@@ -17,11 +17,15 @@ import (
 
 // flusher is a session's way out of its records: the cut and the copy
 // (cut.go), the files and Dir's budget (dirbudget.go), and the counts of
-// every flush. s is the session it cuts: its queue, clock, losses and
-// goroutines' stacks. Flushes run one at a time under the package's
-// flushMu, which Start, Stop and Adopt order before mu.
+// every flush. s is the session it cuts: its queue, clock and
+// goroutines' stacks; loss is the session's losses, which start its
+// windows later, and gt its Go trace, written beside each file. Flushes
+// run one at a time under the package's flushMu, which Start, Stop and
+// Adopt order before mu.
 type flusher struct {
-	s *session
+	s    *session
+	loss *losses
+	gt   *goTrace
 	// scratch is the last snapshot's copy, reused: taken (Swap) under
 	// flushMu, so that Flush, which holds flushMu while it writes, and a
 	// WriteTo, which gives it back after encoding, never share it.

@@ -77,7 +77,7 @@ import (
 // The governor looks at the cost of recording when a writer seals a
 // buffer that it filled faster than the budget allows (the record path's
 // own evidence that a P is over budget: a program that turns hot is seen
-// within one buffer, a fraction of a millisecond at full recording cost),
+// within one buffer),
 // and every governEvery otherwise (records spread thin over many Ps, or
 // still in buffers being filled). A look reads the queue's record count
 // (a load per buffer; with MinDuration, plus the calls it erased, which
@@ -97,7 +97,7 @@ const (
 
 // governEvery is the fallback's period. It is slow because hot code wakes
 // the governor anyway, and because a look costs the program more than its
-// own few microseconds: getrusage sums the CPU time of every thread, and
+// own time: getrusage sums the CPU time of every thread, and
 // frequent looks slow a program whose functions are all shed measurably
 // (bench/README.md, "Costs beside the record path"). A variable for tests
 // that take the ticker away.
@@ -187,14 +187,16 @@ const sameCost = 0.75
 // recheckEvery is how soon the governor judges again after it found the
 // process over budget and nothing to shed (the hot code is placed by
 // hand, or records none now). Each such judgement copies and counts
-// sampleBytes (BenchmarkGovernorCount), so a program whose hand-placed
-// calls keep it over budget pays under 0.1 % of a CPU for them, and a
-// function that turns hot meanwhile is shed within this period.
+// sampleBytes, so a program whose hand-placed calls keep it over budget
+// pays one such count per period for them (its cost: bench/README.md,
+// "Costs beside the record path", the governor's count), and a function
+// that turns hot meanwhile is shed within this period.
 const recheckEvery = governSpan
 
 // governor is a session's overhead governor: s is the session it
-// governs, whose records it counts and whose functions it sheds; Adopt
-// may change the budget. Its wake-up call, what it closes when it
+// governs, whose records it counts and whose functions it sheds, pool
+// its writers, which count the calls MinDuration erased; Adopt may
+// change the budget. Its wake-up call, what it closes when it
 // returns, its goroutine, the budget, a record's estimated cost and the
 // TSC ticks per record below which a buffer was filled over budget (0:
 // none); notesCopy is shedNotes' copy of the newest records, kept for the
@@ -203,6 +205,7 @@ const recheckEvery = governSpan
 // that counts allocations sees, every time the governor sheds.
 type governor struct {
 	s          *session
+	pool       *writerPool
 	wake       chan struct{}
 	done       chan struct{} // under mu; nil: no governor
 	g          atomic.Uint64 // the governor's goroutine id

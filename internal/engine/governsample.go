@@ -92,7 +92,7 @@ func (gv *governor) paidRecords() uint64 {
 	s := gv.s
 	n := s.q.Stats().Records
 	if s.minTicks != 0 {
-		n += 2 * s.pool.erasedCalls()
+		n += 2 * gv.pool.erasedCalls()
 	}
 	return n
 }
