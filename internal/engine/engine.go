@@ -83,7 +83,7 @@ type session struct {
 	stopSig     func()
 	stopExit    func()
 	started     time.Time
-	done        chan struct{} // closed by Stop: ends watchProcs and govern
+	done        chan struct{} // closed by Stop: ends the pool's watch and the governor
 	// start holds the goroutines' stacks at Start (openstack.go).
 	start *startStacks
 

@@ -312,7 +312,7 @@ func (gv *governor) shed(c choice, counts []uint32, pct, cost, rc float64) bool 
 	s := gv.s
 	shedMu.Lock()
 	defer shedMu.Unlock()
-	if !s.owns() {
+	if !gv.owns() {
 		return false
 	}
 	c = c.stillSheddable()
@@ -370,6 +370,14 @@ func (c choice) stillSheddable() choice {
 		}
 	}
 	return out
+}
+
+// owns reports whether the governor may still shed: its session owns the
+// gates (see gateOwner).
+func (gv *governor) owns() bool {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return gateOwner == gv.s
 }
 
 // wakeUp asks the governor to look now; it never blocks. Writers call

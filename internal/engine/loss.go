@@ -72,7 +72,7 @@ type lostSlot struct{ goid, t atomic.Uint64 }
 //     the goid again after storing and, finding another, registers
 //     elsewhere. A flush that read the slot in between missed a drop whose
 //     registration ends after that read: that is the goroutine's last
-//     record before the flush's cut (session.snapshotInto);
+//     record before the flush's cut (flusher.snapshotInto);
 //   - a slot's TSC is only raised (maxStore), so a new owner may inherit a
 //     TSC above its own drop: its window then starts a little later than
 //     it must, which drops a prefix and never opens a hole.
