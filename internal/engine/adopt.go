@@ -104,7 +104,7 @@ func Adopt(c Config, started time.Time) (Config, error) {
 	budget := s.cfg.OverheadBudget
 	settings.Adopt(&s.cfg, &c)
 	if c.OverheadBudget != budget {
-		s.setBudget(c.OverheadBudget)
+		s.gov.setBudget(c.OverheadBudget)
 	}
 	s.stopSig, s.stopExit = nil, nil
 	s.notify()

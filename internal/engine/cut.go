@@ -23,13 +23,13 @@ import (
 //
 // x, if not nil, is given every segment as soon as it is copied, to index
 // it while later ones are (flush.Indexer).
-func (s *session) snapshot(c cutPoint, x *flush.Indexer) ([][]byte, flush.Params) {
+func (fl *flusher) snapshot(c cutPoint, x *flush.Indexer) ([][]byte, flush.Params) {
 	var dst []byte
-	if p := s.scratch.Swap(nil); p != nil {
+	if p := fl.scratch.Swap(nil); p != nil {
 		dst = *p
 	}
-	segs, p, buf := s.snapshotFrom(dst, c, true, 0, !c.final, x)
-	s.scratch.Store(&buf)
+	segs, p, buf := fl.snapshotFrom(dst, c, true, 0, !c.final, x)
+	fl.scratch.Store(&buf)
 	return segs, p
 }
 
@@ -93,16 +93,16 @@ func (s *session) snapshot(c cutPoint, x *flush.Indexer) ([][]byte, flush.Params
 // each stack among its goroutine's records, which it replays up to
 // Params.Whole, so the read may come before the cut or after it. The
 // shed set (ShedSet) goes into every file, whenever it was decided.
-func (s *session) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, s.takeCut(final), stacks, 0, false, nil)
+func (fl *flusher) snapshotInto(dst []byte, final, stacks bool) ([][]byte, flush.Params, []byte) {
+	return fl.snapshotFrom(dst, fl.takeCut(final), stacks, 0, false, nil)
 }
 
 // snapshotSince is snapshotInto that copies only the buffers that may
 // hold records with a TSC ≥ since (buffer.Queue.SnapshotSince); since 0
 // copies them all. The cut and After are the same: the buffers left out
 // hold only records < since.
-func (s *session) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
-	return s.snapshotFrom(dst, s.takeCut(final), stacks, since, false, nil)
+func (fl *flusher) snapshotSince(dst []byte, final, stacks bool, since uint64) ([][]byte, flush.Params, []byte) {
+	return fl.snapshotFrom(dst, fl.takeCut(final), stacks, since, false, nil)
 }
 
 // cutPoint is where a snapshot cuts the window (see snapshotInto): the
@@ -118,7 +118,8 @@ type cutPoint struct {
 // on the buffers (buffer.Queue.Hold) that the snapshot which follows
 // ends. A flush takes it first, so that what it keeps is what was
 // recorded before it was asked for. Called with mu held.
-func (s *session) takeCut(final bool) cutPoint {
+func (fl *flusher) takeCut(final bool) cutPoint {
+	s := fl.s
 	c := cutPoint{final: final, cut: math.MaxUint64}
 	if !final {
 		// No preemption from the cut to the hold: a flusher descheduled
@@ -132,8 +133,8 @@ func (s *session) takeCut(final bool) cutPoint {
 	// these loads, was its goroutine's last before the cut (see above).
 	// Loading after the cut keeps drops from just after it out of After,
 	// which would empty the file.
-	c.lost = s.lostAt.Load()
-	c.lostG = s.lostSince()
+	c.lost = fl.loss.lostAt.Load()
+	c.lostG = fl.loss.lostSince()
 	if !final {
 		// Keep what was recorded before the cut until it is copied: a
 		// flusher that waits for a CPU while writers record would
@@ -150,7 +151,8 @@ func (s *session) takeCut(final bool) cutPoint {
 // snapshotFrom is snapshotSince that, when inPlace, leaves a Fill
 // session's sealed buffers where they are and gives x every segment as
 // soon as it has it (see snapshot).
-func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
+func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64, inPlace bool, x *flush.Indexer) ([][]byte, flush.Params, []byte) {
+	s := fl.s
 	final, cut, lost, lostG := c.final, c.cut, c.lost, c.lostG
 	var open map[uint64]flush.OpenStack
 	unknown := false
@@ -179,7 +181,7 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
 			open, unknown = s.readOpen()
 			whole, _ = now()
-			if s.droppedSince(c, &whole) != nil {
+			if fl.loss.droppedSince(c, &whole) != nil {
 				// A goroutine dropped records while the flush ran: no
 				// record past the cut places a stack or closes a call.
 				whole = cut
@@ -210,11 +212,11 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 			segs = append(segs, sg.Data)
 		}
 	}
-	s.fl.discarded.Add(uint64(sn.Discarded))
+	fl.counts.discarded.Add(uint64(sn.Discarded))
 	t, cpu := now()
 	after := max(sn.LostUpTo, lost)
 	before := cut
-	if f := s.fullAt.Load(); f != 0 && f < before {
+	if f := fl.loss.fullAt.Load(); f != 0 && f < before {
 		before = f
 	}
 	if sn.LostUpTo >= before || sn.MidLost {
@@ -244,28 +246,6 @@ func (s *session) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint64
 		OpenUnknown:    unknown,
 		Whole:          whole,
 	}, sn.Buf
-}
-
-// droppedSince returns the goroutines that dropped a record after c's
-// loads and before *whole, with the TSC of the drop: the copy's first
-// pass frees buffers before the stacks are read, so such a goroutine may
-// have recorded again after its drop, and its records past the cut have
-// a hole. A drop that went to lostAt, with no goroutine's slot, lowers
-// *whole.
-func (s *session) droppedSince(c cutPoint, whole *uint64) map[uint64]uint64 {
-	if l := s.lostAt.Load(); l != c.lost && l < *whole {
-		*whole = l
-	}
-	var m map[uint64]uint64
-	for g, t := range s.lostSince() {
-		if t != c.lostG[g] && t < *whole {
-			if m == nil {
-				m = make(map[uint64]uint64)
-			}
-			m[g] = t
-		}
-	}
-	return m
 }
 
 // shedBefore is the shed set as of TSC t: the functions shed before it

@@ -34,12 +34,13 @@ func (d *dirBudget) sweepTemps(dir, prefix string) tmpfile.Swept {
 // writeFile writes a flush's file, counts it, and keeps Dir within its
 // budget. gtErr is why the Go trace beside it was not written, for the
 // caller to log once it has released flushMu. Called with flushMu held.
-func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (path string, gtErr, err error) {
+func (fl *flusher) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (path string, gtErr, err error) {
+	s := fl.s
 	path, res, err := writeFile(s.cfg, snap, p, x)
-	s.account(res, err, path)
+	fl.account(res, err, path)
 	if err == nil {
-		gtErr = s.writeGoTrace(path)
-		s.trimDir(path, s.gt != nil && gtErr == nil)
+		gtErr = fl.gt.write(path, s.cfg.NamePrefix())
+		fl.trimDir(path, fl.gt.on() && gtErr == nil)
 	}
 	return path, gtErr, err
 }
@@ -48,8 +49,8 @@ func (s *session) writeFile(snap [][]byte, p flush.Params, x *flush.Indexer) (pa
 // goTrace, its Go trace: the files the budget records as the program's
 // (in a ledger in Dir, so that the program's next process trims them
 // too). Called with flushMu held.
-func (s *session) trimDir(path string, goTrace bool) {
-	cfg, d := s.cfg, &s.dirb
+func (fl *flusher) trimDir(path string, goTrace bool) {
+	cfg, d := fl.s.cfg, &fl.dirb
 	prefix := cfg.NamePrefix()
 	if d.b == nil || d.dir != cfg.Dir || d.prefix != prefix || d.maxBytes != cfg.DirMaxBytes || d.maxFiles != cfg.DirMaxFiles {
 		d.dir, d.prefix, d.maxBytes, d.maxFiles = cfg.Dir, prefix, cfg.DirMaxBytes, cfg.DirMaxFiles

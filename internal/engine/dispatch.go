@@ -125,5 +125,5 @@ func shedLateDispatched() {
 	if len(fns) == 0 {
 		return
 	}
-	s.shed(choice{ids: fns, shares: make([]float64, len(fns)), with: with}, nil, s.budget.Load(), 0, 0)
+	s.gov.shed(choice{ids: fns, shares: make([]float64, len(fns)), with: with}, nil, s.gov.budget.Load(), 0, 0)
 }

@@ -90,7 +90,7 @@ func TestShedCallerShedsDispatchedLeaves(t *testing.T) {
 		c := config(t)
 		log := logTo(&c)
 		startT(t, c)
-		if !curSession().shed(choice{ids: []uint32{tc.caller}, shares: []float64{0.5}}, counts, 2, 0.09, 12) {
+		if !curSession().gov.shed(choice{ids: []uint32{tc.caller}, shares: []float64{0.5}}, counts, 2, 0.09, 12) {
 			t.Fatalf("shedding %d: nothing shed", tc.caller)
 		}
 		if got := ShedFuncs(); !slices.Equal(got, tc.want) {
@@ -156,7 +156,7 @@ func TestShedFollowsDispatchedChains(t *testing.T) {
 		{key, []uint32{key}, nil},
 	} {
 		startT(t, config(t))
-		curSession().shed(choice{ids: []uint32{tc.caller}, shares: []float64{1}}, nil, 2, 0.09, 12)
+		curSession().gov.shed(choice{ids: []uint32{tc.caller}, shares: []float64{1}}, nil, 2, 0.09, 12)
 		if got := ShedFuncs(); !slices.Equal(got, tc.want) {
 			t.Errorf("shedding %d: shed %v, want %v", tc.caller, got, tc.want)
 		}
@@ -180,7 +180,7 @@ func TestLateDispatchShedsLeafOfShedCaller(t *testing.T) {
 	c := config(t)
 	log := logTo(&c)
 	startT(t, c)
-	curSession().shed(choice{ids: []uint32{caller}, shares: []float64{1}}, nil, 2, 0.09, 12)
+	curSession().gov.shed(choice{ids: []uint32{caller}, shares: []float64{1}}, nil, 2, 0.09, 12)
 	if !isOpen(&gs[1]) {
 		t.Fatal("leaf shed before its edges were registered")
 	}

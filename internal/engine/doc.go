@@ -27,8 +27,8 @@
 // started.
 //
 // Start times what a record costs (recordcost.go) on a scratch set of
-// writers and buffers, installed for that millisecond or two before the
-// session's own: records another goroutine makes meanwhile are lost with
+// writers and buffers, installed for the calibration's length before the
+// session's own (bench/README.md, "Costs beside the record path", Start): records another goroutine makes meanwhile are lost with
 // it, as records made before Start are. The overhead governor
 // (governor.go) acts only on its own session: Stop returns once it has,
 // and a decision it makes as its session ends sheds nothing in the next.
@@ -70,8 +70,8 @@
 // shows the calls open across the whole window, which no record in it
 // mentions (openstack.go). They read them through Go's execution tracer
 // (stackread.go), which pauses the program once, briefly, whatever the
-// goroutines, and costs them a few milliseconds more per thousand
-// goroutines while the program runs (BenchmarkOpenStacks); Start reads
+// goroutines, and costs time that grows with the goroutines while the
+// program runs (bench/README.md, "Costs beside the record path"); Start reads
 // them too, to tell calls that began before it. A call is shown only when
 // it provably recorded an Entry. A file says when it may lack such calls
 // (fdr.AppendOpenUnknownPayload: stacks too deep, unreadable, or holding
@@ -82,6 +82,28 @@
 // the runtime learned when it shed each function (shedset.go), and so
 // does what `goxray build` left untraced, as the generated code
 // registered it (untraced.go; none for a program instrumented by hand).
+//
+// # Layout
+//
+// A session (engine.go) is one Start…Stop period: its configuration, its
+// buffer queue (package buffer) and its clock, and one room per concern,
+// a struct that owns its fields, with its methods in the files named
+// after it:
+//   - governor (governor.go, governsample.go; its sheds in shedset.go,
+//     gate.go and dispatch.go): the overhead budget, the looks and the
+//     sheds;
+//   - writerPool (writers.go): every writer the session had, the spares,
+//     reclaiming and retiring idle ones; the record path itself is
+//     writer.go and the assembly of fast_*.s;
+//   - flusher (cut.go, flushapi.go, dirbudget.go): the cut, the copy of
+//     the buffers, the files written and Dir's budget;
+//   - goTrace (gotrace.go): Go's flight recorder beside the files;
+//   - losses (loss.go): the records dropped for want of a buffer, which
+//     start later windows.
+//
+// The package's locks are not a room's: mu orders Start, Stop and every
+// snapshot, flushMu one flush at a time, growMu the writer set's growth;
+// they outlive any one session.
 //
 // Start, Stop, Flush and WriteTo may be called concurrently: flushes run
 // one at a time, copy the buffers without stopping the writers, and encode

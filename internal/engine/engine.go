@@ -11,7 +11,6 @@ import (
 
 	"github.com/goxray/xray/internal/buffer"
 	"github.com/goxray/xray/internal/glayout"
-	"github.com/goxray/xray/internal/gotrace"
 	"github.com/goxray/xray/internal/stream"
 	"github.com/goxray/xray/internal/tmpfile"
 	"github.com/goxray/xray/internal/tsc"
@@ -54,7 +53,20 @@ var (
 
 type writerSet struct{ w []*writer }
 
-// session is one Start…Stop period.
+// session is one Start…Stop period: its configuration, its buffer queue
+// and clock, and its rooms, each a struct that owns its fields and whose
+// methods live in the files named after it:
+//   - gov, the overhead governor (governor*.go, shedset.go);
+//   - pool, the writers (writers.go): the set every writer ever had, the
+//     spares, reclaiming and retiring;
+//   - fl, the flushes: the cut, the copy, the files and their counters
+//     (cut.go, flushapi.go, dirbudget.go);
+//   - gt, Go's flight recorder beside the files (gotrace.go);
+//   - loss, the records dropped for want of a buffer (loss.go).
+//
+// The fields up to latest are read by the record path (writer.go): they
+// come first, in this order, so that moving a room's fields never moves
+// theirs.
 type session struct {
 	cfg  Config
 	q    *buffer.Queue
@@ -71,62 +83,18 @@ type session struct {
 	stopSig     func()
 	stopExit    func()
 	started     time.Time
-	// scratch is the last snapshot's copy, reused: taken (Swap) under
-	// flushMu, so that Flush, which holds flushMu while it writes, and a
-	// WriteTo, which gives it back after encoding, never share it.
-	scratch atomic.Pointer[[]byte]
-	// notesCopy is shedNotes' copy of the newest records, kept for the
-	// next shed (under shedMu, which every shed holds): a fresh one at
-	// each decision would allocate a quarter MiB in the traced program,
-	// which any of its tests that counts allocations sees, every time the
-	// governor sheds.
-	notesCopy []byte
-
-	// set holds every writer this session ever had, retired ones too (see
-	// reclaim), for Stats and Stop: the recording set (writers) may be
-	// shorter.
-	set     atomic.Pointer[writerSet]
-	done    chan struct{} // closed by Stop: ends watchProcs and govern
-	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
-	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
-	retired atomic.Uint64 // writers retired by reclaim and retireIdle
-	// The governor's (governor.go; Adopt may change the budget): its
-	// wake-up call, what it closes when it returns, the budget, a record's
-	// estimated cost and the TSC ticks per record below which a buffer was
-	// filled over budget (0: none).
-	govWake    chan struct{}
-	govDone    chan struct{} // under mu; nil: no governor
-	govG       atomic.Uint64 // the governor's goroutine id
-	budget     atomicFloat   // percent of the CPU time
-	recordCost atomicFloat   // ns
-	hotTicks   atomic.Uint64
-	// reclaiming is set while reclaim retires writers (see
-	// acquireAfterReclaim).
-	reclaiming atomic.Bool
-	// spare holds retired writers, which no recording set holds, for reuse
-	// (takeWriter). Under growMu.
-	spare []*writer
-	// lostByG: flight recorder, the latest drop per goroutine (see
-	// bufferExhausted).
-	lostByG [lostSlots]lostSlot
-	// dirb bounds what flushes leave in Dir. Under flushMu.
-	dirb dirBudget
-	fl   flushCounters
-	// gt is Go's flight recorder (Config.GoTrace); nil without.
-	gt   *gotrace.Recorder
-	gtFl goTraceCounters
+	done        chan struct{} // closed by Stop: ends the pool's watch and the governor
 	// start holds the goroutines' stacks at Start (openstack.go).
 	start *startStacks
-}
 
-type flushCounters struct {
-	flushes, errors, bytes, unmatched, trimmed atomic.Uint64
-	typedDropped                               atomic.Uint64 // version 1 has no typed events
-	reconstructed                              atomic.Uint64
-	lastDur                                    atomic.Int64
-	lastErr                                    atomic.Pointer[string]
-	lastPath                                   atomic.Pointer[string]
-	discarded                                  atomic.Uint64
+	gov  governor
+	pool writerPool
+	fl   flusher
+	gt   goTrace
+	// Last: its table of drops is most of the session, and the fields
+	// before it stay within the small offsets the record path reads (and
+	// calls with) without a nil check.
+	loss losses
 }
 
 func now() (uint64, uint32) {
@@ -197,15 +165,16 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 		info:       tsc.Probe(),
 		maxPayload: uint32(stream.MaxPayload(cfg.BufferSize)),
 		started:    time.Now(),
-		gt:         gt,
+		gt:         goTrace{rec: gt},
 	}
+	s.link()
 	if clockHook != nil {
 		s.info.Frequency, s.info.FrequencySource = 1e9, "test clock"
 	}
 	// The temporaries of flushes killed mid-write go now: the budget's
 	// Trim sweeps them too, but only after a flush, which a service that
 	// crash-loops may never get to.
-	swept = s.dirb.sweepTemps(cfg.Dir, cfg.NamePrefix())
+	swept = s.fl.dirb.sweepTemps(cfg.Dir, cfg.NamePrefix())
 	s.tsc0, _ = now()
 	s.wall0 = time.Now()
 	if cfg.MinDuration > 0 {
@@ -217,21 +186,21 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 	fast := clockHook == nil && s.minTicks == 0 && fastReady()
 	// Before the session's writers are installed (the calibration installs
 	// its own), and with or without a budget (Stats, Adopt).
-	s.recordCost.Store(estimateRecordCost(s, fast))
+	s.gov.recordCost.Store(estimateRecordCost(s, fast))
 	n := goruntime.GOMAXPROCS(0)
 	set := &writerSet{w: make([]*writer, n)}
 	for i := range set.w {
 		set.w[i] = &writer{s: s, cpu: noCPU, p: i}
 	}
 	writers.Store(set)
-	s.set.Store(set)
+	s.pool.set.Store(set)
 	setFast(set, fast)
 	s.done = make(chan struct{})
 	if cfg.OverheadBudget > 0 {
-		s.setBudget(cfg.OverheadBudget)
+		s.gov.setBudget(cfg.OverheadBudget)
 	}
 	cur = s
-	go s.watchProcs(s.done, watchEvery)
+	go s.pool.watch(s.done, watchEvery)
 	s.notify()
 	lastStats.Store(nil)
 	resetTaint()
@@ -243,6 +212,14 @@ func start(cfg Config) (logf func(string, ...any), clockWhy string, swept tmpfil
 	// Recording is on: a call open now may have begun before it.
 	s.start = readStartStacks()
 	return cfg.Logf, clockWhy, swept, nil
+}
+
+// link gives the rooms what they act on: the session, its queue, its
+// mode and each other. Called once s.cfg and s.q are set.
+func (s *session) link() {
+	s.pool.s, s.gov.s, s.fl.s = s, s, s
+	s.gov.pool, s.fl.loss, s.fl.gt = &s.pool, &s.loss, &s.gt
+	s.loss.q, s.loss.fill = s.q, s.cfg.Mode == buffer.Fill
 }
 
 // memoryLimit is buffer.MemoryLimit; tests replace it.
@@ -276,8 +253,8 @@ func checkArena(size, count int) error {
 // that stops tracing, it does not wait for itself.)
 func Stop() error {
 	path, logf, s, gtErr, err := stop()
-	if s != nil && s.govDone != nil && s.govG.Load() != glayout.Goid() {
-		<-s.govDone
+	if s != nil && s.gov.done != nil && s.gov.g.Load() != glayout.Goid() {
+		<-s.gov.done
 	}
 	if path != "" {
 		logGoTraceError(logf, path, gtErr)
@@ -314,7 +291,7 @@ func stop() (string, func(string, ...any), *session, error, error) {
 	setFast(nil, false)
 	// Entries still erasable belong in the final file: nothing can erase
 	// them now.
-	for _, w := range s.set.Load().w {
+	for _, w := range s.pool.set.Load().w {
 		raceAcquire(w)
 		if w.undo != 0 && w.buf != nil {
 			w.undo = 0
@@ -322,7 +299,7 @@ func stop() (string, func(string, ...any), *session, error, error) {
 		}
 		raceRelease(w)
 	}
-	snap, p := s.snapshot(s.takeCut(true), nil)
+	snap, p := s.fl.snapshot(s.fl.takeCut(true), nil)
 	writers.Store(nil)
 	cur = nil
 	// Nobody may hold this session's writers when its arena goes: every
@@ -338,12 +315,12 @@ func stop() (string, func(string, ...any), *session, error, error) {
 	mu.Unlock()
 
 	if s.cfg.NoFinalFile {
-		s.stopGoTrace()
+		s.gt.stop()
 		s.storeLastStats()
 		return "", nil, s, nil, err
 	}
-	path, gtErr, ferr := s.writeFile(snap, p, nil)
-	s.stopGoTrace()
+	path, gtErr, ferr := s.fl.writeFile(snap, p, nil)
+	s.gt.stop()
 	s.storeLastStats() // with the final file counted
 	if ferr != nil {
 		return "", nil, s, nil, ferr
@@ -376,3 +353,12 @@ func (s *session) clock() stream.Clock {
 
 // wall is the session's clock as the WallClock records hold it.
 func (s *session) wall(t uint64) (sec uint64, usec uint32) { return s.clock().WallClock(t) }
+
+// logf calls the session's Logf holding no lock (Adopt may replace Logf,
+// under mu).
+func (s *session) logf(format string, args ...any) {
+	mu.Lock()
+	logf := s.cfg.Logf
+	mu.Unlock()
+	logf(format, args...)
+}

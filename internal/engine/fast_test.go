@@ -246,7 +246,7 @@ func TestFastPathStopsWhenFull(t *testing.T) {
 	s := cur
 	mu.Unlock()
 	now, _ := now()
-	s.bufferExhausted(now, 0)
+	s.loss.bufferExhausted(now, 0)
 	if state.Load() != stateFull {
 		t.Fatalf("state %d after the buffers ran out, want full", state.Load())
 	}

@@ -7,12 +7,43 @@ package engine
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/internal/flush"
 	"github.com/goxray/xray/internal/instrmap"
 	"github.com/goxray/xray/internal/registry"
 )
+
+// flusher is a session's way out of its records: the cut and the copy
+// (cut.go), the files and Dir's budget (dirbudget.go), and the counts of
+// every flush. s is the session it cuts: its queue, clock and
+// goroutines' stacks; loss is the session's losses, which start its
+// windows later, and gt its Go trace, written beside each file. Flushes
+// run one at a time under the package's flushMu, which Start, Stop and
+// Adopt order before mu.
+type flusher struct {
+	s    *session
+	loss *losses
+	gt   *goTrace
+	// scratch is the last snapshot's copy, reused: taken (Swap) under
+	// flushMu, so that Flush, which holds flushMu while it writes, and a
+	// WriteTo, which gives it back after encoding, never share it.
+	scratch atomic.Pointer[[]byte]
+	// dirb bounds what flushes leave in Dir. Under flushMu.
+	dirb   dirBudget
+	counts flushCounters
+}
+
+type flushCounters struct {
+	flushes, errors, bytes, unmatched, trimmed atomic.Uint64
+	typedDropped                               atomic.Uint64 // version 1 has no typed events
+	reconstructed                              atomic.Uint64
+	lastDur                                    atomic.Int64
+	lastErr                                    atomic.Pointer[string]
+	lastPath                                   atomic.Pointer[string]
+	discarded                                  atomic.Uint64
+}
 
 // Flush writes the current window to a new file in Dir and returns its
 // path. A file written without its Go trace comes with an error wrapping
@@ -37,14 +68,14 @@ func flushFile() (string, func(string, ...any), error, error) {
 		mu.Unlock()
 		return "", nil, nil, ErrNotRunning
 	}
-	c := s.takeCut(false)
+	c := s.fl.takeCut(false)
 	// The segments are indexed as they are copied (flush.Indexer), on
 	// helpers that take no lock.
 	x := flush.StartIndex(s.q.Count(), s.q.Count()*s.q.BufferSize())
 	defer x.Release()
-	snap, p := s.snapshot(c, x)
+	snap, p := s.fl.snapshot(c, x)
 	mu.Unlock()
-	path, gtErr, err := s.writeFile(snap, p, x)
+	path, gtErr, err := s.fl.writeFile(snap, p, x)
 	return path, s.cfg.Logf, gtErr, err
 }
 
@@ -75,16 +106,16 @@ func WriteTo(w io.Writer) (int64, error) {
 	// alone loses it at every other collection, and a flight recorder
 	// polled in a loop then allocates (and makes the collector clear) a
 	// window's worth of memory again and again.
-	bufp := s.scratch.Swap(nil)
+	bufp := s.fl.scratch.Swap(nil)
 	if bufp == nil {
 		bufp = copyPool.Get().(*[]byte)
 	}
-	snap, p, buf := s.snapshotInto(*bufp, false, true)
+	snap, p, buf := s.fl.snapshotInto(*bufp, false, true)
 	mu.Unlock()
 	flushMu.Unlock()
 	defer func() {
 		*bufp = buf[:0]
-		if !s.scratch.CompareAndSwap(nil, bufp) {
+		if !s.fl.scratch.CompareAndSwap(nil, bufp) {
 			copyPool.Put(bufp)
 		}
 	}()
@@ -92,7 +123,7 @@ func WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	res, err := flush.Encode(cw, snap, p)
 	res.Duration = time.Since(start)
-	s.account(res, err, "")
+	s.fl.account(res, err, "")
 	// The bytes w accepted, not those the encoder's own buffer took.
 	return cw.n, err
 }
@@ -142,8 +173,9 @@ func WriteMap(w io.Writer) (int64, error) {
 	return instrmap.Write(w, m)
 }
 
-func (s *session) account(res flush.Result, err error, path string) {
-	f := &s.fl
+// account counts a flush's result.
+func (fl *flusher) account(res flush.Result, err error, path string) {
+	f := &fl.counts
 	if err != nil {
 		f.errors.Add(1)
 		e := err.Error()

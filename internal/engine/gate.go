@@ -136,13 +136,6 @@ func shedIDs(s *session, ids, with []uint32, said func()) []uint32 {
 	return done
 }
 
-// owns reports whether s's governor may still shed (see gateOwner).
-func (s *session) owns() bool {
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	return gateOwner == s
-}
-
 // classifyCounts takes calls per function id (the governor's sample): it
 // zeroes the counts of functions already shed and returns how many of the
 // rest are calls of functions without a gate, which no shed can stop. One

@@ -29,21 +29,29 @@ type GoTraceStats struct {
 	LastError string `json:"last_error"`
 }
 
-func (s *session) goTraceStats() GoTraceStats {
-	if s.gt == nil {
+// goTrace is a session's Go flight recorder (Config.GoTrace) and the
+// counts of the Go traces its flushes wrote; rec is nil without GoTrace.
+type goTrace struct {
+	rec                  *gotrace.Recorder
+	files, errors, bytes atomic.Uint64
+	lastErr              atomic.Pointer[string]
+}
+
+// on reports whether the session runs with GoTrace.
+func (t *goTrace) on() bool { return t.rec != nil }
+
+// stats describes the recorder, whose window is maxBytes
+// (Config.GoTraceBytes).
+func (t *goTrace) stats(maxBytes uint64) GoTraceStats {
+	if t.rec == nil {
 		return GoTraceStats{}
 	}
-	st := GoTraceStats{On: true, MaxBytes: s.cfg.GoTraceBytes,
-		Files: s.gtFl.files.Load(), Bytes: s.gtFl.bytes.Load(), Errors: s.gtFl.errors.Load()}
-	if p := s.gtFl.lastErr.Load(); p != nil {
+	st := GoTraceStats{On: true, MaxBytes: maxBytes,
+		Files: t.files.Load(), Bytes: t.bytes.Load(), Errors: t.errors.Load()}
+	if p := t.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
 	return st
-}
-
-type goTraceCounters struct {
-	files, errors, bytes atomic.Uint64
-	lastErr              atomic.Pointer[string]
 }
 
 // startGoTrace starts Go's flight recorder when cfg asks for it. The
@@ -59,10 +67,10 @@ func startGoTrace(cfg Config) (*gotrace.Recorder, error) {
 	return gt, nil
 }
 
-// stopGoTrace stops the session's flight recorder, if any.
-func (s *session) stopGoTrace() {
-	if s.gt != nil {
-		s.gt.Stop()
+// stop stops the session's flight recorder, if any.
+func (t *goTrace) stop() {
+	if t.rec != nil {
+		t.rec.Stop()
 	}
 }
 
@@ -86,36 +94,37 @@ func (e *goTraceError) Error() string {
 func (e *goTraceError) Is(target error) bool { return target == ErrGoTraceNotWritten }
 func (e *goTraceError) Unwrap() error        { return e.err }
 
-// writeGoTrace writes the Go trace beside the FDR file at path. A failure
+// write writes the Go trace beside the FDR file at path, named with
+// prefix (Config.NamePrefix) for its temporary. A failure
 // leaves the FDR file in place (it is complete without the Go trace), and
 // is counted and returned (a *goTraceError) for the caller to log
 // (logGoTraceError) once it holds no lock, as a Logf that flushes would
 // otherwise wait for flushMu forever, and to return with the file's path.
 // The why view then says the split is missing. Called with flushMu held,
 // so snapshots never overlap.
-func (s *session) writeGoTrace(path string) error {
-	if s.gt == nil {
+func (t *goTrace) write(path, prefix string) error {
+	if t.rec == nil {
 		return nil
 	}
 	var n int64
-	err := flush.WriteBeside(path+traceset.GoTraceSuffix, s.cfg.NamePrefix(), func(w io.Writer) error {
+	err := flush.WriteBeside(path+traceset.GoTraceSuffix, prefix, func(w io.Writer) error {
 		var err error
-		n, err = s.gt.WriteTo(w)
+		n, err = t.rec.WriteTo(w)
 		return err
 	})
 	if err != nil {
 		gerr := &goTraceError{path: path, err: err}
-		s.gtFl.errors.Add(1)
+		t.errors.Add(1)
 		e := gerr.Error()
-		s.gtFl.lastErr.Store(&e)
+		t.lastErr.Store(&e)
 		return gerr
 	}
-	s.gtFl.files.Add(1)
-	s.gtFl.bytes.Add(uint64(n))
+	t.files.Add(1)
+	t.bytes.Add(uint64(n))
 	return nil
 }
 
-// logGoTraceError logs writeGoTrace's failure, if any, through logf. The
+// logGoTraceError logs goTrace.write's failure, if any, through logf. The
 // caller holds no lock.
 func logGoTraceError(logf func(string, ...any), path string, err error) {
 	if e, ok := err.(*goTraceError); ok {
@@ -154,12 +163,12 @@ func GoTraceSnapshot() ([]byte, error) {
 		return nil, err
 	}
 	mu.Unlock()
-	if s.gt == nil {
+	if !s.gt.on() {
 		flushMu.Unlock()
 		return nil, ErrNoGoTrace
 	}
 	var b bytes.Buffer
-	_, err = s.gt.WriteTo(&b)
+	_, err = s.gt.rec.WriteTo(&b)
 	flushMu.Unlock()
 	if err != nil {
 		return nil, err
@@ -171,5 +180,5 @@ func GoTraceSnapshot() ([]byte, error) {
 func GoTraceOn() bool {
 	mu.Lock()
 	defer mu.Unlock()
-	return cur != nil && cur.gt != nil
+	return cur != nil && cur.gt.on()
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goxray/xray/fdr"
@@ -76,7 +77,7 @@ import (
 // The governor looks at the cost of recording when a writer seals a
 // buffer that it filled faster than the budget allows (the record path's
 // own evidence that a P is over budget: a program that turns hot is seen
-// within one buffer, a fraction of a millisecond at full recording cost),
+// within one buffer),
 // and every governEvery otherwise (records spread thin over many Ps, or
 // still in buffers being filled). A look reads the queue's record count
 // (a load per buffer; with MinDuration, plus the calls it erased, which
@@ -96,7 +97,7 @@ const (
 
 // governEvery is the fallback's period. It is slow because hot code wakes
 // the governor anyway, and because a look costs the program more than its
-// own few microseconds: getrusage sums the CPU time of every thread, and
+// own time: getrusage sums the CPU time of every thread, and
 // frequent looks slow a program whose functions are all shed measurably
 // (bench/README.md, "Costs beside the record path"). A variable for tests
 // that take the ticker away.
@@ -186,43 +187,67 @@ const sameCost = 0.75
 // recheckEvery is how soon the governor judges again after it found the
 // process over budget and nothing to shed (the hot code is placed by
 // hand, or records none now). Each such judgement copies and counts
-// sampleBytes (BenchmarkGovernorCount), so a program whose hand-placed
-// calls keep it over budget pays under 0.1 % of a CPU for them, and a
-// function that turns hot meanwhile is shed within this period.
+// sampleBytes, so a program whose hand-placed calls keep it over budget
+// pays one such count per period for them (its cost: bench/README.md,
+// "Costs beside the record path", the governor's count), and a function
+// that turns hot meanwhile is shed within this period.
 const recheckEvery = governSpan
+
+// governor is a session's overhead governor: s is the session it
+// governs, whose records it counts and whose functions it sheds, pool
+// its writers, which count the calls MinDuration erased; Adopt may
+// change the budget. Its wake-up call, what it closes when it
+// returns, its goroutine, the budget, a record's estimated cost and the
+// TSC ticks per record below which a buffer was filled over budget (0:
+// none); notesCopy is shedNotes' copy of the newest records, kept for the
+// next shed (under shedMu, which every shed holds): a fresh one at each
+// decision would allocate in the traced program, which any of its tests
+// that counts allocations sees, every time the governor sheds.
+type governor struct {
+	s          *session
+	pool       *writerPool
+	wake       chan struct{}
+	done       chan struct{} // under mu; nil: no governor
+	g          atomic.Uint64 // the governor's goroutine id
+	budget     atomicFloat   // percent of the CPU time
+	recordCost atomicFloat   // ns
+	hotTicks   atomic.Uint64
+	notesCopy  []byte
+}
 
 // governHook, when set (tests only), is called before the governor acts
 // on a decision (applied false) and after (applied says whether it shed).
 var governHook func(applied bool)
 
 // setBudget sets the session's budget, in percent (0: none), and starts
-// its governor if none runs: at Start, and when Adopt changes it. Under
-// mu.
-func (s *session) setBudget(pct float64) {
-	s.budget.Store(pct)
+// the governor's goroutine if none runs: at Start, and when Adopt changes
+// it. Under mu.
+func (gv *governor) setBudget(pct float64) {
+	gv.budget.Store(pct)
 	hot := uint64(0)
 	if pct > 0 {
-		hot = uint64(max(1, s.recordCost.Load()*float64(s.info.Frequency)/1e9/(pct/100)))
+		hot = uint64(max(1, gv.recordCost.Load()*float64(gv.s.info.Frequency)/1e9/(pct/100)))
 	}
-	s.hotTicks.Store(hot)
-	if pct > 0 && s.govDone == nil {
-		s.govWake = make(chan struct{}, 1)
-		s.govDone = make(chan struct{})
-		go s.govern(s.done, s.govDone)
+	gv.hotTicks.Store(hot)
+	if pct > 0 && gv.done == nil {
+		gv.wake = make(chan struct{}, 1)
+		gv.done = make(chan struct{})
+		go gv.govern(gv.s.done, gv.done)
 	}
 }
 
 // govern runs while the session does (setBudget starts it; done closes
 // at Stop), and closes exited when it returns.
-func (s *session) govern(done, exited chan struct{}) {
+func (gv *governor) govern(done, exited chan struct{}) {
 	defer close(exited)
-	s.govG.Store(glayout.Goid())
+	s := gv.s
+	gv.g.Store(glayout.Goid())
 	t := time.NewTicker(governEvery)
 	defer t.Stop()
 	var run overrun
 	var g sampler
 	start := time.Now()
-	last := s.paidRecords()
+	last := gv.paidRecords()
 	run.reset(0, last, processCPU())
 	g.since(s)
 	hold := time.Time{}
@@ -232,17 +257,17 @@ func (s *session) govern(done, exited chan struct{}) {
 		case <-done:
 			return
 		case <-t.C:
-		case <-s.govWake:
+		case <-gv.wake:
 		}
-		recs := s.paidRecords()
+		recs := gv.paidRecords()
 		if recs == last {
 			continue // nothing recorded since the last look: nothing to judge
 		}
 		last = recs
 		now := time.Now()
-		pct := s.budget.Load()
+		pct := gv.budget.Load()
 		budget := pct / 100
-		rc := s.recordCost.Load()
+		rc := gv.recordCost.Load()
 		if budget <= 0 {
 			run.reset(now.Sub(start), recs, processCPU())
 			continue
@@ -266,12 +291,12 @@ func (s *session) govern(done, exited chan struct{}) {
 		if governHook != nil {
 			governHook(false)
 		}
-		applied := s.shed(c, counts, pct, cost, rc)
+		applied := gv.shed(c, counts, pct, cost, rc)
 		if governHook != nil {
 			governHook(applied)
 		}
 		// Judge what is left on records made after the shed only.
-		last = s.paidRecords()
+		last = gv.paidRecords()
 		run.reset(time.Since(start), last, processCPU())
 	}
 }
@@ -283,10 +308,11 @@ func (s *session) govern(done, exited chan struct{}) {
 // sees a function shed also finds why, and says and does nothing once s
 // no longer owns the gates (shedIDs checks again, under its lock). It
 // reports whether it shed any.
-func (s *session) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
+func (gv *governor) shed(c choice, counts []uint32, pct, cost, rc float64) bool {
+	s := gv.s
 	shedMu.Lock()
 	defer shedMu.Unlock()
-	if !s.owns() {
+	if !gv.owns() {
 		return false
 	}
 	c = c.stillSheddable()
@@ -346,21 +372,20 @@ func (c choice) stillSheddable() choice {
 	return out
 }
 
-// wakeGovernor asks the governor to look now; it never blocks. Writers
-// call it after sealing a buffer they filled faster than the budget
-// allows (hotTicks).
-func (s *session) wakeGovernor() {
-	select {
-	case s.govWake <- struct{}{}:
-	default:
-	}
+// owns reports whether the governor may still shed: its session owns the
+// gates (see gateOwner).
+func (gv *governor) owns() bool {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	return gateOwner == gv.s
 }
 
-// logf calls the session's Logf holding no lock (Adopt may replace Logf,
-// under mu).
-func (s *session) logf(format string, args ...any) {
-	mu.Lock()
-	logf := s.cfg.Logf
-	mu.Unlock()
-	logf(format, args...)
+// wakeUp asks the governor to look now; it never blocks. Writers call
+// it after sealing a buffer they filled faster than the budget allows
+// (hotTicks).
+func (gv *governor) wakeUp() {
+	select {
+	case gv.wake <- struct{}{}:
+	default:
+	}
 }

@@ -88,21 +88,11 @@ func recordsCost(n uint64, cpu time.Duration, recordCost float64) float64 {
 // paidRecords counts the records the session paid for: those written to
 // buffers, and the two of every call MinDuration erased (its Entry was
 // written and taken back, its Exit read the clock and was dropped).
-func (s *session) paidRecords() uint64 {
+func (gv *governor) paidRecords() uint64 {
+	s := gv.s
 	n := s.q.Stats().Records
 	if s.minTicks != 0 {
-		n += 2 * s.erasedCalls()
-	}
-	return n
-}
-
-// erasedCalls sums the writers' counts of calls MinDuration erased.
-func (s *session) erasedCalls() uint64 {
-	var n uint64
-	if set := s.set.Load(); set != nil {
-		for _, w := range set.w {
-			n += w.rewound.n.Load()
-		}
+		n += 2 * gv.pool.erasedCalls()
 	}
 	return n
 }
@@ -138,7 +128,7 @@ type sampler struct {
 func (g *sampler) since(s *session) {
 	g.written = s.q.Stats().Records
 	if s.minTicks != 0 {
-		g.gone = s.erasedCalls()
+		g.gone = s.pool.erasedCalls()
 		g.takeErased(s)
 	}
 }
@@ -207,7 +197,7 @@ func (g *sampler) count(s *session) []uint32 {
 // the calls of its kind since the last count (written records are two a
 // call), so a function's count is its estimated calls of either kind.
 func (g *sampler) mergeErased(s *session) {
-	written, gone := s.q.Stats().Records, s.erasedCalls()
+	written, gone := s.q.Stats().Records, s.pool.erasedCalls()
 	dw, dg := float64(written-min(written, g.written))/2, float64(gone-min(gone, g.gone))
 	g.written, g.gone = written, gone
 	seen := g.takeErased(s)
@@ -240,7 +230,7 @@ func (g *sampler) mergeErased(s *session) {
 func (g *sampler) takeErased(s *session) int {
 	clear(g.erased)
 	seen := 0
-	if set := s.set.Load(); set != nil {
+	if set := s.pool.set.Load(); set != nil {
 		for _, w := range set.w {
 			for i := range w.erased {
 				if id := w.erased[i].Swap(0); id != 0 {

@@ -180,7 +180,7 @@ type windowCopy struct {
 }
 
 // copyWindow copies the running session's window, from since on (0: all
-// of it; see session.snapshotSince); ErrNotRunning when none is on.
+// of it; see flusher.snapshotSince); ErrNotRunning when none is on.
 // release gives the memory back.
 func copyWindow(since uint64) (*windowCopy, error) {
 	s, err := lockSession()
@@ -192,7 +192,7 @@ func copyWindow(since uint64) (*windowCopy, error) {
 		bufp = new([]byte)
 	}
 	c := &windowCopy{s: s, bufp: bufp}
-	c.segs, c.p, c.buf = s.snapshotSince(*c.bufp, false, false, since)
+	c.segs, c.p, c.buf = s.fl.snapshotSince(*c.bufp, false, false, since)
 	mu.Unlock()
 	flushMu.Unlock()
 	return c, nil

@@ -55,7 +55,7 @@ func TestFillFlushReadsSealedBuffersInPlace(t *testing.T) {
 	}
 	arena := c.BufferSize * c.BufferCount
 	mu.Lock()
-	kept := cap(*cur.scratch.Load())
+	kept := cap(*cur.fl.scratch.Load())
 	mu.Unlock()
 	// Live buffers (one per P at most) plus the room Snapshot gives each
 	// to grow, doubled: far below the window.

@@ -6,6 +6,18 @@ import (
 	"github.com/goxray/xray/internal/buffer"
 )
 
+// losses is a session's record of the records its writers dropped for
+// want of a buffer, which start windows later (cut.go): fullAt and lostAt
+// session-wide, lostByG per goroutine. q is the session's queue, whose
+// LostUpTo expires slots; fill says the session is in Fill mode.
+type losses struct {
+	q       *buffer.Queue
+	fill    bool
+	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
+	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
+	lostByG [lostSlots]lostSlot
+}
+
 // bufferExhausted is called by a writer whose buffer claim failed at TSC t,
 // dropping a record of goroutine g.
 //
@@ -15,19 +27,19 @@ import (
 // goroutine's window after it. (lostAt alone would start every flush after
 // the latest drop: on a machine where Acquire fails now and then, because
 // Ps outnumber buffers, every file would be empty.)
-func (s *session) bufferExhausted(t, g uint64) {
-	if s.cfg.Mode == buffer.Fill {
+func (l *losses) bufferExhausted(t, g uint64) {
+	if l.fill {
 		// Freeze the window: whatever any P records after t would leave
 		// holes in goroutines that migrate, so stop everyone.
-		s.fullAt.CompareAndSwap(0, t)
+		l.fullAt.CompareAndSwap(0, t)
 		state.CompareAndSwap(stateOn, stateFull)
 		fastOff() // the assembly path reads no state (fastOn)
 		return
 	}
-	if g != 0 && s.rememberLoss(g, t) {
+	if g != 0 && l.rememberLoss(g, t) {
 		return
 	}
-	maxStore(&s.lostAt, t)
+	maxStore(&l.lostAt, t)
 }
 
 // lostByG sizing: lostSlots slots (16 bytes each, in the session, so
@@ -60,7 +72,7 @@ type lostSlot struct{ goid, t atomic.Uint64 }
 //     the goid again after storing and, finding another, registers
 //     elsewhere. A flush that read the slot in between missed a drop whose
 //     registration ends after that read: that is the goroutine's last
-//     record before the flush's cut (session.snapshotInto);
+//     record before the flush's cut (flusher.snapshotInto);
 //   - a slot's TSC is only raised (maxStore), so a new owner may inherit a
 //     TSC above its own drop: its window then starts a little later than
 //     it must, which drops a prefix and never opens a hole.
@@ -69,9 +81,9 @@ type lostSlot struct{ goid, t atomic.Uint64 }
 // between two recyclings, some drops go to lostAt, and every goroutine's
 // window starts after them: bounded memory, and the loss is still counted
 // (Drops.Full) and still leaves no hole.
-func (s *session) rememberLoss(g, t uint64) bool {
+func (l *losses) rememberLoss(g, t uint64) bool {
 	h := (g * 0x9e3779b97f4a7c15) >> (64 - lostSlotsLog)
-	slot := func(i uint64) *lostSlot { return &s.lostByG[(h+i)&(lostSlots-1)] }
+	slot := func(i uint64) *lostSlot { return &l.lostByG[(h+i)&(lostSlots-1)] }
 	claim := func(sl *lostSlot) bool {
 		maxStore(&sl.t, t)
 		return sl.goid.Load() == g // else it changed hands: look again
@@ -82,7 +94,7 @@ func (s *session) rememberLoss(g, t uint64) bool {
 			return true
 		}
 	}
-	expired := s.q.LostUpTo()
+	expired := l.q.LostUpTo()
 	for i := uint64(0); i < lostProbe; i++ {
 		sl := slot(i)
 		o := sl.goid.Load()
@@ -106,13 +118,13 @@ func maxStore(a *atomic.Uint64, t uint64) {
 
 // lostSince returns the goroutines with a drop recorded in lostByG that the
 // window's start does not cover already, and the TSC of their latest.
-func (s *session) lostSince() map[uint64]uint64 {
+func (l *losses) lostSince() map[uint64]uint64 {
 	// Loaded before the slots: the snapshot's LostUpTo, loaded later, is at
 	// least this, so skipping the slots it covers changes nothing.
-	expired := s.q.LostUpTo()
+	expired := l.q.LostUpTo()
 	var m map[uint64]uint64
-	for i := range s.lostByG {
-		sl := &s.lostByG[i]
+	for i := range l.lostByG {
+		sl := &l.lostByG[i]
 		// A slot whose TSC is not stored yet belongs to a drop that
 		// finishes registering after this load: see snapshotInto.
 		if g, t := sl.goid.Load(), sl.t.Load(); g != 0 && t > expired {
@@ -120,6 +132,28 @@ func (s *session) lostSince() map[uint64]uint64 {
 				m = make(map[uint64]uint64)
 			}
 			m[g] = max(m[g], t)
+		}
+	}
+	return m
+}
+
+// droppedSince returns the goroutines that dropped a record after c's
+// loads and before *whole, with the TSC of the drop: the copy's first
+// pass frees buffers before the stacks are read, so such a goroutine may
+// have recorded again after its drop, and its records past the cut have
+// a hole. A drop that went to lostAt, with no goroutine's slot, lowers
+// *whole.
+func (l *losses) droppedSince(c cutPoint, whole *uint64) map[uint64]uint64 {
+	if l := l.lostAt.Load(); l != c.lost && l < *whole {
+		*whole = l
+	}
+	var m map[uint64]uint64
+	for g, t := range l.lostSince() {
+		if t != c.lostG[g] && t < *whole {
+			if m == nil {
+				m = make(map[uint64]uint64)
+			}
+			m[g] = t
 		}
 	}
 	return m

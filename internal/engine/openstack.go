@@ -21,8 +21,8 @@ import (
 // What the design must hold to, and how it does:
 //
 //   - No long pause. runtime.Stack(all) formats every stack with the
-//     world stopped (hundreds of milliseconds for 10,000 goroutines 40
-//     frames deep). The stacks are read through Go's execution tracer
+//     world stopped, for a time that grows with the goroutines and their
+//     frames (bench/README.md, "Costs beside the record path"). The stacks are read through Go's execution tracer
 //     instead, which pauses the program once, for work that does not grow
 //     with the goroutines (stackread.go).
 //

@@ -14,11 +14,13 @@ import (
 // What one record costs the program beyond its clock and goroutine id
 // reads, in ns, in the model modelRecordCost: the rest of the record
 // path, and in automatically instrumented code the traced copy's call and
-// deferred Exit, per record. Measured on the machines make bench ran on
-// (bench/README.md: the Enter+Exit row over its floor of two clock reads,
-// and the LeafAutoOn row over LeafHandOn); the Go path (race detector,
-// purego, other architectures, MinDuration, test clocks) takes about
-// 10 ns more than the assembly one.
+// deferred Exit, per record, on the assembly path (recordWorkAsm) and on
+// the Go path (recordWorkGo: race detector, purego, other architectures,
+// MinDuration, test clocks), which does more per record. They are set
+// from make bench's rows (bench/README.md, "The record-cost model's
+// constants": the Enter+Exit row over its floor of two clock reads, and
+// the LeafAutoOn row over LeafHandOn); a change of the record path that
+// moves those rows moves them.
 const (
 	recordWorkAsm = 6
 	recordWorkGo  = 16
@@ -50,10 +52,11 @@ func estimateRecordCost(s *session, fast bool) float64 {
 // modelRecordCost is a read of the session's clock and of the goroutine
 // id, timed here (the fastest of a few rounds, so that a preempted round
 // does not count), plus the work around them. These are what differ most
-// between machines and builds: a fenced TSC read costs 8–25 ns, a
-// virtualized clock_gettime 50 or more, and the goroutine id a load where
-// the g pointer can be read but a microsecond or more where it comes from
-// runtime.Stack (purego, architectures without a g reader).
+// between machines and builds (bench/README.md, "The record-cost model's
+// constants"): a fenced TSC read against a virtualized clock_gettime, and
+// the goroutine id a load where the g pointer can be read but far more
+// where it comes from runtime.Stack (purego, architectures without a g
+// reader).
 func modelRecordCost(fast bool) float64 {
 	const reads, rounds = 256, 8
 	best := time.Duration(1 << 62)
@@ -80,8 +83,8 @@ func modelRecordCost(fast bool) float64 {
 // write (two records of 8 bytes a call, and a block's metadata), so every
 // record lands in memory that is not in a cache, as in a ring that a
 // program fills and a flight recorder recycles. The calibration is most of
-// a small session's Start (BenchmarkStart), more at the first Start, which
-// writes calibMemory anew.
+// a small session's Start (bench/README.md, "Costs beside the record
+// path", Start), more at the first Start, which writes calibMemory anew.
 const (
 	calibRounds = 6
 	calibCalls  = 1000
@@ -116,10 +119,9 @@ func calibTraced(mem []uint64, x uint64) uint64 {
 // cache, which the next call does not wait for: the clock read of a
 // traced call does (RDTSCP and a fenced RDTSC wait for every earlier
 // load), as it does in real code, whose calls touch memory the caches
-// do not hold (on the message workload of BenchmarkGovernorEstimate,
-// two misses a message of five calls, with one a call the calibration
-// puts a record at twice what it costs there). (The low bit of i
-// alternates: the multiplier is odd.)
+// do not hold (with a miss every call the calibration overstates a
+// record's cost: bench/README.md, "The record-cost model's constants").
+// (The low bit of i alternates: the multiplier is odd.)
 func calibBody(mem []uint64, i uint64) uint64 {
 	i = i*0x9e3779b97f4a7c15 + 1
 	calibSum += mem[(i>>32)%uint64(len(mem))*(i&1)]
@@ -166,6 +168,7 @@ func scratchSession(s *session, q *buffer.Queue) *session {
 	cs := &session{cfg: s.cfg, q: q, pid: s.pid, info: s.info, tsc0: s.tsc0, wall0: s.wall0, minTicks: s.minTicks}
 	cs.cfg.BufferSize, cs.cfg.Mode = q.BufferSize(), buffer.FlightRecorder
 	cs.maxPayload = uint32(stream.MaxPayload(q.BufferSize()))
+	cs.link()
 	if s.minTicks != 0 {
 		cs.latest = make([]atomic.Uint64, 1<<latestBits)
 	}
@@ -190,7 +193,7 @@ func calibrate(s *session, fast bool) calibration {
 	for i := range set.w {
 		set.w[i] = &writer{s: cs, cpu: noCPU, p: i}
 	}
-	cs.set.Store(set)
+	cs.pool.set.Store(set)
 	calibrating.Store(true)
 	defer calibrating.Store(false)
 	writers.Store(set)
@@ -231,7 +234,7 @@ func calibrate(s *session, fast bool) calibration {
 	c := calibration{
 		perRecord: max(0, float64((on-off).Nanoseconds())/(2*calibCalls)),
 		written:   q.Stats().Records,
-		erased:    cs.erasedCalls(),
+		erased:    cs.pool.erasedCalls(),
 	}
 	q.Close()
 	return c

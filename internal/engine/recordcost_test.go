@@ -67,7 +67,7 @@ func TestFullBudgetNeverSheds(t *testing.T) {
 	c := config(t)
 	c.OverheadBudget = 100
 	startT(t, c)
-	curSession().recordCost.Store(1e6) // a millisecond a record
+	curSession().gov.recordCost.Store(1e6) // a millisecond a record
 	const bound = 500 * time.Millisecond
 	c0 := processCPU()
 	for isOpen(&gs[0]) && processCPU()-c0 < bound {

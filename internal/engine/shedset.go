@@ -26,7 +26,7 @@ var shedInfo map[uint32]fdr.Shed
 // that a file flushed just after a gate closed already tells all of it
 // (closeShed stores the notes, with when, in the same critical section
 // as the close). It costs a copy of the newest records (the governor's
-// sample size), once per shed decision, into s.notesCopy: its caller
+// sample size), once per shed decision, into the governor's notesCopy: its caller
 // holds shedMu, as every shed does.
 func shedNotes(s *session, ids []uint32) map[uint32]fdr.Shed {
 	if len(ids) == 0 {
@@ -43,8 +43,8 @@ func shedNotes(s *session, ids []uint32) map[uint32]fdr.Shed {
 			sh.Budget = s.cfg.OverheadBudget / 100
 			info[id] = sh
 		}
-		sn := s.q.Sample(s.notesCopy, sampleBytes)
-		s.notesCopy = sn.Buf
+		sn := s.q.Sample(s.gov.notesCopy, sampleBytes)
+		s.gov.notesCopy = sn.Buf
 		for _, sg := range sn.Segments {
 			data = append(data, sg.Data)
 		}

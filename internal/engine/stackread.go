@@ -13,8 +13,8 @@ import (
 // Reading every goroutine's stack without stopping the world for it
 // (openstack.go says why the stacks are read, and how they are used).
 //
-// runtime.Stack(all) formats every stack with the world stopped, for
-// some microseconds per frame. Go's execution tracer reads them another
+// runtime.Stack(all) formats every stack with the world stopped, for a
+// time per frame. Go's execution tracer reads them another
 // way: when a trace generation ends, it suspends each goroutine that did
 // nothing in the generation, one at a time, records its stack and lets
 // it go (runtime.traceAdvance, GoStatusStack events); every goroutine
@@ -61,8 +61,8 @@ import (
 // function without a frame of its own shows that function directly
 // under its caller's caller: the stack is marked async, and the flusher
 // allows for one missing frame at its inner end. Only one runtime/trace
-// .Start may run at a time in a process: while a read runs (a few
-// milliseconds, more with many goroutines) another caller's trace.Start
+// .Start may run at a time in a process: while a read runs (longer with
+// more goroutines: bench/README.md) another caller's trace.Start
 // fails, and while another trace.Start runs (go test -trace,
 // /debug/pprof/trace) a read fails and the flush says that open calls are
 // not shown. A Go flight recorder (runtime/trace.FlightRecorder,

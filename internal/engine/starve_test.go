@@ -32,15 +32,15 @@ func TestLostByGoroutineBeyondSlots(t *testing.T) {
 	const n = 3000
 	drop := func(g0, t0 uint64) {
 		for i := uint64(1); i <= n; i++ {
-			s.bufferExhausted(t0+i, g0+i)
+			s.loss.bufferExhausted(t0+i, g0+i)
 		}
 	}
 	check := func(round string, g0, t0 uint64) {
 		t.Helper()
-		if l := s.lostAt.Load(); l != 0 {
+		if l := s.loss.lostAt.Load(); l != 0 {
 			t.Errorf("%s: a drop cut every goroutine's window (lostAt %d)", round, l)
 		}
-		m := s.lostSince()
+		m := s.loss.lostSince()
 		if len(m) != n {
 			t.Errorf("%s: %d goroutines with a drop remembered, want %d", round, len(m), n)
 		}
@@ -54,7 +54,7 @@ func TestLostByGoroutineBeyondSlots(t *testing.T) {
 	drop(1<<20, 1000)
 	check("first", 1<<20, 1000)
 	// The drop path runs pinned, on the writer's buffer-switch path.
-	if a := testing.AllocsPerRun(100, func() { s.bufferExhausted(1000+n, 1<<20+n) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { s.loss.bufferExhausted(1000+n, 1<<20+n) }); a != 0 {
 		t.Errorf("bufferExhausted allocates %v times per drop", a)
 	}
 
@@ -97,9 +97,9 @@ func TestLostByGoroutineOverflow(t *testing.T) {
 	mu.Unlock()
 	const n = 3 * lostSlots
 	for i := uint64(1); i <= n; i++ {
-		s.bufferExhausted(100+i, 1<<22+i)
+		s.loss.bufferExhausted(100+i, 1<<22+i)
 	}
-	m := s.lostSince()
+	m := s.loss.lostSince()
 	if len(m) > lostSlots || len(m) < lostSlots/2 {
 		t.Errorf("%d goroutines remembered, want between %d and %d", len(m), lostSlots/2, lostSlots)
 	}
@@ -108,7 +108,7 @@ func TestLostByGoroutineOverflow(t *testing.T) {
 			t.Fatalf("goroutine %d remembered at %d, want %d", g, tsc, 100+g-1<<22)
 		}
 	}
-	if l := s.lostAt.Load(); l == 0 || l > 100+n {
+	if l := s.loss.lostAt.Load(); l == 0 || l > 100+n {
 		t.Errorf("lostAt %d: the drops without a slot must start every window after them", l)
 	}
 }
@@ -248,7 +248,7 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 		record(p, uint64(100+p)) // Ps 0-3 take every buffer, then go idle
 	}
 	var iw idleWatch
-	if n := s.retireIdle(&iw); n != 0 { // first look: nothing to compare with
+	if n := s.pool.retireIdle(&iw); n != 0 { // first look: nothing to compare with
 		t.Fatalf("retired %d writers at the first look", n)
 	}
 	for range 3 {
@@ -257,7 +257,7 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 	if st := ReadStats(); st.Drops.Full != 3 || st.BuffersHeld != 4 {
 		t.Fatalf("before: %d dropped, %d held; want 3 and 4", st.Drops.Full, st.BuffersHeld)
 	}
-	if n := s.retireIdle(&iw); n != 4 {
+	if n := s.pool.retireIdle(&iw); n != 4 {
 		t.Fatalf("retired %d writers, want the 4 idle ones", n)
 	}
 	if qs := s.q.Stats(); qs.Sealed != 4 || qs.Live != 0 || qs.Records != 4 {
@@ -269,7 +269,7 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 			st.Drops.Full, st.RetiredWriters, st.BuffersHeld, st.BuffersRecycled)
 	}
 	// A busy P is never retired: P 4 keeps recording between two looks.
-	if n := s.retireIdle(&iw); n != 0 {
+	if n := s.pool.retireIdle(&iw); n != 0 {
 		t.Fatalf("retired %d writers with no failure since the last look", n)
 	}
 
@@ -280,7 +280,7 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 		for p := range 5 {
 			record(p, uint64(100+p))
 		}
-		if n := s.retireIdle(&iw); n != 0 {
+		if n := s.pool.retireIdle(&iw); n != 0 {
 			t.Fatalf("round %d: retired %d writers that had just recorded", round, n)
 		}
 		f := ReadStats().Drops.Full
@@ -288,11 +288,11 @@ func TestIdlePsGiveBackTheirBuffers(t *testing.T) {
 		if ReadStats().Drops.Full != f+1 {
 			t.Fatalf("round %d: P 5 did not find every buffer held", round)
 		}
-		if n := s.retireIdle(&iw); n != 4 {
+		if n := s.pool.retireIdle(&iw); n != 4 {
 			t.Fatalf("round %d: retired %d writers, want the 4 idle holders", round, n)
 		}
 	}
-	if n := len(s.set.Load().w); n > 8+5 {
+	if n := len(s.pool.set.Load().w); n > 8+5 {
 		t.Errorf("the session has %d writers after 20 rounds of retiring; want them reused (≤ %d)", n, 8+5)
 	}
 	if st := ReadStats(); st.RetiredWriters != 4+20*4 {

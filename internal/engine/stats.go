@@ -148,7 +148,7 @@ func (s *session) stats() Stats {
 	st.BuffersHeld = qs.Live
 	st.RecycledRecords = qs.LostRecords
 	st.Records, st.Bytes = qs.Records, qs.Bytes
-	if set := s.set.Load(); set != nil {
+	if set := s.pool.set.Load(); set != nil {
 		for _, w := range set.w {
 			st.Drops.BadID += w.drops[DropBadID].n.Load()
 			st.Drops.Full += w.drops[DropFull].n.Load()
@@ -159,26 +159,26 @@ func (s *session) stats() Stats {
 			st.RewoundCalls += w.rewound.n.Load()
 		}
 	}
-	f := &s.fl
+	f := &s.fl.counts
 	st.Flushes, st.FlushErrors, st.FlushedBytes = f.flushes.Load(), f.errors.Load(), f.bytes.Load()
 	st.UnmatchedExits, st.TrimmedRecords = f.unmatched.Load(), f.trimmed.Load()
 	st.TypedEventsDropped = f.typedDropped.Load()
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
-	st.RetiredWriters = s.retired.Load()
-	st.OverheadBudget = s.budget.Load()
-	st.RecordCost = s.recordCost.Load()
+	st.RetiredWriters = s.pool.retired.Load()
+	st.OverheadBudget = s.gov.budget.Load()
+	st.RecordCost = s.gov.recordCost.Load()
 	st.ShedFuncs = shedNames(ShedFuncs())
 	st.LastFlush = time.Duration(f.lastDur.Load())
-	st.FilesDeleted, st.FileBytesDeleted = s.dirb.deleted.Load(), s.dirb.deletedB.Load()
-	st.TempFilesDeleted, st.TempFileBytesDeleted = s.dirb.temps.Load(), s.dirb.tempsB.Load()
+	st.FilesDeleted, st.FileBytesDeleted = s.fl.dirb.deleted.Load(), s.fl.dirb.deletedB.Load()
+	st.TempFilesDeleted, st.TempFileBytesDeleted = s.fl.dirb.temps.Load(), s.fl.dirb.tempsB.Load()
 	if p := f.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
 	if p := f.lastPath.Load(); p != nil {
 		st.LastFlushPath = *p
 	}
-	st.GoTrace = s.goTraceStats()
+	st.GoTrace = s.gt.stats(s.cfg.GoTraceBytes)
 	return st
 }
 

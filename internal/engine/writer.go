@@ -204,7 +204,7 @@ func (w *writer) publish() {
 // which costs only an erasure. Slot and value carry the whole goroutine id
 // (up to 2^48) and the P (up to 2^16), so a goroutine never mistakes
 // another's entry for its own. A writer that serves P p under a reused
-// writer (takeWriter) holds nothing erasable from before: retire made it
+// writer (writerPool.take) holds nothing erasable from before: retire made it
 // final.
 func (w *writer) follow(g uint64) {
 	slot := &w.s.latest[(g*0x9e3779b97f4a7c15)>>(64-latestBits)]
@@ -239,7 +239,7 @@ const latestBits = 12
 // Why a flush may show an Entry that a later rewind erases: the Exit that
 // erases it is then the goroutine's last record before the flush's cut
 // (its effect, the retraction, comes after the copy; see
-// session.snapshotInto), so the file shows the call open at the cut, which
+// flusher.snapshotInto), so the file shows the call open at the cut, which
 // is what it was.
 func (w *writer) rewind(id uint32, t uint64, cpu uint32, g uint64) bool {
 	if w.undo == 0 || g != w.goid || cpu != w.cpu || t < w.entryTSC || t-w.entryTSC >= w.s.minTicks {
@@ -333,8 +333,8 @@ func (w *writer) prepare(t uint64, cpu uint32, g uint64, need uint32) (uint64, b
 func (w *writer) next(t, g uint64) bool {
 	if w.buf != nil {
 		w.s.q.Seal(w.buf, w.last)
-		if w.last-w.first < uint64(w.count)*w.s.hotTicks.Load() {
-			w.s.wakeGovernor()
+		if w.last-w.first < uint64(w.count)*w.s.gov.hotTicks.Load() {
+			w.s.gov.wakeUp()
 		}
 		w.buf, w.data, w.pos, w.size, w.count, w.ext = nil, nil, 0, 0, 0, nil
 		w.held.Store(nil)
@@ -344,7 +344,7 @@ func (w *writer) next(t, g uint64) bool {
 	b, err := w.s.q.Acquire()
 	if err == buffer.ErrFull && w.s.cfg.Mode == buffer.FlightRecorder {
 		// Writers of Ps that GOMAXPROCS no longer has may hold the buffers.
-		b, err = w.s.acquireAfterReclaim()
+		b, err = w.s.pool.acquireAfterReclaim()
 	}
 	if err != nil {
 		// A flush holding the window (buffer.Queue.Hold) costs the
@@ -355,7 +355,7 @@ func (w *writer) next(t, g uint64) bool {
 		} else {
 			w.drop(DropFull)
 		}
-		w.s.bufferExhausted(t, g)
+		w.s.loss.bufferExhausted(t, g)
 		return false
 	}
 	w.buf, w.data, w.size, w.ext = b, b.Data, uint32(w.s.cfg.BufferSize), b.ExtentWord()

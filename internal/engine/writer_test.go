@@ -101,7 +101,7 @@ func TestWriterHighGoroutineIDBits(t *testing.T) {
 func parseSnapshot(t *testing.T) *fdr.File {
 	t.Helper()
 	mu.Lock()
-	segs, p := cur.snapshot(cur.takeCut(false), nil)
+	segs, p := cur.fl.snapshot(cur.fl.takeCut(false), nil)
 	mu.Unlock()
 	var b writeBuf
 	if _, err := flush.Encode(&b, segs, p); err != nil {

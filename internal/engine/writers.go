@@ -11,6 +11,26 @@ import (
 	"github.com/goxray/xray/internal/settings"
 )
 
+// writerPool is a session's writers beyond the recording set (the
+// package's writers, indexed by P): every writer the session ever had,
+// the retired ones kept for reuse, and the retiring of those whose P
+// GOMAXPROCS dropped or that sit idle while buffers are short. s is the
+// session its writers record into.
+type writerPool struct {
+	s *session
+	// set holds every writer this session ever had, retired ones too (see
+	// reclaim), for Stats and Stop: the recording set (writers) may be
+	// shorter.
+	set     atomic.Pointer[writerSet]
+	retired atomic.Uint64 // writers retired by reclaim and retireIdle
+	// reclaiming is set while reclaim retires writers (see
+	// acquireAfterReclaim).
+	reclaiming atomic.Bool
+	// spare holds retired writers, which no recording set holds, for reuse
+	// (take). Under growMu.
+	spare []*writer
+}
+
 // growWriters gives every P below GOMAXPROCS a writer. It reports whether
 // the caller should retry its record: true unless tracing stopped.
 func growWriters() bool {
@@ -42,7 +62,7 @@ func growWriters() bool {
 	// If Stop and Start swap the set meanwhile, the CAS below fails and
 	// the writers taken here go back to s's spares.
 	for i := len(old.w); i < n; i++ {
-		set.w[i] = s.takeWriter(i)
+		set.w[i] = s.pool.take(i)
 	}
 	// Published under mu, as Start and Stop publish theirs: both stores
 	// must belong to a session that is still current, or a Stop and
@@ -51,7 +71,7 @@ func growWriters() bool {
 	mu.Lock()
 	defer mu.Unlock()
 	if cur != s || writers.Load() != old {
-		s.spare = append(s.spare, set.w[len(old.w):]...)
+		s.pool.spare = append(s.pool.spare, set.w[len(old.w):]...)
 		return true // Stop (and Start) replaced the set meanwhile: retry with theirs
 	}
 	writers.Store(set)
@@ -59,23 +79,23 @@ func growWriters() bool {
 	return true
 }
 
-// takeWriter returns a writer for P p that no recording set holds: a
-// retired one if there is one, else a new one, added to s.set (for Stats
-// and Stop). Reusing retired writers keeps s.set bounded (about twice the
+// take returns a writer for P p that no recording set holds: a
+// retired one if there is one, else a new one, added to wp.set (for Stats
+// and Stop). Reusing retired writers keeps wp.set bounded (about twice the
 // largest GOMAXPROCS) however often writers are retired. Called with growMu
 // held.
-func (s *session) takeWriter(p int) *writer {
-	if n := len(s.spare); n > 0 {
-		w := s.spare[n-1]
-		s.spare = s.spare[:n-1]
+func (wp *writerPool) take(p int) *writer {
+	if n := len(wp.spare); n > 0 {
+		w := wp.spare[n-1]
+		wp.spare = wp.spare[:n-1]
 		raceAcquire(w)
 		w.p = p // retire reset the rest
 		raceRelease(w)
 		return w
 	}
-	w := &writer{s: s, cpu: noCPU, p: p}
-	all := s.set.Load()
-	s.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], w)})
+	w := &writer{s: wp.s, cpu: noCPU, p: p}
+	all := wp.set.Load()
+	wp.set.Store(&writerSet{w: append(all.w[:len(all.w):len(all.w)], w)})
 	return w
 }
 
@@ -87,11 +107,12 @@ const reclaimEvery = 50 * time.Millisecond
 // themselves raise it.
 var watchEvery = reclaimEvery
 
-// watchProcs retires the writers of Ps that GOMAXPROCS no longer has, every
+// watch retires the writers of Ps that GOMAXPROCS no longer has, every
 // period, until done is closed; in FlightRecorder mode it also warns
 // (through Logf, holding no lock) when GOMAXPROCS is too large for the
 // buffers, at once and whenever GOMAXPROCS reaches a new high.
-func (s *session) watchProcs(done chan struct{}, period time.Duration) {
+func (wp *writerPool) watch(done chan struct{}, period time.Duration) {
+	s := wp.s
 	t := time.NewTicker(period)
 	defer t.Stop()
 	warned := 0
@@ -110,10 +131,10 @@ func (s *session) watchProcs(done chan struct{}, period time.Duration) {
 		set := writers.Load()
 		if set != nil && len(set.w) > goruntime.GOMAXPROCS(0) {
 			procPin()
-			s.reclaim()
+			wp.reclaim()
 			procUnpin()
 		} else if set != nil && s.cfg.Mode == buffer.FlightRecorder && s.cfg.BufferCount < len(set.w)+SpareBuffers {
-			s.retireIdle(&iw)
+			wp.retireIdle(&iw)
 		}
 	}
 }
@@ -145,26 +166,26 @@ const SpareBuffers = settings.SpareBuffers
 //
 // It reports whether it retired any writer; false also when growMu was
 // busy (the watcher tries again a period later).
-func (s *session) reclaim() bool {
+func (wp *writerPool) reclaim() bool {
 	old := writers.Load()
 	n := goruntime.GOMAXPROCS(0)
-	if state.Load() != stateOn || old == nil || len(old.w) <= n || old.w[0].s != s || !growMu.TryLock() {
+	if state.Load() != stateOn || old == nil || len(old.w) <= n || old.w[0].s != wp.s || !growMu.TryLock() {
 		return false
 	}
 	defer growMu.Unlock()
 	if old != writers.Load() {
 		return false // grown or reclaimed meanwhile: the next look sees the new set
 	}
-	s.reclaiming.Store(true)
-	defer s.reclaiming.Store(false)
+	wp.reclaiming.Store(true)
+	defer wp.reclaiming.Store(false)
 	set := &writerSet{w: old.w[:n:n]}
 	writers.Store(set)
 	atomic.StorePointer(&fastSet, unsafe.Pointer(set))
 	for _, w := range old.w[n:] {
 		w.retire()
-		s.spare = append(s.spare, w)
+		wp.spare = append(wp.spare, w)
 	}
-	s.retired.Add(uint64(len(old.w) - n))
+	wp.retired.Add(uint64(len(old.w) - n))
 	return true
 }
 
@@ -180,15 +201,16 @@ const reclaimSpins = 1 << 14
 // of them. Without the wait, a writer whose claim failed just after the
 // other reclaim shortened the set, and before it sealed a buffer, dropped
 // its record.
-func (s *session) acquireAfterReclaim() (*buffer.Buffer, error) {
-	if s.reclaim() {
-		return s.q.Acquire()
+func (wp *writerPool) acquireAfterReclaim() (*buffer.Buffer, error) {
+	q := wp.s.q
+	if wp.reclaim() {
+		return q.Acquire()
 	}
 	for range reclaimSpins {
-		if !s.reclaiming.Load() {
-			return s.q.Acquire() // the other reclaim, if any, has ended
+		if !wp.reclaiming.Load() {
+			return q.Acquire() // the other reclaim, if any, has ended
 		}
-		b, err := s.q.Acquire()
+		b, err := q.Acquire()
 		if err != buffer.ErrFull {
 			return b, err
 		}
@@ -219,8 +241,8 @@ type idleMark struct {
 // P without one dropped every record until some busy P happened to free
 // one. A P that records again right after gets a fresh writer and buffer,
 // as after any buffer switch. It returns how many writers it retired.
-func (s *session) retireIdle(iw *idleWatch) int {
-	f := s.q.Failures()
+func (wp *writerPool) retireIdle(iw *idleWatch) int {
+	f := wp.s.q.Failures()
 	pressure := f != iw.failures
 	iw.failures = f
 	set := writers.Load()
@@ -247,12 +269,12 @@ func (s *session) retireIdle(iw *idleWatch) int {
 	defer growMu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	if cur != s || writers.Load() != set {
+	if cur != wp.s || writers.Load() != set {
 		return 0 // grown, shrunk or stopped meanwhile: look again next time
 	}
 	nset := &writerSet{w: slices.Clone(set.w)}
 	for _, i := range idle {
-		nset.w[i] = s.takeWriter(i)
+		nset.w[i] = wp.take(i)
 	}
 	// As in reclaim: after the swap and quiesce, nobody holds the old
 	// writers of those Ps.
@@ -262,10 +284,21 @@ func (s *session) retireIdle(iw *idleWatch) int {
 	for _, i := range idle {
 		w := set.w[i]
 		w.retire()
-		s.spare = append(s.spare, w)
+		wp.spare = append(wp.spare, w)
 	}
-	s.retired.Add(uint64(len(idle)))
+	wp.retired.Add(uint64(len(idle)))
 	return len(idle)
+}
+
+// erasedCalls sums the writers' counts of calls MinDuration erased.
+func (wp *writerPool) erasedCalls() uint64 {
+	var n uint64
+	if set := wp.set.Load(); set != nil {
+		for _, w := range set.w {
+			n += w.rewound.n.Load()
+		}
+	}
+	return n
 }
 
 // retire seals w's buffer. The caller has made sure nobody else uses w.

@@ -20,26 +20,25 @@
 //     Tests switch among Runnable with UseForTest, so every clock path the
 //     CPU can execute runs on every machine, emulators included.
 //
-// The clocks, in order of preference (Source; cost of two reads and two
-// stores, bench's Floor rows, on an Ice Lake Xeon KVM guest, and per read
-// on an AMD EPYC KVM guest whose CPUID hides RDTSCP and RDPID, asm's
-// BenchmarkTSCRead; shared machines, see bench/README.md):
+// The clocks, in order of preference (Source; what each costs, and the
+// commands that measure it, are in bench/README.md, "The clocks"):
 //
-//	rdpid+rdtsc         invariant TSC and RDPID: RDPID for the CPU, then RDTSC    Xeon 22.7 ns / 2
-//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction     Xeon 24.7 ns / 2
-//	lfence+rdtsc        invariant TSC, neither: CPU unknown                        EPYC 23 ns
-//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown  EPYC 13 ns, Xeon 19.2 ns / 2
+//	rdpid+rdtsc         invariant TSC and RDPID: RDPID for the CPU, then RDTSC
+//	rdtscp              RDTSCP: TSC and TSC_AUX&0xfff = CPU, one instruction
+//	lfence+rdtsc        invariant TSC, neither: CPU unknown
+//	rdtsc               on request (Select): RDTSC alone, invariant TSC; CPU unknown
 //	lfence+rdtsc+rdpid  never chosen; tests and comparisons only
 //	cntvct              arm64: ISB; MRS CNTVCT_EL0 at CNTFRQ_EL0 Hz; CPU unknown
-//	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown       EPYC 42 ns
+//	nanotime            anything else: runtime nanotime, 1e9 Hz; CPU unknown
 //
 // Why rdpid+rdtsc before rdtscp. Alone, the two cost about the same. But
 // RDTSCP, like LFENCE;RDTSC, waits until every earlier instruction has
 // completed, loads included, and the record path has a chain of dependent
 // loads (g, m, p, the writer) between its two clock reads: with RDTSCP
-// each read waits for the previous record's chain (on the Xeon the floor
-// with that chain costs 1.34 × the floor without it; with RDPID;RDTSC
-// 1.01 ×, and Enter+Exit 1.17 × the RDTSCP floor instead of 1.52 ×). An unfenced RDTSC lets the chain run under the read. The price
+// each read waits for the previous record's chain, which the floor rows
+// with that chain show (bench/README.md, the Xeon's table: the chain
+// costs RDTSCP's floor far more than RDPID;RDTSC's, and Enter+Exit
+// follows). An unfenced RDTSC lets the chain run under the read. The price
 // is the fast clock's skid (below): a timestamp may be taken before the
 // instructions before it finish, usually by tens of cycles, which at
 // function granularity is noise, and after dependent cache misses by their
@@ -77,7 +76,8 @@
 // for the read, the read does not wait for earlier ones); LFENCE;RDTSC;
 // LFENCE also holds back later instructions; MFENCE;LFENCE;RDTSC (what
 // Go's runtime.cputicks does without RDTSCP) also drains the store
-// buffer, which a timestamp does not need, at about twice the cost; and
+// buffer, which a timestamp does not need, at a cost bench/floorpair
+// shows; and
 // CPUID;RDTSC serializes everything and, in a guest, exits to the
 // hypervisor. So LFENCE;RDTSC is the cheapest correct read there, and
 // bench's floor row on such a CPU is two of them and two stores. The
@@ -97,7 +97,7 @@
 // another RDTSC on the same CPU.
 //
 // The fast clock. A session may ask for RDTSC alone (Options.FastClock):
-// about half the cost of the fenced reads, in exchange for skid — the
+// cheaper than the fenced reads, in exchange for skid — the
 // counter may be read before the instructions before it finish, or after
 // later ones start, so a call's timestamps may be off against the code
 // they bracket: usually by tens of cycles, and after dependent cache
@@ -107,16 +107,16 @@
 // skid is noise; a call that ends in a chain of misses can read shorter
 // than it was. It is used only with an invariant TSC, like
 // lfence+rdtsc; the CPU is unknown. Where RDPID exists the default clock
-// reads the TSC the same way and adds RDPID for the CPU: on the Xeon
-// above a record costs 14.4 ns with it and 13.1 ns with rdtsc alone
-// (runtime's BenchmarkRecordOverClock), so the fast clock stays an option.
+// reads the TSC the same way and adds RDPID for the CPU, which costs a
+// record a little more than rdtsc alone (bench/README.md, the Xeon's
+// RecordOverClock figures), so the fast clock stays an option.
 //
 // The CPU. With rdpid+rdtsc, rdtscp and lfence+rdtsc+rdpid the cpu Now returns is
 // TSC_AUX&0xfff, which Linux loads with the CPU number. The other clocks
 // return UnknownCPU (0) every time: RDPID is missing, and the alternatives
-// measured on the machine above cost too much per record (the getcpu
-// system call about 2.5 µs; LSL on Linux's per-CPU segment, which the
-// vDSO's getcpu uses, about 60 ns). So what a trace reader may conclude
+// cost too much per record (the getcpu system call, and LSL on Linux's
+// per-CPU segment, which the vDSO's getcpu uses, each cost more than the
+// whole record: bench/README.md, "The clocks"). So what a trace reader may conclude
 // from a NewCPUId record depends on the clock (Stats.Clock, logged at
 // Start):
 //
