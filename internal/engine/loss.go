@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/goxray/xray/internal/buffer"
@@ -16,6 +17,10 @@ type losses struct {
 	fullAt  atomic.Uint64 // Fill mode: TSC of the first failed buffer claim
 	lostAt  atomic.Uint64 // flight recorder: latest TSC at which a record was dropped for want of a buffer
 	lostByG [lostSlots]lostSlot
+	// used has bit i set once lostByG[i] has had an owner: the cut reads
+	// the slots between its clock reading and its hold, while writers
+	// recycle the window it keeps, so it reads only these.
+	used [lostSlots / 64]atomic.Uint64
 }
 
 // bufferExhausted is called by a writer whose buffer claim failed at TSC t,
@@ -99,8 +104,14 @@ func (l *losses) rememberLoss(g, t uint64) bool {
 		sl := slot(i)
 		o := sl.goid.Load()
 		if o == 0 || sl.t.Load() <= expired {
-			if sl.goid.CompareAndSwap(o, g) && claim(sl) {
-				return true
+			if sl.goid.CompareAndSwap(o, g) {
+				// Before the TSC: a reader that misses the bit reads
+				// the slot before this registration ends (lostSince).
+				k := (h + i) & (lostSlots - 1)
+				l.used[k/64].Or(1 << (k % 64))
+				if claim(sl) {
+					return true
+				}
 			}
 		}
 	}
@@ -123,15 +134,18 @@ func (l *losses) lostSince() map[uint64]uint64 {
 	// least this, so skipping the slots it covers changes nothing.
 	expired := l.q.LostUpTo()
 	var m map[uint64]uint64
-	for i := range l.lostByG {
-		sl := &l.lostByG[i]
-		// A slot whose TSC is not stored yet belongs to a drop that
-		// finishes registering after this load: see snapshotInto.
-		if g, t := sl.goid.Load(), sl.t.Load(); g != 0 && t > expired {
-			if m == nil {
-				m = make(map[uint64]uint64)
+	for w := range l.used {
+		for set := l.used[w].Load(); set != 0; set &= set - 1 {
+			sl := &l.lostByG[w*64+bits.TrailingZeros64(set)]
+			// A slot whose bit or TSC is not stored yet belongs to a
+			// drop that finishes registering after these loads: see
+			// snapshotInto.
+			if g, t := sl.goid.Load(), sl.t.Load(); g != 0 && t > expired {
+				if m == nil {
+					m = make(map[uint64]uint64)
+				}
+				m[g] = max(m[g], t)
 			}
-			m[g] = max(m[g], t)
 		}
 	}
 	return m
