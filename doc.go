@@ -69,6 +69,11 @@
 //     copied, so this costs records only while a flush waits for a CPU
 //     on a saturated machine, where recycling would have emptied the
 //     file instead.
+//   - A flush reads every goroutine's stack to show the calls open across
+//     its whole window, pausing the program twice for a moment. Flushes
+//     in a loop read them for the first few and then within a budget (about
+//     a fiftieth of the time); a file written without the read says that
+//     open calls are not shown, and Statistics.StackReadsSkipped counts it.
 //   - Each P that records holds a buffer, so the flight recorder needs
 //     BufferCount ≥ GOMAXPROCS+2 (the default, max(64, 8×GOMAXPROCS,
 //     2×NumCPU+2), covers whatever GOMAXPROCS Go picks by itself). With

@@ -80,6 +80,12 @@ type Statistics struct {
 	// FlushDiscardedBuffers counts buffers recycled while a flush copied
 	// them (their data is not in that file).
 	FlushDiscardedBuffers uint64 `json:"flush_discarded_buffers"`
+	// StackReadsSkipped counts the flushes that did not read the
+	// goroutines' stacks because flushes came faster than the time the
+	// reads may take (a few in a row always read; in a loop, reads take
+	// about a fiftieth of the time): their files say that open calls are
+	// not shown.
+	StackReadsSkipped uint64 `json:"stack_reads_skipped"`
 
 	// Clock is the clock records carry: "rdtscp" or the fallback.
 	Clock string `json:"clock"`

@@ -238,7 +238,7 @@ var statsKeys = []string{
 	"file_bytes_deleted", "files_deleted", "flush_discarded_buffers", "flush_errors", "flushed_bytes", "flushes",
 	"frequency_hz", "frequency_source", "go_trace", "goroutine_id_source", "last_error",
 	"last_flush", "last_flush_ns", "last_flush_path", "overhead_budget_percent", "reconstructed_entries", "record_cost_ns", "record_path", "records",
-	"recycled_records", "retired_writers", "rewound_calls", "running", "shed_funcs", "started",
+	"recycled_records", "retired_writers", "rewound_calls", "running", "shed_funcs", "stack_reads_skipped", "started",
 	"temp_file_bytes_deleted", "temp_files_deleted", "trimmed_records", "typed_events_dropped", "unmatched_exits",
 }
 

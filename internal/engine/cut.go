@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"time"
 
 	"github.com/goxray/xray/fdr"
 	"github.com/goxray/xray/internal/buffer"
@@ -169,8 +170,14 @@ func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint6
 	// prefix of its records.
 	whole := uint64(math.MaxUint64)
 	var sn buffer.Snapshot
+	// A read the budget refuses leaves the stacks unread, which the file
+	// says (the default case's OpenUnknown).
+	read := stacks && !final && fl.reads.take(time.Now())
+	if stacks && !final && !read {
+		fl.readsSkipped.Store(fl.reads.skipped)
+	}
 	switch {
-	case stacks && !final:
+	case read:
 		// The stacks are read between the copy's two passes
 		// (buffer.Queue.SnapshotAround): the window the cut keeps is
 		// copied and the hold over before the read, so writers record
@@ -179,7 +186,9 @@ func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint6
 		// recycled first (MidLost), the stacks are not placed and the
 		// file counts their goroutines.
 		sn = s.q.SnapshotAround(dst, inPlace, each, func() {
+			t0 := time.Now()
 			open, unknown = s.readOpen()
+			fl.reads.took(time.Since(t0))
 			whole, _ = now()
 			if fl.loss.droppedSince(c, &whole) != nil {
 				// A goroutine dropped records while the flush ran: no

@@ -76,9 +76,10 @@
 // it provably recorded an Entry. A file says when it may lack such calls
 // (fdr.AppendOpenUnknownPayload: stacks too deep, unreadable, or holding
 // calls that may have begun untraced), and when it shows none
-// (fdr.OpenUnknownPayload: above 100,000 goroutines, or when another
-// runtime/trace.Start holds the tracer; while a read runs, such a Start
-// fails). The shed set goes into every file with what
+// (fdr.OpenUnknownPayload: above 100,000 goroutines, when another
+// runtime/trace.Start holds the tracer, or when flushes come faster than
+// the reads' budget allows, readbudget.go; while a read runs, such a
+// Start fails). The shed set goes into every file with what
 // the runtime learned when it shed each function (shedset.go), and so
 // does what `goxray build` left untraced, as the generated code
 // registered it (untraced.go; none for a program instrumented by hand).

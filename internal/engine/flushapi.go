@@ -33,6 +33,10 @@ type flusher struct {
 	// dirb bounds what flushes leave in Dir. Under flushMu.
 	dirb   dirBudget
 	counts flushCounters
+	// reads bounds the time flushes spend reading stacks. Under mu.
+	reads readBudget
+	// readsSkipped is reads.skipped, for Stats, which does not take mu.
+	readsSkipped atomic.Uint64
 }
 
 type flushCounters struct {

@@ -100,6 +100,7 @@ type Stats struct {
 	RewoundCalls          uint64
 	ReconstructedEntries  uint64
 	FlushDiscardedBuffers uint64
+	StackReadsSkipped     uint64
 
 	Clock             string // tsc.Source(): "rdtscp", "lfence+rdtsc", "cntvct", "nanotime"...
 	Frequency         uint64
@@ -165,6 +166,7 @@ func (s *session) stats() Stats {
 	st.TypedEventsDropped = f.typedDropped.Load()
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
+	st.StackReadsSkipped = s.fl.readsSkipped.Load()
 	st.RetiredWriters = s.pool.retired.Load()
 	st.OverheadBudget = s.gov.budget.Load()
 	st.RecordCost = s.gov.recordCost.Load()
