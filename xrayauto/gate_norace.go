@@ -15,8 +15,7 @@ import (
 // separate load, test and branch that it will not merge, and in a
 // recursive descent of calls a few nanoseconds long that difference is
 // most of what the gates cost with tracing off (bench/README.md,
-// "Placements": 1.019 × plain with the atomic load, 1.007 with this one,
-// averaged over eight code placements). The runtime
+// "Placements", compares the two over eight code placements). The runtime
 // stores the word atomically; a plain load of an aligned 32-bit word
 // observes either the old or the new value (the Go memory model's rule for
 // word-sized racy reads), and nothing orders a call against the

@@ -15,7 +15,7 @@ import (
 // from (see internal/instrument's rangefunc.go) out of the compiler's
 // export data, which one `go list -export` of the build's packages and
 // their dependencies provides. Type-checking imports from source instead
-// takes seconds per package (net/http's imports: about 20 s). The list
+// takes seconds per package, tens of them for net/http's imports. The list
 // runs the first time a package needs it, so builds that never need types
 // never pay for it; it compiles the user's packages as written, which a
 // later plain build then finds in the cache.

@@ -106,8 +106,8 @@ func Select(fast bool) (why string) {
 // choose picks the clock from what the CPU advertises. RDPID;RDTSC comes
 // first: RDTSCP waits for every earlier load, so the record path's chain
 // of dependent loads cannot overlap it, while RDTSC alone lets them run
-// under the read (on an Ice Lake Xeon Enter+Exit costs 1.17 × the RDTSCP
-// floor with it, 1.52 × with RDTSCP; bench/README.md). The TSC
+// under the read (bench/README.md, "Figures the code's choices rest on",
+// has what each costs on a Xeon). The TSC
 // without RDTSCP is a clock only when it is invariant: otherwise its rate
 // follows the core's frequency and it may stop in deep sleep, so nanotime
 // is the better clock. RDTSCP is used even on a TSC that is not
