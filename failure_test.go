@@ -296,8 +296,11 @@ func TestGoroutineChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := Stats()
-	if st.Records != uint64(2*n) || st.Drops.Total() != 0 {
-		t.Errorf("records %d (want %d), drops %+v", st.Records, 2*n, st.Drops)
+	// A flush holds the window it cut until it has copied it: a P that
+	// needs a buffer meanwhile drops its records (Drops.Flush), counted;
+	// nothing else may be dropped.
+	if st.Records+st.Drops.Flush != uint64(2*n) || st.Drops.Total() != st.Drops.Flush {
+		t.Errorf("records %d and %d dropped during flushes (want %d in all), drops %+v", st.Records, st.Drops.Flush, 2*n, st.Drops)
 	}
 	if st.BuffersRecycled == 0 {
 		t.Error("the churn did not wrap the flight recorder")
