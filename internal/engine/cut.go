@@ -173,9 +173,6 @@ func (fl *flusher) snapshotFrom(dst []byte, c cutPoint, stacks bool, since uint6
 	// A read the budget refuses leaves the stacks unread, which the file
 	// says (the default case's OpenUnknown).
 	read := stacks && !final && fl.reads.take(time.Now())
-	if stacks && !final && !read {
-		fl.readsSkipped.Store(fl.reads.skipped)
-	}
 	switch {
 	case read:
 		// The stacks are read between the copy's two passes

@@ -35,8 +35,6 @@ type flusher struct {
 	counts flushCounters
 	// reads bounds the time flushes spend reading stacks. Under mu.
 	reads readBudget
-	// readsSkipped is reads.skipped, for Stats, which does not take mu.
-	readsSkipped atomic.Uint64
 }
 
 type flushCounters struct {

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // readBudget bounds the time flushes spend reading the goroutines' stacks
 // (readOpen). A read stops the world twice for a moment and suspends each
@@ -17,12 +20,12 @@ import "time"
 // The budget is a bucket of readBurst reads, refilled with one read per
 // readShare times the last read's duration: reads take at most about
 // 1/readShare of the time over any stretch longer than the burst.
-// Used under mu.
+// Used under mu, but for skipped, which Stats reads without it.
 type readBudget struct {
 	tokens  float64
 	last    time.Time     // when tokens was last brought up to date
 	refill  time.Duration // the time one read's token takes to come back
-	skipped uint64
+	skipped atomic.Uint64
 }
 
 const (
@@ -32,16 +35,14 @@ const (
 
 // take reports whether a read may run now, and takes its token if so.
 func (b *readBudget) take(now time.Time) bool {
-	if b.last.IsZero() {
-		b.tokens = readBurst
-	} else if b.refill > 0 {
-		b.tokens = min(readBurst, b.tokens+float64(now.Sub(b.last))/float64(b.refill))
+	if b.last.IsZero() || b.refill == 0 {
+		b.tokens = readBurst // no read has taken time yet
 	} else {
-		b.tokens = readBurst
+		b.tokens = min(readBurst, b.tokens+float64(now.Sub(b.last))/float64(b.refill))
 	}
 	b.last = now
 	if b.tokens < 1 {
-		b.skipped++
+		b.skipped.Add(1)
 		return false
 	}
 	b.tokens--

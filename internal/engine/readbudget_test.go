@@ -29,7 +29,7 @@ func TestReadBudget(t *testing.T) {
 	if want := readBurst + int(time.Second/(readShare*d)); reads < want-1 || reads > want+1 {
 		t.Errorf("%d reads in a second of back-to-back flushes, want about %d", reads, want)
 	}
-	if b.skipped == 0 {
+	if b.skipped.Load() == 0 {
 		t.Error("no flush counted as skipped")
 	}
 	// After a pause of a burst's refill, a burst passes again.

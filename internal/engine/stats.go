@@ -166,7 +166,7 @@ func (s *session) stats() Stats {
 	st.TypedEventsDropped = f.typedDropped.Load()
 	st.ReconstructedEntries = f.reconstructed.Load()
 	st.FlushDiscardedBuffers = f.discarded.Load()
-	st.StackReadsSkipped = s.fl.readsSkipped.Load()
+	st.StackReadsSkipped = s.fl.reads.skipped.Load()
 	st.RetiredWriters = s.pool.retired.Load()
 	st.OverheadBudget = s.gov.budget.Load()
 	st.RecordCost = s.gov.recordCost.Load()
