@@ -50,9 +50,11 @@ func (p *Profile) capped() *Profile {
 		return p
 	}
 	depth = nil
-	q := &Profile{opt: p.opt, Header: p.Header, First: p.First, Last: p.Last, Orphans: p.Orphans, Open: p.Open, Events: p.Events,
-		Sheds: p.Sheds, Before: p.Before, OpenUnknown: p.OpenUnknown, shedG: p.shedG, selfShed: p.selfShed,
-		Nodes: []Node{{Parent: -1}}, index: map[childKey]int32{}, elided: map[int32]elided{}}
+	// q says what p says of the file (every field but the tree's), so a
+	// field added to Profile reaches the capped views without a line here.
+	q := new(Profile)
+	*q = *p
+	q.Nodes, q.index, q.elided, q.stacks, q.scanned = []Node{{Parent: -1}}, map[childKey]int32{}, map[int32]elided{}, nil, 0
 	const half = MaxFrames / 2
 	type pos struct {
 		n    int32          // node of p

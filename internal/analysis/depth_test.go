@@ -278,3 +278,37 @@ func TestAccountOrphanExitsOnDeepStack(t *testing.T) {
 		t.Errorf("%d errors, %d frames open; want %d, 0", a.Errors, len(s.frames), orphans)
 	}
 }
+
+// TestCappedKeepsNotes: a profile whose paths are elided says what the
+// file says of itself as the whole profile does: pprof's comments of a
+// deep recursion carry the build's untraced set and the governor's sheds.
+func TestCappedKeepsNotes(t *testing.T) {
+	direct := make([]uint32, MaxFrames+40)
+	for i := range direct {
+		direct[i] = 7
+	}
+	p := NewProfile(fdr.Header{}, ProfileOptions{})
+	p.Add(&Event{Type: fdr.EventCustom, TID: 1, TSC: 1, Data: fdr.AppendUntracedPayload(nil, fdr.Untraced{
+		Counts: map[string]int{fdr.UntracedLeaf: 1}, Funcs: []fdr.UntracedFunc{{Reason: fdr.UntracedLeaf, Name: "main.leaf"}}})})
+	tsc := uint64(1)
+	for _, fn := range direct {
+		tsc++
+		p.Add(&Event{Type: fdr.EventEnter, FuncID: fn, TID: 1, TSC: tsc})
+	}
+	for i := len(direct) - 1; i >= 0; i-- {
+		tsc += 2
+		p.Add(&Event{Type: fdr.EventExit, FuncID: direct[i], TID: 1, TSC: tsc})
+	}
+	p.Finish()
+	note := p.Untraced.Note()
+	if note == "" {
+		t.Fatal("the profile kept no untraced set")
+	}
+	if q := p.capped(); q == p {
+		t.Fatal("the deep profile was not elided")
+	}
+	comments := strings.Join(p.PProf(nil).Comments, "\n")
+	if !strings.Contains(comments, strings.TrimSpace(note)) {
+		t.Errorf("pprof comments of an elided profile:\n%s\nlack the untraced note %q", comments, note)
+	}
+}
