@@ -20,7 +20,9 @@
 //
 // # What a slow span gets
 //
-// A span is slow when EndTime−StartTime ≥ Options.Threshold. Its window
+// A span is slow when EndTime−StartTime ≥ Options.Threshold and its
+// sampler sampled it (a span only recorded is not exported, and function
+// spans under it would have no parent in the backend). Its window
 // is when OnStart and OnEnd ran, on goxray's clock, whatever timestamps
 // the span declares (trace.WithTimestamp). For a slow span the processor
 // copies the records of the span's request (export.SnapshotRequest: the
@@ -124,27 +126,33 @@
 // service's server span, its function spans, and so on.
 //
 // Holding is bounded. The delay: a held span goes to Next when its root
-// ends (a fast root's at once; a slow root's after its extraction, which
-// the queue, the CPU budget and a Go-trace snapshot may delay). A sweep
-// every MaxHold/4 hands on unchanged the spans of a root running for
-// longer than Options.MaxHold (10 s by default) and of a slow root
-// waiting longer than MaxHold for its extraction, so a span waits at most
-// 1.25 × MaxHold for its root to end and as long again for the
-// extraction; a root running longer than MaxHold lets its later spans
-// pass at once. The
-// memory: at most Options.MaxHeld spans (8192 by default) are held at
-// once, all roots together, each the SDK's read-only span with its
-// attributes (hundreds of bytes for a client span; bench/README.md
-// measures one), kept until its root ends instead of until the batcher
-// exports it; a span that would exceed the bound goes on at once. Nothing is lost: every span reaches
-// Next. Stats counts what was held (Held; Holding now, HoldingPeak at
-// most), re-parented
-// (Reparented), kept its parent for want of a call around it
-// (OutsideCalls), went unchanged because its slow root got no function
-// spans or was held beyond MaxHold (NotReparented), or was not held at all
-// (Unheld: the bound was reached, its root had ended, or its root could
-// not be told from another root of the same trace running here). The
-// summary span says goxray.held and goxray.reparented for its root.
+// ends (a fast root's at once; a slow root's once its function spans are
+// exported, which the queue, the CPU budget, a Go-trace snapshot and the
+// export, at most Options.ExportTimeout, may delay). A sweep every
+// MaxHold/4 hands on unchanged the spans of a root running for longer
+// than Options.MaxHold (10 s by default, or 4 × Threshold when that is
+// longer) and of a slow root waiting longer than MaxHold for its
+// extraction to begin, so a span waits at most 1.25 × MaxHold for its
+// root to end, as long again for its extraction to begin, and then for
+// the extraction and the export. A root running longer than MaxHold is
+// forgotten: its later spans pass at once, and a root that never ends (a
+// span not ended on an error path) holds nothing past then. The memory:
+// at most Options.MaxHeld spans (8192 by default) are held at once, all
+// roots together, each the SDK's read-only span with its attributes
+// (hundreds of bytes for a client span; bench/README.md measures one),
+// kept until its root ends instead of until the batcher exports it; a
+// span that would exceed the bound goes on at once.
+//
+// Nothing is lost: every span reaches Next, and a span put under a
+// function span goes there only after that function span was exported
+// (when the export fails, the held spans go on as they came). Stats
+// counts what was held (Held; Holding now, HoldingPeak at most) and what
+// became of it: re-parented (Reparented), kept its parent because that
+// parent is nearer (NearerParent) or because no call was around it or
+// its start is not in the trace (OutsideCalls), went unchanged because
+// its slow root got no function spans or was held beyond MaxHold
+// (NotReparented), or was not held at all (Unheld). The summary span
+// says goxray.held and goxray.reparented for its root.
 //
 // A span's local root is found through its parent's start slot (see
 // startSlots), or, when that slot was reused, as the one root of its
@@ -153,8 +161,9 @@
 //
 // # The wait names what it waited on
 //
-// With GoTrace, a client or producer span put under a call whose
-// goroutine was blocked while the span ran (an HTTP round trip waits on
+// With GoTrace, a client or producer span started inside a call (put
+// under it, or under a nearer span of its own inside it) whose goroutine
+// was blocked while the span ran (an HTTP round trip waits on
 // the transport's connection goroutine, a gRPC call on its stream) gives
 // that call's function span a link to it, with the attributes
 // goxray.link=waited_on, goxray.blocked_ns (the time blocked while the
@@ -176,7 +185,12 @@
 //	     -H 'tracestate: goxray=keep' http://127.0.0.1:8080/checkout?user=42
 //
 // It is off by default: a service that leaves it off ignores the entry,
-// so a caller cannot make it do the work. A tail sampler keeps such a
+// so a caller cannot make it do the work. A service that turns it on at
+// its edge lets any caller ask; what the asking costs stays within
+// Options.MaxCPU and the queue (Stats.Shed, Stats.Dropped), and slow
+// requests compete with it there. The propagator drops a whole
+// tracestate header it cannot parse (an upper-case key, a duplicate key,
+// more than 32 entries), and the entry with it. A tail sampler keeps such a
 // trace with a trace_state policy on the same key (see make demo-otel's
 // jaeger-tail-sampling.yaml).
 //

@@ -62,7 +62,7 @@ type summary struct {
 // extract returns slow job j's function spans and summary, and, when the
 // extraction succeeded, held (the spans held for j's root) placed: under
 // the function span of the call that started each, or as they came.
-func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.ReadOnlySpan, err error) {
+func (p *SpanProcessor) extract(j job, held []heldSpan) (out []sdktrace.ReadOnlySpan, placed *placement, err error) {
 	s := j.span
 	var sum summary
 	sum.held = len(held)
@@ -171,7 +171,7 @@ func (p *SpanProcessor) extract(j job, held []heldSpan) (out, placed []sdktrace.
 	}
 	sum.exported = len(kept)
 	sum.droppedTicks = uint64(float64(sum.droppedTicks) * 1e9 / float64(snap.Frequency()))
-	return append(out, p.summarySpan(s, sum)), pl.spans, nil
+	return append(out, p.summarySpan(s, sum)), &pl, nil
 }
 
 func funcName(id uint32) string {

@@ -40,10 +40,7 @@ type rootHold struct {
 	// since is when the root started, or, once it ended slow, when it
 	// ended: the start of the hold MaxHold bounds.
 	since time.Time
-	// expired: held beyond MaxHold, its spans went to Next unchanged;
-	// later ones pass at once.
-	expired bool
-	spans   []heldSpan
+	spans []heldSpan
 	// next is the trace's next root running here (a rare second one).
 	next *rootHold
 	// buf holds a request's first few spans without another allocation.
@@ -124,7 +121,7 @@ func (p *SpanProcessor) hold(s sdktrace.ReadOnlySpan, k, to uint64) bool {
 		// Its start slot was reused: the trace's one root open here.
 		h = rs
 	}
-	if h == nil || h.expired || sh.closed || p.holding.Load() >= int64(p.o.MaxHeld) {
+	if h == nil || sh.closed || p.holding.Load() >= int64(p.o.MaxHeld) {
 		sh.mu.Unlock()
 		if root != 0 || rs != nil {
 			p.unheld.Add(1)
@@ -219,20 +216,33 @@ func (p *SpanProcessor) forward(spans []sdktrace.ReadOnlySpan) {
 
 // sweep releases, unchanged, the spans held longer than MaxHold: those of
 // roots running since before now−MaxHold, and those of slow roots ended
-// before it and not yet extracted.
+// before it and not yet extracted. A root running that long is forgotten
+// (spans under it pass at once, as Unheld), so that roots that never end,
+// a span never ended on an error path, cost no memory past MaxHold.
 func (p *SpanProcessor) sweep(now time.Time) {
 	limit := now.Add(-p.o.MaxHold)
 	for i := range p.holds {
 		sh := &p.holds[i]
 		var out []heldSpan
 		sh.mu.Lock()
-		for _, rs := range sh.open {
-			for r := rs; r != nil; r = r.next {
-				if !r.expired && r.since.Before(limit) {
-					r.expired = true
+		for id, rs := range sh.open {
+			var head, tail *rootHold
+			for r := rs; r != nil; {
+				next := r.next
+				r.next = nil
+				if r.since.Before(limit) {
 					out = append(out, r.spans...)
-					r.spans = nil
+				} else if tail == nil {
+					head, tail = r, r
+				} else {
+					tail.next, tail = r, r
 				}
+				r = next
+			}
+			if head == nil {
+				delete(sh.open, id)
+			} else {
+				sh.open[id] = head
 			}
 		}
 		for k, r := range sh.waiting {
@@ -248,6 +258,7 @@ func (p *SpanProcessor) sweep(now time.Time) {
 
 // sweeper runs sweep until Shutdown.
 func (p *SpanProcessor) sweeper() {
+	defer close(p.sweepDone)
 	t := time.NewTicker(max(p.o.MaxHold/4, time.Millisecond))
 	defer t.Stop()
 	for {
@@ -269,7 +280,6 @@ func (p *SpanProcessor) releaseAll() {
 		for id, rs := range sh.open {
 			for r := rs; r != nil; r = r.next {
 				out = append(out, r.spans...)
-				r.spans, r.expired = nil, true
 			}
 			delete(sh.open, id)
 		}

@@ -2,6 +2,7 @@ package xrayotel
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -132,20 +133,9 @@ func TestLibrarySpansNest(t *testing.T) {
 	if link == nil {
 		t.Fatalf("caller's function span has no link to its client span: %+v", fc.Links)
 	}
-	for _, kv := range link.Attributes {
-		switch kv.Key {
-		case "goxray.blocked_ns":
-			if kv.Value.AsInt64() < int64(4*time.Millisecond) {
-				t.Errorf("link: blocked %v, the server sleeps 4 ms", time.Duration(kv.Value.AsInt64()))
-			}
-		case "goxray.reason":
-			if kv.Value.AsString() != "chan receive" {
-				t.Errorf("link: reason %q, want chan receive", kv.Value.AsString())
-			}
-		}
-	}
+	checkWaitLink(t, *link, 4*time.Millisecond, "chan receive")
 	s := p.Stats()
-	if s.Held != 4 || s.Reparented != 2 || s.OutsideCalls != 2 || s.NotReparented != 0 || s.Unheld != 0 || s.Holding != 0 {
+	if s.Held != 4 || s.Reparented != 2 || s.NearerParent != 1 || s.OutsideCalls != 1 || s.NotReparented != 0 || s.Unheld != 0 || s.Holding != 0 {
 		t.Errorf("stats: %+v", s)
 	}
 	sum := one(SummaryName)
@@ -288,6 +278,19 @@ func TestHoldConcurrent(t *testing.T) {
 	if children != int(s.Held+s.Unheld) || s.Holding != 0 || s.Held == 0 {
 		t.Errorf("%d child spans exported; stats %+v", children, s)
 	}
+	// What became of the slow roots' held spans adds up to what their
+	// summaries say was held, and the callers' client spans were placed.
+	var summed int64
+	for _, sum := range byName(exp.GetSpans())[SummaryName] {
+		v, _ := attr(sum, "goxray.held")
+		summed += v.AsInt64()
+	}
+	if s.Dropped != 0 || s.Shed != 0 {
+		t.Fatalf("slow spans dropped or shed: %+v", s)
+	}
+	if placed := s.Reparented + s.NearerParent + s.OutsideCalls + s.NotReparented; int64(placed) != summed || s.Reparented == 0 || s.NearerParent == 0 {
+		t.Errorf("the summaries held %d spans; stats %+v", summed, s)
+	}
 	if want := workers * each * 3; children < want {
 		t.Errorf("%d child spans exported, want at least %d", children, want)
 	}
@@ -313,5 +316,256 @@ func TestRootSlotReused(t *testing.T) {
 	}
 	if s := p.Stats(); s.Reparented != 1 || s.NotReparented != 0 || s.Errors != 0 {
 		t.Errorf("stats: %+v", s)
+	}
+}
+
+// checkWaitLink fails unless l says its call waited at least min for
+// reason.
+func checkWaitLink(t *testing.T, l sdktrace.Link, min time.Duration, reason string) {
+	t.Helper()
+	got := map[string]bool{}
+	for _, kv := range l.Attributes {
+		got[string(kv.Key)] = true
+		switch kv.Key {
+		case "goxray.link":
+			if kv.Value.AsString() != "waited_on" {
+				t.Errorf("link: goxray.link %q, want waited_on", kv.Value.AsString())
+			}
+		case "goxray.blocked_ns":
+			if kv.Value.AsInt64() < int64(min) {
+				t.Errorf("link: blocked %v, want at least %v", time.Duration(kv.Value.AsInt64()), min)
+			}
+		case "goxray.reason":
+			if kv.Value.AsString() != reason {
+				t.Errorf("link: reason %q, want %q", kv.Value.AsString(), reason)
+			}
+		}
+	}
+	for _, k := range []string{"goxray.link", "goxray.blocked_ns", "goxray.reason"} {
+		if !got[k] {
+			t.Errorf("link lacks %s: %v", k, l.Attributes)
+		}
+	}
+}
+
+var idFetch xray.ID
+
+func init() { idFetch = xray.FuncOf(fetch) }
+
+// fetch wraps its outgoing call in a span of its own, as code does that
+// names the step: the client span's parent is that span, inside fetch.
+func fetch(ctx context.Context, tr trace.Tracer) {
+	xray.Enter(idFetch)
+	defer xray.Exit(idFetch)
+	ctx, step := tr.Start(ctx, "load profile")
+	_, c := tr.Start(ctx, "GET /profile", trace.WithSpanKind(trace.SpanKindClient))
+	done := make(chan struct{})
+	go func() {
+		time.Sleep(4 * time.Millisecond)
+		close(done)
+	}()
+	<-done
+	c.End()
+	step.End()
+}
+
+// A client span whose parent is a span of its own inside the call keeps
+// that parent, and the call still links to the client span it waited on.
+func TestNearerParentLinks(t *testing.T) {
+	startGoTracing(t)
+	needLineage(t)
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 3 * time.Millisecond, MaxCPU: -1})
+	ctx, root := tr.Start(context.Background(), "request", trace.WithSpanKind(trace.SpanKindServer))
+	fetch(ctx, tr)
+	root.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := byName(exp.GetSpans())
+	ff, step, cl := m[funcName(uint32(idFetch))], m["load profile"], m["GET /profile"]
+	if len(ff) != 1 || len(step) != 1 || len(cl) != 1 {
+		t.Fatalf("spans: %v", names(exp.GetSpans()))
+	}
+	if step[0].Parent.SpanID() != ff[0].SpanContext.SpanID() {
+		t.Errorf("the step span under %v, want fetch's function span", step[0].Parent.SpanID())
+	}
+	if cl[0].Parent.SpanID() != step[0].SpanContext.SpanID() {
+		t.Errorf("the client span under %v, want its step span", cl[0].Parent.SpanID())
+	}
+	var link *sdktrace.Link
+	for i, l := range ff[0].Links {
+		if l.SpanContext.SpanID() == cl[0].SpanContext.SpanID() {
+			link = &ff[0].Links[i]
+		}
+	}
+	if link == nil {
+		t.Fatalf("fetch's function span has no link to the client span it waited on: %+v", ff[0].Links)
+	}
+	checkWaitLink(t, *link, 4*time.Millisecond, "chan receive")
+	if s := p.Stats(); s.Reparented != 1 || s.NearerParent != 1 || s.OutsideCalls != 0 {
+		t.Errorf("stats: %+v", s)
+	}
+}
+
+// When the function spans fail to export, the held spans go on under
+// the parents their contexts gave them, not under spans that never
+// arrived.
+func TestExportFailureKeepsParents(t *testing.T) {
+	startTracing(t)
+	next := tracetest.NewInMemoryExporter()
+	p := NewSpanProcessor(failingExporter{}, Options{Threshold: 3 * time.Millisecond, MaxCPU: -1, Next: sdktrace.NewSimpleSpanProcessor(next), Logf: t.Logf})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	defer tp.Shutdown(context.Background())
+	root := request(context.Background(), tp.Tracer("test"))
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := byName(next.GetSpans())
+	if len(m["GET /profile"]) != 1 || len(m["SELECT"]) != 1 {
+		t.Fatalf("spans: %v", names(next.GetSpans()))
+	}
+	for _, name := range []string{"GET /profile", "SELECT", "outside"} {
+		if got := m[name][0].Parent.SpanID(); got != root.SpanContext().SpanID() {
+			t.Errorf("%s under %v, want the request %v", name, got, root.SpanContext().SpanID())
+		}
+	}
+	if s := p.Stats(); s.ExportErrors != 1 || s.Reparented != 0 || s.NotReparented != s.Held || s.Held != 4 || s.Holding != 0 {
+		t.Errorf("stats: %+v", s)
+	}
+}
+
+// recordingNext is a Next that counts what reaches it.
+type recordingNext struct {
+	mu                 sync.Mutex
+	ended              []string
+	flushes, shutdowns int
+	endedAfterShutdown int
+}
+
+func (r *recordingNext) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (r *recordingNext) OnEnd(s sdktrace.ReadOnlySpan) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, s.Name())
+	if r.shutdowns > 0 {
+		r.endedAfterShutdown++
+	}
+}
+func (r *recordingNext) ForceFlush(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushes++
+	return nil
+}
+func (r *recordingNext) Shutdown(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shutdowns++
+	return nil
+}
+
+// A Shutdown or ForceFlush whose context has ended still reaches Next,
+// and Shutdown hands it the spans held for roots still running: a
+// service that gives its exit a deadline loses none of them.
+func TestShutdownAfterDeadline(t *testing.T) {
+	startTracing(t)
+	next := &recordingNext{}
+	p := NewSpanProcessor(tracetest.NewInMemoryExporter(), Options{Threshold: time.Hour, Next: next})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	tr := tp.Tracer("test")
+	ctx, root := tr.Start(context.Background(), "request")
+	for range 3 {
+		_, s := tr.Start(ctx, "child")
+		s.End()
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.ForceFlush(done); err == nil {
+		t.Error("ForceFlush with an ended context returned nil")
+	}
+	if err := p.Shutdown(done); !errors.Is(err, context.Canceled) && err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	root.End()
+	next.mu.Lock()
+	defer next.mu.Unlock()
+	if next.flushes != 1 || next.shutdowns != 1 {
+		t.Errorf("Next flushed %d and shut down %d times, want once each", next.flushes, next.shutdowns)
+	}
+	children := 0
+	for _, n := range next.ended {
+		if n == "child" {
+			children++
+		}
+	}
+	if children != 3 || next.endedAfterShutdown > 1 {
+		t.Errorf("Next got %v (%d after its Shutdown), want the 3 held children before it", next.ended, next.endedAfterShutdown)
+	}
+	if s := p.Stats(); s.Holding != 0 || s.NotReparented != 3 {
+		t.Errorf("stats: %+v", s)
+	}
+}
+
+// A root that never ends holds nothing past MaxHold: the sweep forgets it.
+func TestSweepForgetsRoot(t *testing.T) {
+	startTracing(t)
+	tr, exp, p, _ := holdProvider(t, Options{Threshold: time.Hour, MaxHold: time.Hour})
+	ctx, _ := tr.Start(context.Background(), "request never ended")
+	_, s := tr.Start(ctx, "child")
+	s.End()
+	if n := openRoots(p); n != 1 {
+		t.Fatalf("%d roots open, want 1", n)
+	}
+	p.sweep(time.Now().Add(2 * time.Hour))
+	if n := openRoots(p); n != 0 {
+		t.Errorf("%d roots open after the sweep, want none", n)
+	}
+	if n := len(exp.GetSpans()); n != 1 {
+		t.Errorf("%d spans went to Next, want the held child", n)
+	}
+	_, s = tr.Start(ctx, "late")
+	s.End()
+	if st := p.Stats(); st.Holding != 0 || st.NotReparented != 1 || st.Unheld != 1 || len(exp.GetSpans()) != 2 {
+		t.Errorf("stats: %+v, %d spans", st, len(exp.GetSpans()))
+	}
+}
+
+func openRoots(p *SpanProcessor) int {
+	n := 0
+	for i := range p.holds {
+		sh := &p.holds[i]
+		sh.mu.Lock()
+		for _, rs := range sh.open {
+			for r := rs; r != nil; r = r.next {
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// neverSampled records every span without sampling it.
+type neverSampled struct{}
+
+func (neverSampled) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+}
+func (neverSampled) Description() string { return "record only" }
+
+// A slow span recorded without being sampled gets no function spans:
+// its trace is not exported, they would be orphans.
+func TestRecordedNotSampled(t *testing.T) {
+	startTracing(t)
+	exp := tracetest.NewInMemoryExporter()
+	p := NewSpanProcessor(exp, Options{Threshold: time.Millisecond, MaxCPU: -1})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(neverSampled{}), sdktrace.WithSpanProcessor(p))
+	defer tp.Shutdown(context.Background())
+	request(context.Background(), tp.Tracer("test"))
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exp.GetSpans()); n != 0 || p.Stats().Slow != 0 {
+		t.Errorf("%d spans exported for an unsampled request, stats %+v", n, p.Stats())
 	}
 }

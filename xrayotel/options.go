@@ -80,7 +80,11 @@ type Options struct {
 	// MaxHold bounds how long a span is held: while its root runs
 	// longer than MaxHold, and while a slow root waits longer than
 	// MaxHold to be extracted, its held spans go to Next unchanged
-	// (counted in Stats.NotReparented). Default DefaultMaxHold.
+	// (counted in Stats.NotReparented), checked every MaxHold/4. A root
+	// that runs longer is no longer held for, so the requests longer
+	// than MaxHold get no placing. Default DefaultMaxHold, or 4 ×
+	// Threshold when that is longer; one shorter than Threshold leaves
+	// no slow root's spans placed, and is logged.
 	MaxHold time.Duration
 	// MaxHeld bounds how many spans are held at once, all roots
 	// together: a span that would exceed it goes to Next at once
@@ -118,17 +122,22 @@ type Stats struct {
 	// the batches that got none: MaxCPU could not pay for one then.
 	GoTraceSnapshots, GoTraceSkipped uint64
 	// With Options.Next, the spans held for their local root: Held
-	// counts them all; of those of slow roots, Reparented went to Next
-	// under a function span, OutsideCalls under their own parent (no
-	// traced call was running on their goroutine when they started, or
-	// their parent started inside that call), NotReparented unchanged
-	// because the root got no function spans (dropped, shed, failed,
-	// not recording), was held beyond Options.MaxHold, or Shutdown came
-	// first. Unheld counts the spans under a local root that went to Next
-	// at once: the holding bound was reached, their root had ended
-	// already or could not be told apart from another root of the same
-	// trace, or Shutdown had come. Holding is how many are held now,
-	// HoldingPeak the most held at once.
-	Held, Reparented, OutsideCalls, NotReparented, Unheld uint64
-	Holding, HoldingPeak                                  int64
+	// counts them all. Of those of a slow root whose function spans were
+	// exported, Reparented went to Next under a function span;
+	// NearerParent kept their parent, a span that itself started inside
+	// the call they started in (a user's span around an HTTP client
+	// span); OutsideCalls kept their parent because no traced call was
+	// open on their goroutine when they started, or because the trace
+	// has no record of their start (the window began after it, its mark
+	// was dropped, or it started on a goroutine goxray did not see as the
+	// request's). NotReparented went unchanged because the root got no
+	// function spans (dropped, shed, failed, not recording, their export
+	// failed), was held beyond Options.MaxHold, or Shutdown came first.
+	// Unheld counts the spans under a local root that went to Next at
+	// once: the holding bound was reached, their root had ended already,
+	// was held beyond MaxHold or could not be told apart from another
+	// root of the same trace, or Shutdown had come. Holding is how many
+	// are held now, HoldingPeak the most held at once.
+	Held, Reparented, NearerParent, OutsideCalls, NotReparented, Unheld uint64
+	Holding, HoldingPeak                                                int64
 }

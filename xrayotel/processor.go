@@ -27,6 +27,8 @@ type SpanProcessor struct {
 	// with Shutdown is harmless (the job is dropped with the queue).
 	quit     chan struct{}
 	quitOnce sync.Once
+	// sweepDone is closed when the sweeper (Options.Next) has stopped.
+	sweepDone chan struct{}
 
 	starts [startSlots]startSlot
 
@@ -35,9 +37,9 @@ type SpanProcessor struct {
 
 	// holds keeps the spans under the local roots running here
 	// (Options.Next; hold.go).
-	holds                                                  [holdShards]holdShard
-	held, reparentedN, outsideCalls, notReparented, unheld atomic.Uint64
-	holding, holdingPeak                                   atomic.Int64
+	holds                                                                [holdShards]holdShard
+	held, reparentedN, outsideCalls, nearerParent, notReparented, unheld atomic.Uint64
+	holding, holdingPeak                                                 atomic.Int64
 	// cpu is the processor goroutine's budget (Options.MaxCPU).
 	cpu *budget
 
@@ -119,7 +121,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 		o.MaxBlockEvents = DefaultMaxBlockEvents
 	}
 	if o.MaxHold <= 0 {
-		o.MaxHold = DefaultMaxHold
+		o.MaxHold = max(DefaultMaxHold, 4*o.Threshold)
 	}
 	if o.MaxHeld <= 0 {
 		o.MaxHeld = DefaultMaxHeld
@@ -127,7 +129,10 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	if o.Logf == nil {
 		o.Logf = log.New(export.LogOutput(), "xrayotel: ", log.LstdFlags).Printf
 	}
-	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}),
+	if o.Next != nil && o.MaxHold <= o.Threshold {
+		o.Logf("Options.MaxHold (%v) is not longer than Threshold (%v): the spans of slow requests are released before they end, and none is placed under a call", o.MaxHold, o.Threshold)
+	}
+	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}), sweepDone: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
 	for i := range p.holds {
 		p.holds[i] = holdShard{open: map[trace.TraceID]*rootHold{}, waiting: map[uint64]*rootHold{}}
@@ -228,7 +233,9 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	// under them, with the spans under them placed among the calls; a
 	// span under them with function spans of its own would show them
 	// twice in one tree.
-	slow := (root || p.o.Next == nil) && (s.EndTime().Sub(s.StartTime()) >= p.o.Threshold ||
+	// A span recorded but not sampled is not exported: function spans
+	// under it would be orphans.
+	slow := sc.IsSampled() && (root || p.o.Next == nil) && (s.EndTime().Sub(s.StartTime()) >= p.o.Threshold ||
 		root && p.o.KeepTraceState && keepState(sc))
 	var h *rootHold
 	if p.o.Next != nil {
@@ -348,9 +355,14 @@ func (p *SpanProcessor) handle(j job) {
 }
 
 // ForceFlush waits until every slow span queued before it is exported (or
-// failed), or ctx ends, then flushes Options.Next. Spans held for roots
-// still running stay held until their roots end.
+// failed), or ctx ends, then flushes Options.Next (also when ctx ended:
+// what Next does then is Next's). Spans held for roots still running stay
+// held until their roots end.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
+	return errors.Join(p.flushQueue(ctx), p.nextFlush(ctx))
+}
+
+func (p *SpanProcessor) flushQueue(ctx context.Context) error {
 	marker := job{flushed: make(chan struct{})}
 	select {
 	case p.jobs <- marker:
@@ -365,21 +377,29 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return p.nextFlush(ctx)
+	return nil
 }
 
 // Shutdown stops taking slow spans, exports those queued, and ends the
-// processor's goroutine, or returns when ctx ends; then hands Options.Next
-// the spans still held, unchanged, and shuts it down. It does not shut
-// exp down.
+// processor's goroutine, or stops waiting for it when ctx ends; then hands
+// Options.Next the spans still held, unchanged, and shuts it down, also
+// when ctx ended, so that Next exports what it queued and stops its own
+// goroutine. Held spans of a slow root whose extraction was still running
+// when ctx ended go to Next unchanged too, unless the extraction had
+// taken them. It does not shut exp down.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.quitOnce.Do(func() { close(p.quit) })
+	var err error
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
-	return p.nextShutdown(ctx)
+	if p.o.Next != nil {
+		// No sweep may hand Next a span after its Shutdown.
+		<-p.sweepDone
+	}
+	return errors.Join(err, p.nextShutdown(ctx))
 }
 
 // Stats returns the processor's counters.
@@ -403,6 +423,7 @@ func (p *SpanProcessor) Stats() Stats {
 		Held:          p.held.Load(),
 		Reparented:    p.reparentedN.Load(),
 		OutsideCalls:  p.outsideCalls.Load(),
+		NearerParent:  p.nearerParent.Load(),
 		NotReparented: p.notReparented.Load(),
 		Unheld:        p.unheld.Load(),
 		Holding:       p.holding.Load(),
@@ -433,10 +454,6 @@ func (p *SpanProcessor) process(j job) {
 	}
 	cpu0, measured := threadCPU()
 	spans, placed, err := p.extract(j, held)
-	if placed != nil {
-		p.forward(placed)
-		held = nil
-	}
 	if !measured {
 		// No thread clock here: the extraction's wall time instead (the
 		// export may wait on the network, which costs no CPU).
@@ -459,10 +476,19 @@ func (p *SpanProcessor) process(j job) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.ExportTimeout)
 	defer cancel()
 	if err := p.exp.ExportSpans(ctx, spans); err != nil {
+		// The held spans go on as they came: under function spans that
+		// never arrived they would be orphans.
 		p.expErr.Add(1)
 		p.errOnce.Do(func() { p.o.Logf("exporting function spans: %v (further errors are only counted)", err) })
 		return
 	}
 	p.exported.Add(1)
 	p.spans.Add(uint64(len(spans)))
+	if placed != nil {
+		p.forward(placed.spans)
+		p.reparentedN.Add(uint64(placed.reparented))
+		p.outsideCalls.Add(uint64(placed.outside))
+		p.nearerParent.Add(uint64(placed.nearer))
+		held = nil
+	}
 }

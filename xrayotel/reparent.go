@@ -17,21 +17,25 @@ type spanStart struct {
 	in  *call
 }
 
-// placement is what place decided for one slow root's held spans.
+// placement is what place decided for one slow root's held spans, and
+// how many it put under a call (reparented), left under their parent
+// because no call was around them (outside) or because their parent is
+// nearer, a span itself inside that call (nearer).
 type placement struct {
-	spans      []sdktrace.ReadOnlySpan // the held spans, each placed
-	links      map[*call][]sdktrace.Link
-	reparented int
+	spans                       []sdktrace.ReadOnlySpan // the held spans, each placed
+	links                       map[*call][]sdktrace.Link
+	reparented, outside, nearer int
 }
 
 // place puts each span held for slow job j's root under the function
 // span of the innermost exported call open on its goroutine when it
 // started (a call left out by MaxSpans gives way to the exported call
-// around it), unless no such call was open, or the span's own parent
-// started inside that call (then the parent is the nearer one): those
-// keep their parent. A client or producer span put under a call whose
-// goroutine was blocked while it ran (the Go trace's split, sp) gives that
-// call's span a link to it, saying how long it waited.
+// around it), unless no such call was open, or the trace has no record of
+// the span's start, or the span's own parent started inside that call
+// (then the parent is the nearer one): those keep their parent. A client
+// or producer span started inside a call whose goroutine was blocked
+// while it ran (the Go trace's split, sp) gives that call's span a link
+// to it, saying how long it waited, whichever parent it keeps.
 func (p *SpanProcessor) place(j job, held []heldSpan, kept []*call, starts map[uint64]spanStart, sp *splitter, to uint64) placement {
 	pl := placement{spans: make([]sdktrace.ReadOnlySpan, 0, len(held))}
 	if len(held) == 0 {
@@ -50,21 +54,24 @@ func (p *SpanProcessor) place(j job, held []heldSpan, kept []*call, starts map[u
 		for c != nil && !exported[c] {
 			c = c.up
 		}
-		if ok && c != nil {
-			if par := s.Parent(); par.SpanID() != rootID {
-				if ps, ok := starts[spanKey(par.SpanID())]; ok && ps.tsc > c.start {
-					c = nil // its parent is nearer
-				}
-			}
-		}
 		if !ok || c == nil {
 			pl.spans = append(pl.spans, s)
-			p.outsideCalls.Add(1)
+			pl.outside++
 			continue
 		}
-		pl.spans = append(pl.spans, reparent(s, rsc.WithSpanID(c.id).WithRemote(false)))
-		pl.reparented++
-		p.reparentedN.Add(1)
+		nearer := false
+		if par := s.Parent(); par.SpanID() != rootID {
+			if ps, ok := starts[spanKey(par.SpanID())]; ok && ps.tsc > c.start {
+				nearer = true
+			}
+		}
+		if nearer {
+			pl.spans = append(pl.spans, s)
+			pl.nearer++
+		} else {
+			pl.spans = append(pl.spans, reparent(s, rsc.WithSpanID(c.id).WithRemote(false)))
+			pl.reparented++
+		}
 		if k := s.SpanKind(); sp == nil || (k != trace.SpanKindClient && k != trace.SpanKindProducer) || h.end == 0 {
 			continue
 		}

@@ -7,6 +7,9 @@
 // keep-alive connections for -d. It prints the request rate.
 //
 //	-mode otel   OpenTelemetry alone (goxray not started)
+//	-mode rec    OpenTelemetry alone, goxray recording: the same live
+//	             heap as the modes below (goxray's buffers), so the
+//	             collector runs as rarely as theirs
 //	-mode xray   goxray recording, and xrayotel's processor registered
 //	             beside the batcher with a threshold below the slow
 //	             requests' length
@@ -14,7 +17,7 @@
 //	             Options.Next: every request's client span held until
 //	             the request ends, a slow one's put under its query call
 //
-// scripts/bench-otel.sh runs both modes in interleaved rounds.
+// scripts/bench-otel.sh runs the modes in interleaved rounds.
 package main
 
 import (
@@ -25,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -86,7 +90,7 @@ func render(w io.Writer, v int) {
 }
 
 func main() {
-	mode := flag.String("mode", "otel", "otel, xray or hold")
+	mode := flag.String("mode", "otel", "otel, rec, xray or hold")
 	label := flag.String("label", "", "the mode's name in the output (default: -mode)")
 	conns := flag.Int("c", 4, "keep-alive connections")
 	dur := flag.Duration("d", 5*time.Second, "measured load time (after a 1 s warm-up)")
@@ -95,8 +99,8 @@ func main() {
 	threshold := flag.Duration("threshold", 0, "the processor's threshold (default: 6/7 of -sleep, so slow requests are exported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured time here")
 	flag.Parse()
-	if *mode != "otel" && *mode != "xray" && *mode != "hold" {
-		fmt.Fprintln(os.Stderr, "slowsvc: -mode is otel, xray or hold")
+	if *mode != "otel" && *mode != "rec" && *mode != "xray" && *mode != "hold" {
+		fmt.Fprintln(os.Stderr, "slowsvc: -mode is otel, rec, xray or hold")
 		os.Exit(2)
 	}
 	if *label == "" {
@@ -121,6 +125,8 @@ func main() {
 			os.Exit(1)
 		}
 		defer xray.Stop()
+	}
+	if *mode == "xray" || *mode == "hold" {
 		if *threshold == 0 {
 			*threshold = *sleep * 6 / 7
 		}
@@ -194,26 +200,35 @@ func main() {
 		}
 	}
 	cpu0 := cpuTime()
+	gc0 := numGC()
 	measuring.Store(true)
 	start := time.Now()
 	time.Sleep(*dur)
 	measuring.Store(false)
 	el := time.Since(start)
 	cpu := cpuTime() - cpu0
+	gcs := numGC() - gc0
 	pprof.StopCPUProfile()
 	close(stop)
 	wg.Wait()
 	srv.Close()
 	tp.ForceFlush(context.Background())
 	tp.Shutdown(context.Background())
-	line := fmt.Sprintf("MODE %s RPS %.1f REQS %d FAILED %d CPU_US_PER_REQ %.2f", *label, float64(done.Load())/el.Seconds(), done.Load(), failed.Load(),
-		float64(cpu.Microseconds())/float64(max(done.Load(), 1)))
+	line := fmt.Sprintf("MODE %s RPS %.1f REQS %d FAILED %d CPU_US_PER_REQ %.2f GCS %d", *label, float64(done.Load())/el.Seconds(), done.Load(), failed.Load(),
+		float64(cpu.Microseconds())/float64(max(done.Load(), 1)), gcs)
 	if proc != nil {
 		s := proc.Stats()
-		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d HELD %d REPARENTED %d OUTSIDE %d NOT_REPARENTED %d UNHELD %d HOLDING_PEAK %d",
-			s.Slow, s.Exported, s.Dropped, s.Shed, s.Held, s.Reparented, s.OutsideCalls, s.NotReparented, s.Unheld, s.HoldingPeak)
+		line += fmt.Sprintf(" SLOW %d EXPORTED %d DROPPED %d SHED %d HELD %d REPARENTED %d NEARER %d OUTSIDE %d NOT_REPARENTED %d UNHELD %d HOLDING_PEAK %d",
+			s.Slow, s.Exported, s.Dropped, s.Shed, s.Held, s.Reparented, s.NearerParent, s.OutsideCalls, s.NotReparented, s.Unheld, s.HoldingPeak)
 	}
 	fmt.Println(line)
+}
+
+// numGC is how many collections have run.
+func numGC() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }
 
 // cpuTime is the process's CPU time (user and system, every thread, the

@@ -113,8 +113,8 @@ func (s *Service) Wait() {
 	st := s.proc.Stats()
 	s.tp.Shutdown(ctx)
 	xray.Stop()
-	fmt.Fprintf(os.Stderr, "xrayotel: slow %d exported %d shed %d dropped %d; held %d reparented %d outside-calls %d not-reparented %d unheld %d\n",
-		st.Slow, st.Exported, st.Shed, st.Dropped, st.Held, st.Reparented, st.OutsideCalls, st.NotReparented, st.Unheld)
+	fmt.Fprintf(os.Stderr, "xrayotel: slow %d exported %d shed %d dropped %d; held %d reparented %d nearer-parent %d outside-calls %d not-reparented %d unheld %d\n",
+		st.Slow, st.Exported, st.Shed, st.Dropped, st.Held, st.Reparented, st.NearerParent, st.OutsideCalls, st.NotReparented, st.Unheld)
 }
 
 // Fatal prints err and exits.
