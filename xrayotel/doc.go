@@ -115,7 +115,9 @@
 // When it is slow, once its function spans are made each held span goes
 // to Next as a child of the function span of the call that was running
 // on its goroutine when it started (the innermost exported one: a call
-// MaxSpans left out gives way to the exported call around it), with the
+// MaxSpans left out gives way to the exported call around it, which for
+// a goroutine's outermost call is the call that started the goroutine),
+// with the
 // attribute goxray.context_parent naming the parent its context gave it.
 // A span keeps its parent when no traced call was running on its
 // goroutine when it started, or when that parent started inside that

@@ -32,6 +32,10 @@ type call struct {
 	start, end uint64 // TSC
 	closed     bool   // an Exit ended it (else it ran past the copy)
 	up         *call  // the call around it on its goroutine
+	// across is a request call's parent among the request's calls: the
+	// call around it on its goroutine, or the call that started its
+	// goroutine; nil: the span.
+	across *call
 	parent     int    // index of the exported parent in the kept calls, -1: the span
 	keep       bool
 	id         trace.SpanID
@@ -336,6 +340,7 @@ func calls(rq *export.Request, sum *summary) ([]*call, map[uint64]spanStart) {
 	ups := make(map[*call]*call, len(kept))
 	for _, c := range kept {
 		ups[c] = up(c)
+		c.across = ups[c]
 	}
 	slices.SortFunc(kept, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
 	return order(kept, ups), starts

@@ -569,3 +569,29 @@ func TestRecordedNotSampled(t *testing.T) {
 		t.Errorf("%d spans exported for an unsampled request, stats %+v", n, p.Stats())
 	}
 }
+
+// A span on a worker goroutine whose calls MaxSpans left out goes under
+// the exported call that started the goroutine, as the function spans
+// under it do.
+func TestPlacedAcrossGoroutines(t *testing.T) {
+	startTracing(t)
+	needLineage(t)
+	// The summary and two calls: serve and caller; queryDB, the
+	// shortest, is left out.
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 5 * time.Millisecond, MaxCPU: -1, MaxSpans: 3})
+	request(context.Background(), tr)
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := byName(exp.GetSpans())
+	fs, sel := m[funcName(uint32(idServe))], m["SELECT"]
+	if len(fs) != 1 || len(sel) != 1 || len(m[funcName(uint32(idQueryDB))]) != 0 {
+		t.Fatalf("spans: %v", names(exp.GetSpans()))
+	}
+	if sel[0].Parent.SpanID() != fs[0].SpanContext.SpanID() {
+		t.Errorf("SELECT under %v, want serve's function span %v", sel[0].Parent.SpanID(), fs[0].SpanContext.SpanID())
+	}
+	if s := p.Stats(); s.Reparented != 2 || s.OutsideCalls != 1 {
+		t.Errorf("stats: %+v", s)
+	}
+}

@@ -30,7 +30,9 @@ type placement struct {
 // place puts each span held for slow job j's root under the function
 // span of the innermost exported call open on its goroutine when it
 // started (a call left out by MaxSpans gives way to the exported call
-// around it), unless no such call was open, or the trace has no record of
+// around it, on its goroutine or, past the goroutine's first call, around
+// the go statement that started the goroutine), unless no such call was
+// open, or the trace has no record of
 // the span's start, or the span's own parent started inside that call
 // (then the parent is the nearer one): those keep their parent. A client
 // or producer span started inside a call whose goroutine was blocked
@@ -52,7 +54,11 @@ func (p *SpanProcessor) place(j job, held []heldSpan, kept []*call, starts map[u
 		st, ok := starts[spanKey(s.SpanContext().SpanID())]
 		c := st.in
 		for c != nil && !exported[c] {
-			c = c.up
+			if c.keep {
+				c = c.across // nil: the span itself is around it
+			} else {
+				c = c.up
+			}
 		}
 		if !ok || c == nil {
 			pl.spans = append(pl.spans, s)
