@@ -36,9 +36,9 @@ type call struct {
 	// call around it on its goroutine, or the call that started its
 	// goroutine; nil: the span.
 	across *call
-	parent     int    // index of the exported parent in the kept calls, -1: the span
-	keep       bool
-	id         trace.SpanID
+	parent int // index of the exported parent in the kept calls, -1: the span
+	keep   bool
+	id     trace.SpanID
 }
 
 // goroutine is what the extraction knows of one goroutine of the request.
