@@ -123,9 +123,7 @@ func (p *SpanProcessor) hold(s sdktrace.ReadOnlySpan, k, to uint64) bool {
 	}
 	if h == nil || sh.closed || p.holding.Load() >= int64(p.o.MaxHeld) {
 		sh.mu.Unlock()
-		if root != 0 || rs != nil {
-			p.unheld.Add(1)
-		}
+		p.unheld.Add(1)
 		return false
 	}
 	h.spans = append(h.spans, heldSpan{span: s, end: to})

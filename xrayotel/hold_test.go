@@ -595,3 +595,30 @@ func TestPlacedAcrossGoroutines(t *testing.T) {
 		t.Errorf("stats: %+v", s)
 	}
 }
+
+// Two local roots of one trace running here at once (a service called
+// twice in one request) each hold their own spans.
+func TestTwoRootsOfOneTrace(t *testing.T) {
+	startTracing(t)
+	tr, exp, p, _ := holdProvider(t, Options{Threshold: time.Hour})
+	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8},
+		TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
+	actx, a := tr.Start(ctx, "a", trace.WithSpanKind(trace.SpanKindServer))
+	bctx, b := tr.Start(ctx, "b", trace.WithSpanKind(trace.SpanKindServer))
+	_, ac := tr.Start(actx, "a child")
+	_, bc := tr.Start(bctx, "b child")
+	ac.End()
+	bc.End()
+	if n := openRoots(p); n != 2 || p.Stats().Holding != 2 {
+		t.Fatalf("%d roots open, stats %+v; want 2 and 2 held", n, p.Stats())
+	}
+	a.End()
+	if got := names(exp.GetSpans()); len(got) != 2 || p.Stats().Holding != 1 {
+		t.Errorf("after a ended: %v went on, %d held; want a and its child, b's held", got, p.Stats().Holding)
+	}
+	b.End()
+	if s := p.Stats(); s.Holding != 0 || s.Held != 2 || s.Unheld != 0 || len(exp.GetSpans()) != 4 || openRoots(p) != 0 {
+		t.Errorf("after b ended: stats %+v, spans %v", s, names(exp.GetSpans()))
+	}
+}

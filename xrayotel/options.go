@@ -134,9 +134,12 @@ type Stats struct {
 	// function spans (dropped, shed, failed, not recording, their export
 	// failed), was held beyond Options.MaxHold, or Shutdown came first.
 	// Unheld counts the spans under a local root that went to Next at
-	// once: the holding bound was reached, their root had ended already,
-	// was held beyond MaxHold or could not be told apart from another
-	// root of the same trace, or Shutdown had come. Holding is how many
+	// once while goxray was recording: the holding bound was reached,
+	// their root had ended already, was held beyond MaxHold, could not
+	// be found (its start slot reused and no root of the trace open
+	// here) or could not be told apart from another root of the same
+	// trace, or Shutdown had come. While goxray is not recording nothing
+	// is held and nothing counted. Holding is how many
 	// are held now, HoldingPeak the most held at once.
 	Held, Reparented, NearerParent, OutsideCalls, NotReparented, Unheld uint64
 	Holding, HoldingPeak                                                int64
