@@ -8,8 +8,10 @@ import (
 )
 
 // lockThread makes the calling goroutine's thread its own, so that
-// threadCPU measures that goroutine alone.
+// threadCPU measures that goroutine alone, until unlockThread.
 func lockThread() { runtime.LockOSThread() }
+
+func unlockThread() { runtime.UnlockOSThread() }
 
 // threadCPU is the CPU time the calling thread has used; ok is false
 // where it cannot be read.

@@ -304,8 +304,6 @@ func (p *SpanProcessor) endJob(s sdktrace.ReadOnlySpan, to uint64) job {
 
 func (p *SpanProcessor) run() {
 	defer close(p.done)
-	// A thread of its own, so that its CPU clock measures this goroutine.
-	lockThread()
 	for {
 		select {
 		case j := <-p.jobs:
@@ -452,6 +450,12 @@ func (p *SpanProcessor) process(j job) {
 		})
 		return
 	}
+	// A thread of its own while the extraction runs, so that its CPU
+	// clock measures this goroutine; only then: a goroutine locked to its
+	// thread wakes by a thread switch, and the queue wakes it for every
+	// slow span, shed or not.
+	lockThread()
+	defer unlockThread()
 	cpu0, measured := threadCPU()
 	spans, placed, err := p.extract(j, held)
 	if !measured {
