@@ -117,8 +117,8 @@
 // on its goroutine when it started (the innermost exported one: a call
 // MaxSpans left out gives way to the exported call around it, which for
 // a goroutine's outermost call is the call that started the goroutine),
-// with the
-// attribute goxray.context_parent naming the parent its context gave it.
+// with the attribute goxray.context_parent naming the parent its context
+// gave it.
 // A span keeps its parent when no traced call was running on its
 // goroutine when it started, or when that parent started inside that
 // call after it (the parent is then the nearer of the two: a span under
@@ -165,8 +165,8 @@
 //
 // With GoTrace, a client or producer span started inside a call (put
 // under it, or under a nearer span of its own inside it) whose goroutine
-// was blocked while the span ran (an HTTP round trip waits on
-// the transport's connection goroutine, a gRPC call on its stream) gives
+// was blocked while the span ran (an HTTP round trip waits on the
+// transport's connection goroutine, a gRPC call on its stream) gives
 // that call's function span a link to it, with the attributes
 // goxray.link=waited_on, goxray.blocked_ns (the time blocked while the
 // span ran) and goxray.reason (the Go tracer's reason for most of it),
