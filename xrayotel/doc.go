@@ -145,9 +145,10 @@
 // kept until its root ends instead of until the batcher exports it; a
 // span that would exceed the bound goes on at once.
 //
-// Nothing is lost: every span reaches Next, and a span put under a
-// function span goes there only after that function span was exported
-// (when the export fails, the held spans go on as they came). Stats
+// Nothing is lost: every span reaches Next (but for the spans of an
+// extraction still running when a Shutdown's deadline passed), and a span
+// put under a function span goes there only after that function span was
+// exported (when the export fails, the held spans go on as they came). Stats
 // counts what was held (Held; Holding now, HoldingPeak at most) and what
 // became of it: re-parented (Reparented), kept its parent because that
 // parent is nearer (NearerParent) or because no call was around it or
@@ -163,9 +164,9 @@
 //
 // # The wait names what it waited on
 //
-// With GoTrace, a client or producer span started inside a call (put
-// under it, or under a nearer span of its own inside it) whose goroutine
-// was blocked while the span ran (an HTTP round trip waits on the
+// With GoTrace, a client or producer span started inside a call on its
+// own goroutine (put under it, or under a nearer span of its own inside
+// it) whose goroutine was blocked while the span ran (an HTTP round trip waits on the
 // transport's connection goroutine, a gRPC call on its stream) gives
 // that call's function span a link to it, with the attributes
 // goxray.link=waited_on, goxray.blocked_ns (the time blocked while the

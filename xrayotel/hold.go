@@ -49,13 +49,24 @@ type rootHold struct {
 
 const holdShards = 32
 
+// A root forgotten by the sweep (running longer than MaxHold) is
+// remembered, without spans, for forgetAfter × MaxHold from its start and
+// at most maxForgotten per shard: when it ends slow and its start slot
+// was reused, its extraction still knows where it started.
+const (
+	forgetAfter  = 10
+	maxForgotten = 1024
+)
+
 // holdShard holds the roots of the traces that hash to it: those running
-// (open, by trace) and the slow ones ended and waiting for their
+// (open, by trace), those running so long the sweep forgot them
+// (forgotten, by span key), and the slow ones ended and waiting for their
 // extraction (waiting, by span key).
 type holdShard struct {
-	mu      sync.Mutex
-	open    map[trace.TraceID]*rootHold
-	waiting map[uint64]*rootHold
+	mu        sync.Mutex
+	open      map[trace.TraceID]*rootHold
+	forgotten map[uint64]*rootHold
+	waiting   map[uint64]*rootHold
 	// closed: Shutdown released everything; nothing is held any more.
 	closed bool
 }
@@ -167,6 +178,10 @@ func (p *SpanProcessor) closeRoot(id trace.TraceID, k uint64, slow bool) *rootHo
 		}
 		return r
 	}
+	if r := sh.forgotten[k]; r != nil {
+		delete(sh.forgotten, k)
+		return r // no spans: only where it started
+	}
 	return nil
 }
 
@@ -215,14 +230,21 @@ func (p *SpanProcessor) forward(spans []sdktrace.ReadOnlySpan) {
 // sweep releases, unchanged, the spans held longer than MaxHold: those of
 // roots running since before now−MaxHold, and those of slow roots ended
 // before it and not yet extracted. A root running that long is forgotten
-// (spans under it pass at once, as Unheld), so that roots that never end,
-// a span never ended on an error path, cost no memory past MaxHold.
+// (spans under it pass at once, as Unheld; only where it started is kept,
+// for a while), so that roots that never end, a span never ended on an
+// error path, hold no spans past MaxHold.
 func (p *SpanProcessor) sweep(now time.Time) {
 	limit := now.Add(-p.o.MaxHold)
+	drop := now.Add(-forgetAfter * p.o.MaxHold)
 	for i := range p.holds {
 		sh := &p.holds[i]
 		var out []heldSpan
 		sh.mu.Lock()
+		for k, r := range sh.forgotten {
+			if r.since.Before(drop) {
+				delete(sh.forgotten, k)
+			}
+		}
 		for id, rs := range sh.open {
 			var head, tail *rootHold
 			for r := rs; r != nil; {
@@ -230,6 +252,10 @@ func (p *SpanProcessor) sweep(now time.Time) {
 				r.next = nil
 				if r.since.Before(limit) {
 					out = append(out, r.spans...)
+					r.spans, r.buf = nil, [len(r.buf)]heldSpan{}
+					if len(sh.forgotten) < maxForgotten {
+						sh.forgotten[r.key] = r
+					}
 				} else if tail == nil {
 					head, tail = r, r
 				} else {
@@ -285,6 +311,7 @@ func (p *SpanProcessor) releaseAll() {
 			out = append(out, r.spans...)
 			delete(sh.waiting, k)
 		}
+		clear(sh.forgotten)
 		sh.closed = true
 		sh.mu.Unlock()
 		p.release(out, &p.notReparented)

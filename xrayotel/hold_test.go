@@ -285,10 +285,10 @@ func TestHoldConcurrent(t *testing.T) {
 		v, _ := attr(sum, "goxray.held")
 		summed += v.AsInt64()
 	}
-	if s.Dropped != 0 || s.Shed != 0 {
-		t.Fatalf("slow spans dropped or shed: %+v", s)
-	}
-	if placed := s.Reparented + s.NearerParent + s.OutsideCalls + s.NotReparented; int64(placed) != summed || s.Reparented == 0 || s.NearerParent == 0 {
+	// A root dropped from a full queue (a loaded machine) has no
+	// summary; its held spans count as NotReparented.
+	placed := s.Reparented + s.NearerParent + s.OutsideCalls + s.NotReparented
+	if int64(placed) < summed || s.Dropped == 0 && int64(placed) != summed || s.Reparented == 0 || s.NearerParent == 0 {
 		t.Errorf("the summaries held %d spans; stats %+v", summed, s)
 	}
 	if want := workers * each * 3; children < want {
@@ -401,7 +401,9 @@ func TestNearerParentLinks(t *testing.T) {
 	if link == nil {
 		t.Fatalf("fetch's function span has no link to the client span it waited on: %+v", ff[0].Links)
 	}
-	checkWaitLink(t, *link, 4*time.Millisecond, "chan receive")
+	// At least half the sleep: the goroutine may run a while before it
+	// blocks.
+	checkWaitLink(t, *link, 2*time.Millisecond, "chan receive")
 	if s := p.Stats(); s.Reparented != 1 || s.NearerParent != 1 || s.OutsideCalls != 0 {
 		t.Errorf("stats: %+v", s)
 	}
@@ -576,9 +578,9 @@ func TestRecordedNotSampled(t *testing.T) {
 func TestPlacedAcrossGoroutines(t *testing.T) {
 	startTracing(t)
 	needLineage(t)
-	// The summary and two calls: serve and caller; queryDB, the
-	// shortest, is left out.
-	tr, exp, p, tp := holdProvider(t, Options{Threshold: 5 * time.Millisecond, MaxCPU: -1, MaxSpans: 3})
+	// The summary and one call: serve, the longest, since every other
+	// call is inside it.
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 5 * time.Millisecond, MaxCPU: -1, MaxSpans: 2})
 	request(context.Background(), tr)
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -591,7 +593,15 @@ func TestPlacedAcrossGoroutines(t *testing.T) {
 	if sel[0].Parent.SpanID() != fs[0].SpanContext.SpanID() {
 		t.Errorf("SELECT under %v, want serve's function span %v", sel[0].Parent.SpanID(), fs[0].SpanContext.SpanID())
 	}
-	if s := p.Stats(); s.Reparented != 2 || s.OutsideCalls != 1 {
+	// serve waited for the worker, not on its span: no link.
+	for _, l := range fs[0].Links {
+		if l.SpanContext.SpanID() == sel[0].SpanContext.SpanID() {
+			t.Errorf("serve links to the worker's span: %+v", l)
+		}
+	}
+	// GET /profile under serve too (caller is left out), decode under
+	// it, outside under the request.
+	if s := p.Stats(); s.Reparented != 2 || s.NearerParent != 1 || s.OutsideCalls != 1 {
 		t.Errorf("stats: %+v", s)
 	}
 }
@@ -620,5 +630,36 @@ func TestTwoRootsOfOneTrace(t *testing.T) {
 	b.End()
 	if s := p.Stats(); s.Holding != 0 || s.Held != 2 || s.Unheld != 0 || len(exp.GetSpans()) != 4 || openRoots(p) != 0 {
 		t.Errorf("after b ended: stats %+v, spans %v", s, names(exp.GetSpans()))
+	}
+}
+
+// A root running longer than MaxHold is forgotten by the sweep, and still
+// gets its function spans when it ends slow after another span took its
+// start slot.
+func TestForgottenRootKeepsItsStart(t *testing.T) {
+	startTracing(t)
+	tr, exp, p, tp := holdProvider(t, Options{Threshold: 3 * time.Millisecond, MaxCPU: -1, MaxHold: time.Hour})
+	ctx, root := tr.Start(context.Background(), "request", trace.WithSpanKind(trace.SpanKindServer))
+	caller(ctx, tr)
+	p.sweep(time.Now().Add(2 * time.Hour))
+	if n := openRoots(p); n != 0 {
+		t.Fatalf("%d roots open after the sweep, want none", n)
+	}
+	// What a later span hashing to the same slot does to it.
+	p.slot(spanKey(root.SpanContext().SpanID())).span.Store(0)
+	root.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := byName(exp.GetSpans())
+	if len(m[funcName(uint32(idCaller))]) != 1 || len(m[SummaryName]) != 1 {
+		t.Fatalf("no function spans for the forgotten root: %v", names(exp.GetSpans()))
+	}
+	if v, ok := attr(m[SummaryName][0], "goxray.error"); ok {
+		t.Errorf("summary: %v", v.AsString())
+	}
+	// Its held spans went on at the sweep, unchanged.
+	if s := p.Stats(); s.NotReparented != 2 || s.Reparented != 0 || s.Holding != 0 || s.Errors != 0 {
+		t.Errorf("stats: %+v", s)
 	}
 }

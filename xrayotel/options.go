@@ -82,7 +82,7 @@ type Options struct {
 	// MaxHold to be extracted, its held spans go to Next unchanged
 	// (counted in Stats.NotReparented), checked every MaxHold/4. A root
 	// that runs longer is no longer held for, so the requests longer
-	// than MaxHold get no placing. Default DefaultMaxHold, or 4 ×
+	// than MaxHold get their function spans but no placing. Default DefaultMaxHold, or 4 ×
 	// Threshold when that is longer; one shorter than Threshold leaves
 	// no slow root's spans placed, and is logged.
 	MaxHold time.Duration

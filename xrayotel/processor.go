@@ -135,7 +135,7 @@ func NewSpanProcessor(exp sdktrace.SpanExporter, o Options) *SpanProcessor {
 	p := &SpanProcessor{exp: exp, o: o, jobs: make(chan job, o.QueueSize), done: make(chan struct{}), quit: make(chan struct{}), sweepDone: make(chan struct{}),
 		cpu: newBudget(o.MaxCPU, time.Now()), dirb: newDirBudget(o)}
 	for i := range p.holds {
-		p.holds[i] = holdShard{open: map[trace.TraceID]*rootHold{}, waiting: map[uint64]*rootHold{}}
+		p.holds[i] = holdShard{open: map[trace.TraceID]*rootHold{}, forgotten: map[uint64]*rootHold{}, waiting: map[uint64]*rootHold{}}
 	}
 	go p.run()
 	if o.Next != nil {
@@ -361,6 +361,9 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 }
 
 func (p *SpanProcessor) flushQueue(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	marker := job{flushed: make(chan struct{})}
 	select {
 	case p.jobs <- marker:
@@ -382,9 +385,9 @@ func (p *SpanProcessor) flushQueue(ctx context.Context) error {
 // processor's goroutine, or stops waiting for it when ctx ends; then hands
 // Options.Next the spans still held, unchanged, and shuts it down, also
 // when ctx ended, so that Next exports what it queued and stops its own
-// goroutine. Held spans of a slow root whose extraction was still running
-// when ctx ended go to Next unchanged too, unless the extraction had
-// taken them. It does not shut exp down.
+// goroutine. When ctx ended first, the spans held for the extraction then
+// running reach Next when it ends, after Next's Shutdown (a batcher drops
+// them). It does not shut exp down.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.quitOnce.Do(func() { close(p.quit) })
 	var err error
@@ -395,7 +398,11 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	}
 	if p.o.Next != nil {
 		// No sweep may hand Next a span after its Shutdown.
-		<-p.sweepDone
+		select {
+		case <-p.sweepDone:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
 	return errors.Join(err, p.nextShutdown(ctx))
 }

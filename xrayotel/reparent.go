@@ -78,7 +78,10 @@ func (p *SpanProcessor) place(j job, held []heldSpan, kept []*call, starts map[u
 			pl.spans = append(pl.spans, reparent(s, rsc.WithSpanID(c.id).WithRemote(false)))
 			pl.reparented++
 		}
-		if k := s.SpanKind(); sp == nil || (k != trace.SpanKindClient && k != trace.SpanKindProducer) || h.end == 0 {
+		// The call waited on the span only if it ran on the span's
+		// goroutine (a call found through the go statement waited on
+		// its goroutine, not on the span).
+		if k := s.SpanKind(); sp == nil || (k != trace.SpanKindClient && k != trace.SpanKindProducer) || h.end == 0 || c.g != st.g {
 			continue
 		}
 		a, b := max(st.tsc, c.start), min(h.end, c.end, to)
