@@ -408,25 +408,45 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 		}
 	}
 	time.Sleep(20 * time.Millisecond)
-	goruntime.GOMAXPROCS(128)
-	time.Sleep(100 * time.Millisecond)
-	// The situation of the issue: more Ps recording than buffers.
-	waitFor("no record dropped at 128 Ps", 30*time.Second, func() bool { return Stats().Drops.Full > 0 })
-	high := Stats().Drops.Full
-	goruntime.GOMAXPROCS(2)
-	// Every drop at 128 Ps was counted in a pinned section, which the
-	// stop-the-world of GOMAXPROCS waited for: any drop counted from here
-	// on happened at 2 Ps.
-	atShrink := Stats().Drops.Full
-	// The Ps that went away give their buffers back: at once, when a
-	// writer finds no buffer, or at the watcher's next look.
-	waitFor("the Ps that went away kept their writers or buffers", 60*time.Second, func() bool {
-		st := Stats()
-		return st.RetiredWriters >= 100 && st.BuffersHeld <= 2
-	})
-	c0 := calls()
-	waitFor("too few calls at 2 Ps", 60*time.Second, func() bool { return calls()-c0 >= 20000 })
-	st1, c1 := Stats(), calls()
+	// A reclaim whose thread the OS deschedules makes the other P drop
+	// records rather than wait (reclaimSpins): on a loaded machine one
+	// shrink may drop for that reason alone. A recorder that does not
+	// take the buffers back at once drops in every shrink, so the
+	// shrink is tried up to three times and one must drop nothing.
+	var (
+		st1           Statistics
+		c0, c1        int64
+		high, dropped uint64
+		retired0      uint64
+	)
+	for attempt := 1; attempt <= 3; attempt++ {
+		before := Stats().Drops.Full
+		retired0 = Stats().RetiredWriters
+		goruntime.GOMAXPROCS(128)
+		time.Sleep(100 * time.Millisecond)
+		// The situation of the issue: more Ps recording than buffers.
+		waitFor("no record dropped at 128 Ps", 30*time.Second, func() bool { return Stats().Drops.Full > before })
+		high = Stats().Drops.Full - before
+		goruntime.GOMAXPROCS(2)
+		// Every drop at 128 Ps was counted in a pinned section, which the
+		// stop-the-world of GOMAXPROCS waited for: any drop counted from
+		// here on happened at 2 Ps.
+		atShrink := Stats().Drops.Full
+		// The Ps that went away give their buffers back: at once, when a
+		// writer finds no buffer, or at the watcher's next look.
+		waitFor("the Ps that went away kept their writers or buffers", 60*time.Second, func() bool {
+			st := Stats()
+			return st.RetiredWriters-retired0 >= 100 && st.BuffersHeld <= 2
+		})
+		c0 = calls()
+		waitFor("too few calls at 2 Ps", 60*time.Second, func() bool { return calls()-c0 >= 20000 })
+		st1, c1 = Stats(), calls()
+		dropped = st1.Drops.Full - atShrink
+		if dropped == 0 {
+			break
+		}
+		t.Logf("shrink %d: %d records dropped as Full at 2 Ps (%d calls since)", attempt, dropped, c1-c0)
+	}
 	// A flight recorder whose whole window (128 KiB, a few tens of
 	// milliseconds here) turned over while a descheduled flusher copied it
 	// rightly writes an empty file: flush until one holds calls. Every
@@ -447,17 +467,16 @@ func TestGOMAXPROCSShrinkUnderLoad(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	dropped := st1.Drops.Full - atShrink
 	t.Logf("at 128 Ps: %d dropped as Full; after shrinking to 2: %d calls, %d dropped as Full; %d writers retired",
-		high, c1-c0, dropped, st1.RetiredWriters)
+		high, c1-c0, dropped, st1.RetiredWriters-retired0)
 	if st1.BuffersHeld > 2 {
 		t.Errorf("%d buffers held by writers at GOMAXPROCS 2: the Ps that went away kept theirs", st1.BuffersHeld)
 	}
-	if st1.RetiredWriters < 100 {
-		t.Errorf("%d writers retired, want the 126 Ps that went away", st1.RetiredWriters)
+	if st1.RetiredWriters-retired0 < 100 {
+		t.Errorf("%d writers retired, want the 126 Ps that went away", st1.RetiredWriters-retired0)
 	}
 	if dropped != 0 {
-		t.Errorf("%d records dropped as Full after GOMAXPROCS shrank to 2 (%d calls since); the buffers of the Ps that went away were not taken back before a writer needed one", dropped, c1-c0)
+		t.Errorf("%d records dropped as Full after GOMAXPROCS shrank to 2 (%d calls since), in each of three shrinks; the buffers of the Ps that went away were not taken back before a writer needed one", dropped, c1-c0)
 	}
 	if fc.calls == 0 {
 		t.Errorf("20 flushes after the shrink held no call")
