@@ -89,10 +89,15 @@ func procUnpin()
 
 // Candidate ranges. g.m sits right after the stack bounds, the two stack
 // guards, _panic and _defer (offset 48 on 64-bit targets for a decade), but
-// is searched anyway; m.p lies within m's first few hundred bytes.
+// is searched anyway, from gmFirst: the stack bounds and guards are the
+// four words every function's prologue reads at fixed offsets, so no Go
+// version moves them, and they point into stacks, whose contents can pass
+// for a g.m.p chain when the real one is hidden (the P taken during a
+// read). m.p lies within m's first few hundred bytes.
 const (
-	gmScan = 128
-	mpScan = 1024
+	gmFirst = 32
+	gmScan  = 128
+	mpScan  = 1024
 	// mpDirect bounds the m.p candidates that are checked with plain
 	// loads (sample): runtime.m is far larger (its tls, gobuf and signal
 	// stack alone take 200 bytes, and m.p has sat near 0xd0 for years).
@@ -130,7 +135,7 @@ func sample(mem safeMem) (map[[2]uintptr]bool, error) {
 	found := map[[2]uintptr]bool{}
 	seen := map[[2]uintptr]uintptr{}  // the P pointer each candidate led to
 	seenM := map[[2]uintptr]uintptr{} // and the m it went through
-	for gm := uintptr(8); gm < gmScan; gm += 8 {
+	for gm := uintptr(gmFirst); gm < gmScan; gm += 8 {
 		m, ok := mem.word(g + gm)
 		if !ok {
 			continue
