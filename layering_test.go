@@ -48,7 +48,10 @@ var layers = []layer{
 	{name: "temporaries", pkgs: []string{
 		"internal/tmpfile", // the hidden temporaries files are written through, and their sweep
 	}},
-	{name: "base", may: []string{"fileset", "temporaries"}, pkgs: []string{
+	{name: "rates", pkgs: []string{
+		"internal/tokenbucket", // a burst, refilled at a rate
+	}},
+	{name: "base", may: []string{"fileset", "temporaries", "rates"}, pkgs: []string{
 		"internal/asm",        // the instructions Go cannot express
 		"internal/logline",    // log lines on standard error
 		"internal/diskbudget", // bounds on a directory of files
@@ -73,7 +76,7 @@ var layers = []layer{
 	{name: "request", may: []string{"format", "base", "shared", "parts"}, pkgs: []string{
 		"internal/request", // which goroutines belong to a request
 	}},
-	{name: "engine", may: []string{"fileset", "format", "temporaries", "base", "shared", "parts", "settings", "request"}, pkgs: []string{
+	{name: "engine", may: []string{"fileset", "format", "temporaries", "base", "rates", "shared", "parts", "settings", "request"}, pkgs: []string{
 		"internal/engine", // writers, lifecycle, governor, statistics
 	}},
 	{name: "environment", may: []string{"format", "base", "settings"}, pkgs: []string{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goxray/xray/internal/tmpfile"
+	"github.com/goxray/xray/internal/tokenbucket"
 	"github.com/goxray/xray/internal/traceset"
 )
 
@@ -50,8 +51,7 @@ type Budget struct {
 	ledger string
 
 	mu     sync.Mutex // serialises Trim and the rate limit's state
-	tokens float64
-	last   time.Time
+	bucket tokenbucket.Bucket
 	// record is the files this Budget knows the writer wrote, oldest
 	// first: Trim's keep, and the ledger's entries as the last Trim read
 	// them. File times are too coarse to order files written within a
@@ -71,7 +71,7 @@ func New(dir string, own func(name string) bool, lim Limits) *Budget {
 
 func newAt(dir string, own func(string) bool, lim Limits, now func() time.Time) *Budget {
 	lim.Burst = max(lim.Burst, 1)
-	return &Budget{dir: dir, own: own, lim: lim, now: now, tokens: float64(lim.Burst)}
+	return &Budget{dir: dir, own: own, lim: lim, now: now}
 }
 
 // SweepTemps makes Trim look at the temporaries flush.WriteFiles writes
@@ -108,16 +108,10 @@ func (b *Budget) Allow() bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.now()
-	if !b.last.IsZero() {
-		b.tokens = min(float64(b.lim.Burst), b.tokens+now.Sub(b.last).Seconds()*b.lim.PerSecond)
-	}
-	b.last = now
-	if b.tokens < 1 {
+	if !b.bucket.Take(b.now(), float64(b.lim.Burst), time.Duration(float64(time.Second)/b.lim.PerSecond)) {
 		b.skipped.Add(1)
 		return false
 	}
-	b.tokens--
 	return true
 }
 

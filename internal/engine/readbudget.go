@@ -3,6 +3,8 @@ package engine
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/goxray/xray/internal/tokenbucket"
 )
 
 // readBudget bounds the time flushes spend reading the goroutines' stacks
@@ -22,8 +24,7 @@ import (
 // 1/readShare of the time over any stretch longer than the burst.
 // Used under mu, but for skipped, which Stats reads without it.
 type readBudget struct {
-	tokens  float64
-	last    time.Time     // when tokens was last brought up to date
+	bucket  tokenbucket.Bucket
 	refill  time.Duration // the time one read's token takes to come back
 	skipped atomic.Uint64
 }
@@ -35,17 +36,10 @@ const (
 
 // take reports whether a read may run now, and takes its token if so.
 func (b *readBudget) take(now time.Time) bool {
-	if b.last.IsZero() || b.refill == 0 {
-		b.tokens = readBurst // no read has taken time yet
-	} else {
-		b.tokens = min(readBurst, b.tokens+float64(now.Sub(b.last))/float64(b.refill))
-	}
-	b.last = now
-	if b.tokens < 1 {
+	if !b.bucket.Take(now, readBurst, b.refill) {
 		b.skipped.Add(1)
 		return false
 	}
-	b.tokens--
 	return true
 }
 
